@@ -36,6 +36,10 @@ class GameCode:
         if not isinstance(text, str):
             raise InvalidCodeError(f"a game code is text, not {type(text).__name__}")
         raw = text.strip()
+        if not raw.isascii():
+            raise InvalidCodeError(
+                f"bad game code {text!r}: only ASCII letters, digits and '-' belong in a code"
+            )
         parts = raw.upper().split("-")
         if len(parts) != 3:
             raise InvalidCodeError(

@@ -44,7 +44,10 @@ class Move(NamedTuple):
 
 def parse_move(text: str) -> tuple[int, int]:
     """``(card, dest)`` of a move text; lenient: lower case, ``10`` for ten, spaces around."""
-    hit = _CANONICAL.get(text)
+    try:
+        hit = _CANONICAL.get(text)
+    except TypeError:  # unhashable: certainly not a move; checked here to keep the hot path lean
+        hit = None
     if hit is not None:
         return hit
     if not isinstance(text, str):

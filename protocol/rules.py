@@ -58,6 +58,8 @@ class Rules:
         """Parse a rules field such as ``C``, ``RT`` or ``MEGT``; lower case is accepted."""
         if not isinstance(text, str) or not text:
             raise InvalidRulesError("empty rules field (expected a variant letter C R S A M)")
+        if not text.isascii():
+            raise InvalidRulesError(f"rules {text!r} may hold only the letters C R S A M E G T")
         field = text.upper()
         try:
             variant = Variant(field[0])

@@ -1,0 +1,1 @@
+"""The race server: rooms, races and results, validated with the shared ``protocol`` engine."""

@@ -1,0 +1,119 @@
+"""The ``yukon`` command as a user runs it: a real process, real arguments and stdin."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+VECTORS = [line.split("\t") for line in (DATA / "deal-vectors.txt").read_text().splitlines()]
+
+
+def yukon(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "yukon", *args],
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def winning_line() -> tuple[str, list[str]]:
+    lines = [x.strip() for x in (DATA / "winning-game.txt").read_text().splitlines() if x.strip()]
+    return lines[0], lines[1:]
+
+
+@pytest.mark.parametrize(("code", "position"), VECTORS[:3])
+def test_deal_prints_board_and_position(code: str, position: str) -> None:
+    result = yukon("deal", code, "--ascii")
+    assert result.returncode == 0, result.stderr
+    assert position in result.stdout.splitlines()
+    assert "###" in result.stdout  # face-down cards drawn as backs
+    assert "\x1b[" not in result.stdout  # no colour when not writing to a terminal
+
+
+def test_deal_colour_and_glyphs() -> None:
+    result = yukon("deal", "YU1-C-AAAAAAB", "--color", "always")
+    assert result.returncode == 0
+    assert "\x1b[31m" in result.stdout and "♥" in result.stdout
+
+
+def test_deal_accepts_lower_case() -> None:
+    result = yukon("deal", "yu1-c-aaaaaab")
+    assert result.returncode == 0
+    assert VECTORS[1][1] in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("code", "part"),
+    [
+        ("YU2-C-AAAAAAB", "version"),
+        ("YU1-X-AAAAAAB", "rules"),
+        ("YU1-TC-AAAAAAB", "rules"),
+        ("YU1-C-AAAAAB", "deal"),
+        ("YU1-C-AAAAAA1", "deal"),
+        ("garbage", "three parts"),
+    ],
+)
+def test_bad_codes_are_one_line_and_exit_2(code: str, part: str) -> None:
+    result = yukon("deal", code)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert part in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replay_winning_game_from_arguments() -> None:
+    code, moves = winning_line()
+    result = yukon("replay", code, *moves)
+    assert result.returncode == 0, result.stderr
+    assert f"score 625  moves {len(moves)}  state won" in result.stdout
+
+
+def test_replay_winning_game_from_stdin() -> None:
+    code, moves = winning_line()
+    result = yukon("replay", code, stdin="\n".join(moves) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert "state won" in result.stdout
+
+
+def test_replay_illegal_move_names_it_and_exits_1() -> None:
+    result = yukon("replay", "YU1-C-AAAAAAB", "AD>5", "AD>F")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "yukon replay: move 2 (AD>F) is illegal:"
+        " only the exposed card of a column can go to a foundation"
+    )
+
+
+def test_replay_garbage_move_exits_2() -> None:
+    result = yukon("replay", "YU1-C-AAAAAAB", "AD>5", "hello")
+    assert result.returncode == 2
+    assert "move 2" in result.stderr and "'hello'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replay_partial_game_reports_playing() -> None:
+    result = yukon("replay", "YU1-C-AAAAAAB", "AD>5", "6S>1")
+    assert result.returncode == 0
+    assert "score 0  moves 2  state playing" in result.stdout
+
+
+def test_replay_stuck_position() -> None:
+    # Only clubs and the king of diamonds are left, the ace of clubs and the king buried:
+    # no club builds on a club in Classic, and nothing builds on a king.
+    position = "C KKQ- KDAC2C/3C/4C/5C/6C/7C/8C9CTCJCQCKC"
+    result = yukon("replay", position)
+    assert result.returncode == 0, result.stderr
+    assert "state stuck" in result.stdout
+
+
+def test_missing_arguments_is_usage_error() -> None:
+    result = yukon("replay")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr

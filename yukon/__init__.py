@@ -1,0 +1,1 @@
+"""The ``yukon`` command: the one place that wires ``protocol``, ``server`` and ``client``."""

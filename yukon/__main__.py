@@ -1,0 +1,3 @@
+from yukon.cli import main
+
+raise SystemExit(main())

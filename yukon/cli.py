@@ -1,0 +1,131 @@
+"""The ``yukon`` command line.
+
+Every user mistake (a bad code, a garbage move) ends in one clear line on stderr and a
+non-zero exit status, never a traceback: exit 1 for an illegal move, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from client.board_text import Style, render_board
+from protocol import Game, IllegalMoveError, InvalidMoveError, YukonError
+
+__all__ = ["main"]
+
+EXIT_ILLEGAL = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line too."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _style(args: argparse.Namespace, out: TextIO) -> Style:
+    if args.color == "auto":
+        color = out.isatty() and "NO_COLOR" not in os.environ
+    else:
+        color = args.color == "always"
+    return Style(ascii=args.ascii, color=color)
+
+
+def _game_from(text: str) -> Game:
+    """A game code, or (when it has spaces) a position in notation."""
+    if " " in text.strip():
+        return Game.from_position(text)
+    return Game.from_code(text)
+
+
+def _state(game: Game) -> str:
+    if game.is_won():
+        return "won"
+    if game.is_stuck():
+        return "stuck"
+    return "playing"
+
+
+def cmd_deal(args: argparse.Namespace) -> int:
+    game = _game_from(args.code)
+    out = sys.stdout
+    if game.code is not None:
+        print(f"{game.code}  ({game.rules.describe()})", file=out)
+    print(render_board(game, _style(args, out)), file=out)
+    print(file=out)
+    print(game.position(), file=out)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    game = _game_from(args.code)
+    moves: list[str] = list(args.moves)
+    if not moves and not sys.stdin.isatty():
+        moves = [line.strip() for line in sys.stdin if line.strip() and not line.startswith("#")]
+    out = sys.stdout
+    for number, move in enumerate(moves, start=1):
+        try:
+            game.play(move)
+        except InvalidMoveError as exc:
+            print(f"yukon replay: move {number}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except IllegalMoveError as exc:
+            print(f"yukon replay: move {number} ({move}) is illegal: {exc.reason}", file=sys.stderr)
+            return EXIT_ILLEGAL
+    print(render_board(game, _style(args, out)), file=out)
+    print(file=out)
+    print(game.position(), file=out)
+    print(f"score {game.score}  moves {game.move_count}  state {_state(game)}", file=out)
+    return 0
+
+
+def _add_style_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ascii", action="store_true", help="letters S H D C instead of suit glyphs")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour red suits (default: auto, when writing to a terminal and NO_COLOR is unset)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="yukon", description="Yukon Race: race friends at Yukon Solitaire.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("deal", help="show a deal as a board and in position notation")
+    p.add_argument("code", help="a game code such as YU1-C-AAAAAAB (or a position)")
+    _add_style_options(p)
+    p.set_defaults(func=cmd_deal)
+
+    p = sub.add_parser(
+        "replay",
+        help="play moves on a deal and show the result",
+        description="Play MOVEs (or one per line on stdin) from the deal of CODE."
+        " Exit 1 on an illegal move, 2 on a bad code or a text that is not a move.",
+    )
+    p.add_argument("code", help="a game code such as YU1-C-AAAAAAB (or a position)")
+    p.add_argument("moves", nargs="*", metavar="MOVE", help="moves such as 7S>4 or AH>F")
+    _add_style_options(p)
+    p.set_defaults(func=cmd_replay)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except YukonError as exc:
+        print(f"yukon {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    return status
