@@ -7,6 +7,7 @@ non-zero exit status, never a traceback: exit 1 for an illegal move, 2 for bad i
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -84,6 +85,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from server.app import ServeOptions, run
+
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    )
+    if args.log_level != "debug":  # one line per notable event: ours, not the library's
+        logging.getLogger("websockets").setLevel(logging.WARNING)
+    return run(ServeOptions(args.host, args.port, args.resume_window))
+
+
+def _port(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
 def _add_style_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ascii", action="store_true", help="letters S H D C instead of suit glyphs")
     p.add_argument(
@@ -114,6 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_style_options(p)
     p.set_defaults(func=cmd_replay)
 
+    p = sub.add_parser("serve", help="run the race server")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
+    p.add_argument(
+        "--resume-window",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a dropped player may reconnect and resume (default 60)",
+    )
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -117,3 +117,63 @@ def test_missing_arguments_is_usage_error() -> None:
     result = yukon("replay")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+
+
+def test_serve_runs_and_stops_cleanly_on_ctrl_c() -> None:
+    """``yukon serve`` on port 0: it logs where it listens, serves, and Ctrl-C stops it."""
+    import asyncio
+    import re
+    import signal
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from protocol.messages import Hello, Welcome, decode_server, encode
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yukon", "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        match = re.search(r"listening on (ws://\S+)", line)
+        assert match, line  # the first line of the log says where it listens
+
+        async def talk() -> int | None:
+            async with connect(match.group(1)) as ws:
+                await ws.send(encode(Hello(1, "tester")))
+                assert isinstance(decode_server(await ws.recv()), Welcome)
+                proc.send_signal(signal.SIGINT)
+                try:
+                    await asyncio.wait_for(ws.recv(), 10)
+                except ConnectionClosed as exc:
+                    return exc.rcvd.code if exc.rcvd else None
+            return None
+
+        assert asyncio.run(talk()) == 1001  # going away
+        assert proc.wait(timeout=10) == 0
+        rest = proc.stderr.read()
+        assert "Traceback" not in rest and "stopped" in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_port_in_use_is_one_line() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "yukon", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 1
+    assert "cannot serve" in result.stderr and "Traceback" not in result.stderr

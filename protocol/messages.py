@@ -1,0 +1,662 @@
+"""The wire protocol: typed messages and their msgpack encoding (docs/protocol.md).
+
+Every websocket message is one binary frame holding one msgpack map whose ``"t"`` field
+names its type. Each type here is a frozen dataclass with a field table (``FIELDS``) that
+drives both directions: ``encode`` writes every field (``None`` as nil), ``decode`` checks
+every field's type and bounds and raises ``MessageError`` with a stable code. Unknown keys
+are ignored so that a newer peer can add fields without breaking an older one.
+
+Pure code: the server and the client share it, and neither needs a socket to test it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
+
+import msgpack
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "MAX_FRAME",
+    "MAX_NAME",
+    "CLOSE_VERSION",
+    "CLOSE_REPLACED",
+    "CLOSE_TOO_SLOW",
+    "MessageError",
+    "normalize_name",
+    "replace",
+    "encode",
+    "decode",
+    "decode_client",
+    "decode_server",
+    "CLIENT_TYPES",
+    "SERVER_TYPES",
+    "PLAYER_STATES",
+    "ROOM_STATES",
+    # client -> server
+    "Hello",
+    "Create",
+    "Join",
+    "Watch",
+    "Leave",
+    "Ready",
+    "Start",
+    "MoveMsg",
+    "Undo",
+    "Resign",
+    "Rematch",
+    # server -> client
+    "Welcome",
+    "Error",
+    "Room",
+    "RoomPlayer",
+    "Left",
+    "Countdown",
+    "Race",
+    "Accepted",
+    "Refused",
+    "Undone",
+    "Progress",
+    "PlayerProgress",
+    "Result",
+    "RankEntry",
+    "Message",
+]
+
+#: The protocol version this code speaks; a hello with another gets an error and a close.
+PROTOCOL_VERSION = 1
+#: Largest frame either side accepts, in bytes.
+MAX_FRAME = 16 * 1024
+#: Longest player name, in characters, after trimming.
+MAX_NAME = 20
+
+# Close codes the server uses besides the standard 1000, 1001, 1008, 1009 and 1011.
+#: The hello asked for a protocol version this server does not speak.
+CLOSE_VERSION = 4000
+#: The same player connected again elsewhere; this older connection is closed.
+CLOSE_REPLACED = 4001
+#: The client stopped reading and its outgoing queue overflowed.
+CLOSE_TOO_SLOW = 4002
+
+_U31 = 2**31 - 1
+_U63 = 2**63 - 1
+
+#: What a player's race state can be.
+PLAYER_STATES = ("playing", "stuck", "won", "resigned", "timeout", "abandoned")
+#: What a room's state can be.
+ROOM_STATES = ("lobby", "countdown", "racing", "finished")
+
+
+class MessageError(ValueError):
+    """A frame that is not a valid message; ``code`` is the stable error code for the peer."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+
+# -- field kinds ----------------------------------------------------------------------------
+
+
+class Kind:
+    """A field's wire type and bounds; ``check`` returns the value or raises MessageError."""
+
+    def check(self, value: object, where: str) -> Any:
+        raise NotImplementedError
+
+    def wire(self, value: Any) -> Any:
+        return value
+
+
+def _bad(where: str, what: str, value: object) -> MessageError:
+    shown = type(value).__name__ if not isinstance(value, (int, str)) else repr(value)[:40]
+    if value is None:
+        shown = "nil"
+    return MessageError("bad_field", f"field {where!r} must be {what}, got {shown}")
+
+
+@dataclass(frozen=True)
+class Int(Kind):
+    lo: int
+    hi: int
+
+    def check(self, value: object, where: str) -> int:
+        if type(value) is not int or not self.lo <= value <= self.hi:
+            raise _bad(where, f"an integer from {self.lo} to {self.hi}", value)
+        return value
+
+
+@dataclass(frozen=True)
+class Str(Kind):
+    max_len: int
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: object, where: str) -> str:
+        if type(value) is not str:
+            raise _bad(where, "a string", value)
+        if len(value) > self.max_len:
+            raise MessageError(
+                "bad_field", f"field {where!r} is longer than {self.max_len} characters"
+            )
+        if self.choices and value not in self.choices:
+            raise _bad(where, "one of " + ", ".join(self.choices), value)
+        return value
+
+
+@dataclass(frozen=True)
+class Bool(Kind):
+    def check(self, value: object, where: str) -> bool:
+        if type(value) is not bool:
+            raise _bad(where, "true or false", value)
+        return value
+
+
+@dataclass(frozen=True)
+class Opt(Kind):
+    """The inner kind, or nil."""
+
+    inner: Kind
+
+    def check(self, value: object, where: str) -> Any:
+        return None if value is None else self.inner.check(value, where)
+
+    def wire(self, value: Any) -> Any:
+        return None if value is None else self.inner.wire(value)
+
+
+@dataclass(frozen=True)
+class ListOf(Kind):
+    inner: Kind
+    max_len: int
+
+    def check(self, value: object, where: str) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise _bad(where, "an array", value)
+        if len(value) > self.max_len:
+            raise MessageError("bad_field", f"field {where!r} has more than {self.max_len} entries")
+        return tuple(self.inner.check(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+    def wire(self, value: Any) -> Any:
+        return [self.inner.wire(v) for v in value]
+
+
+@dataclass(frozen=True)
+class Obj(Kind):
+    """A nested map with its own field table (``cls`` is a record dataclass)."""
+
+    cls: type[Any]
+
+    def check(self, value: object, where: str) -> Any:
+        if not isinstance(value, dict):
+            raise _bad(where, "a map", value)
+        return _build(self.cls, value, where + ".")
+
+    def wire(self, value: Any) -> Any:
+        return _fields_to_wire(value)
+
+
+@dataclass(frozen=True)
+class F:
+    """One field of a message: name on the wire, kind, and whether it may be left out."""
+
+    name: str
+    kind: Kind
+    required: bool = True
+
+
+def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+    kwargs = {}
+    for f in cls.FIELDS:
+        if f.name in data:
+            kwargs[f.name] = f.kind.check(data[f.name], prefix + f.name)
+        elif f.required:
+            raise MessageError("bad_field", f"missing field {prefix + f.name!r}")
+    return cls(**kwargs)
+
+
+def _fields_to_wire(obj: Any) -> dict[str, Any]:
+    return {f.name: f.kind.wire(getattr(obj, f.name)) for f in obj.FIELDS}
+
+
+# -- messages -------------------------------------------------------------------------------
+
+_seq = F("seq", Int(1, _U31))
+_ms = Int(0, _U63)
+_state = Str(16, PLAYER_STATES)
+_small = Int(0, _U31)
+
+
+# Client -> server ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """First message of every connection: protocol version, name, and token when resuming."""
+
+    TYPE: ClassVar[str] = "hello"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("v", Int(0, 65535)),
+        F("name", Opt(Str(64)), False),
+        F("token", Opt(Str(128)), False),
+    )
+    v: int
+    name: str | None = None
+    token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    """Create a room: a rules field with a random deal, or a game code; limits and options."""
+
+    TYPE: ClassVar[str] = "create"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("rules", Opt(Str(8)), False),
+        F("code", Opt(Str(32)), False),
+        F("max_players", Int(2, 8), False),
+        F("undo", Bool(), False),
+        F("time_limit", Int(30, 7200), False),
+    )
+    rules: str | None = None
+    code: str | None = None
+    max_players: int = 4
+    undo: bool = True
+    time_limit: int = 1800
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    TYPE: ClassVar[str] = "join"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)),)
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    TYPE: ClassVar[str] = "watch"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)),)
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    TYPE: ClassVar[str] = "leave"
+    FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    TYPE: ClassVar[str] = "ready"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("ready", Bool(), False),)
+    ready: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    TYPE: ClassVar[str] = "start"
+    FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MoveMsg:
+    """A move in move notation, numbered so that a resend is answered, not played twice."""
+
+    TYPE: ClassVar[str] = "move"
+    FIELDS: ClassVar[tuple[F, ...]] = (_seq, F("move", Str(16)))
+    seq: int
+    move: str
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    TYPE: ClassVar[str] = "undo"
+    FIELDS: ClassVar[tuple[F, ...]] = (_seq,)
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    TYPE: ClassVar[str] = "resign"
+    FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    TYPE: ClassVar[str] = "rematch"
+    FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
+# Server -> client ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    TYPE: ClassVar[str] = "welcome"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("v", Int(0, 65535)),
+        F("name", Str(MAX_NAME)),
+        F("token", Str(128)),
+        F("resume_s", _small),
+    )
+    v: int
+    name: str
+    token: str
+    resume_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    TYPE: ClassVar[str] = "error"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("code", Str(32)),
+        F("text", Str(512)),
+        F("seq", Opt(Int(1, _U31)), False),
+    )
+    code: str
+    text: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomPlayer:
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("name", Str(MAX_NAME)),
+        F("ready", Bool()),
+        F("connected", Bool()),
+    )
+    name: str
+    ready: bool
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """Everything about a room a member may know; sent whenever any of it changes."""
+
+    TYPE: ClassVar[str] = "room"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("room", Str(16)),
+        F("you", Str(16, ("player", "spectator"))),
+        F("host", Str(MAX_NAME)),
+        F("state", Str(16, ROOM_STATES)),
+        F("rules", Str(8)),
+        F("code", Opt(Str(32))),
+        F("max_players", Int(2, 8)),
+        F("undo", Bool()),
+        F("time_limit", Int(30, 7200)),
+        F("players", ListOf(Obj(RoomPlayer), 8)),
+        F("spectators", _small),
+    )
+    room: str
+    you: str
+    host: str
+    state: str
+    rules: str
+    code: str | None
+    max_players: int
+    undo: bool
+    time_limit: int
+    players: tuple[RoomPlayer, ...]
+    spectators: int
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """The answer to ``leave``: you are out of the room."""
+
+    TYPE: ClassVar[str] = "left"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)),)
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Countdown:
+    TYPE: ClassVar[str] = "countdown"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("ms", _small),)
+    ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Race:
+    """A player's whole race state: at the start, and again on resume."""
+
+    TYPE: ClassVar[str] = "race"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("view", Str(256)),
+        F("elapsed_ms", _ms),
+        F("time_limit", Int(30, 7200)),
+        F("seq", Int(0, _U31)),
+        F("score", _small),
+        F("moves", _small),
+        F("state", _state),
+    )
+    view: str
+    elapsed_ms: int
+    time_limit: int
+    seq: int
+    score: int
+    moves: int
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    TYPE: ClassVar[str] = "accepted"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        _seq,
+        F("move", Str(16)),
+        F("turned", Opt(Str(2))),
+        F("score", _small),
+        F("moves", _small),
+        F("foundations", Int(0, 52)),
+        F("state", _state),
+        F("elapsed_ms", _ms),
+    )
+    seq: int
+    move: str
+    turned: str | None
+    score: int
+    moves: int
+    foundations: int
+    state: str
+    elapsed_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    TYPE: ClassVar[str] = "refused"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        _seq,
+        F("code", Str(32)),
+        F("reason", Str(256)),
+    )
+    seq: int
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Undone:
+    TYPE: ClassVar[str] = "undone"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        _seq,
+        F("move", Str(16)),
+        F("view", Str(256)),
+        F("score", _small),
+        F("moves", _small),
+        F("foundations", Int(0, 52)),
+        F("state", _state),
+        F("elapsed_ms", _ms),
+    )
+    seq: int
+    move: str
+    view: str
+    score: int
+    moves: int
+    foundations: int
+    state: str
+    elapsed_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerProgress:
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("name", Str(MAX_NAME)),
+        F("state", _state),
+        F("foundations", Int(0, 52)),
+        F("score", _small),
+        F("moves", _small),
+        F("time_ms", Opt(_ms)),
+        F("connected", Bool()),
+    )
+    name: str
+    state: str
+    foundations: int
+    score: int
+    moves: int
+    time_ms: int | None
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    TYPE: ClassVar[str] = "progress"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("elapsed_ms", _ms),
+        F("players", ListOf(Obj(PlayerProgress), 8)),
+    )
+    elapsed_ms: int
+    players: tuple[PlayerProgress, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RankEntry:
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("rank", Int(1, 8)),
+        F("name", Str(MAX_NAME)),
+        F("outcome", _state),
+        F("time_ms", _ms),
+        F("moves", _small),
+        F("score", _small),
+        F("foundations", Int(0, 52)),
+    )
+    rank: int
+    name: str
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    TYPE: ClassVar[str] = "result"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("code", Str(32)),
+        F("ranks", ListOf(Obj(RankEntry), 8)),
+    )
+    code: str
+    ranks: tuple[RankEntry, ...]
+
+
+Message: TypeAlias = Any  # any of the message classes above
+
+CLIENT_TYPES: dict[str, type[Any]] = {
+    c.TYPE: c
+    for c in (Hello, Create, Join, Watch, Leave, Ready, Start, MoveMsg, Undo, Resign, Rematch)
+}
+SERVER_TYPES: dict[str, type[Any]] = {
+    c.TYPE: c
+    for c in (
+        Welcome,
+        Error,
+        Room,
+        Left,
+        Countdown,
+        Race,
+        Accepted,
+        Refused,
+        Undone,
+        Progress,
+        Result,
+    )
+}
+
+
+# -- encoding -------------------------------------------------------------------------------
+
+
+def encode(message: Message) -> bytes:
+    """The msgpack bytes of a message: a map with ``t`` first, then every field."""
+    body: dict[str, Any] = {"t": message.TYPE}
+    body.update(_fields_to_wire(message))
+    data: bytes = msgpack.packb(body, use_bin_type=True)
+    return data
+
+
+def _unpack(data: bytes | str) -> dict[Any, Any]:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise MessageError("bad_frame", "messages are binary frames holding msgpack")
+    if len(data) > MAX_FRAME:
+        raise MessageError("too_big", f"a message is at most {MAX_FRAME} bytes")
+    try:
+        body = msgpack.unpackb(bytes(data), raw=False, strict_map_key=False)
+    except Exception as exc:  # the C unpacker raises several unrelated types
+        raise MessageError(
+            "bad_msgpack", f"the frame is not valid msgpack ({type(exc).__name__})"
+        ) from None
+    if not isinstance(body, dict):
+        raise MessageError("bad_message", "a message is a msgpack map")
+    return body
+
+
+def _decode(data: bytes | str, types: Mapping[str, type[Any]]) -> Message:
+    body = _unpack(data)
+    kind = body.get("t")
+    if not isinstance(kind, str):
+        raise MessageError("bad_message", "a message needs a string field 't' naming its type")
+    cls = types.get(kind)
+    if cls is None:
+        raise MessageError("unknown_type", f"unknown message type {kind[:32]!r}")
+    return _build(cls, body)
+
+
+def decode_client(data: bytes | str) -> Message:
+    """Decode and check a message a client sent (what the server reads)."""
+    return _decode(data, CLIENT_TYPES)
+
+
+def decode_server(data: bytes | str) -> Message:
+    """Decode and check a message the server sent (what a client reads)."""
+    return _decode(data, SERVER_TYPES)
+
+
+def decode(data: bytes | str) -> Message:
+    """Decode a message of either direction."""
+    return _decode(data, {**CLIENT_TYPES, **SERVER_TYPES})
+
+
+def normalize_name(text: str) -> str:
+    """A player name, trimmed; 1-20 printable characters, none of them control characters.
+
+    Raises ``ValueError`` with a message for the player.
+    """
+    name = text.strip()
+    if not name:
+        raise ValueError("a name needs at least one character")
+    if len(name) > MAX_NAME:
+        raise ValueError(f"a name is at most {MAX_NAME} characters")
+    for ch in name:
+        if not ch.isprintable() or unicodedata.category(ch).startswith("C"):
+            raise ValueError(f"a name may not contain the character U+{ord(ch):04X}")
+    return name
+
+
+def replace(message: Message, **changes: Any) -> Message:
+    """A copy of a message with some fields changed."""
+    return dataclasses.replace(message, **changes)

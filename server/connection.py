@@ -1,0 +1,195 @@
+"""The only module that touches websockets: frames in, effects out.
+
+Each connection gets a reader (this handler) and a writer task fed by an ``Outbox``. The
+hub's effects are applied without awaiting any socket, so a slow or stalled client only
+ever fills its own outbox: progress updates waiting in it are coalesced to the latest, and
+an outbox that still overflows closes that client with ``CLOSE_TOO_SLOW``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections import deque
+from collections.abc import Iterable
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME, Progress, encode
+
+from .effects import Close, Effect, Persist, Send
+from .rooms import Hub
+from .storage import ResultStore
+
+__all__ = ["RaceServer", "OUTBOX_LIMIT"]
+
+log = logging.getLogger("yukon.server")
+
+#: Frames a client may leave unread before it is closed as too slow.
+OUTBOX_LIMIT = 256
+
+_PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
+
+
+class Outbox:
+    """Frames waiting for one client, written by one task, never blocking anyone else."""
+
+    def __init__(self, ws: ServerConnection) -> None:
+        self.ws = ws
+        self.items: deque[bytes | object] = deque()
+        self.progress: bytes | None = None
+        self.wakeup = asyncio.Event()
+        self.closing: tuple[int, str] | None = None
+
+    def put(self, data: bytes, *, is_progress: bool) -> bool:
+        """Queue a frame; False if the client has fallen too far behind."""
+        if self.closing is not None:
+            return True
+        if is_progress:
+            # Only the latest progress matters; it goes after everything queued before it.
+            if self.progress is not None:
+                self.items.remove(_PROGRESS)
+            self.items.append(_PROGRESS)
+            self.progress = data
+        else:
+            self.items.append(data)
+        self.wakeup.set()
+        return len(self.items) <= OUTBOX_LIMIT
+
+    def close(self, code: int, reason: str) -> None:
+        """Close after the frames already queued (an error's text reaches the client first)."""
+        if self.closing is None:
+            self.closing = (code, reason)
+        self.wakeup.set()
+
+    async def run(self) -> None:
+        ws = self.ws
+        try:
+            while True:
+                await self.wakeup.wait()
+                self.wakeup.clear()
+                while self.items:
+                    item = self.items.popleft()
+                    if item is _PROGRESS:
+                        item, self.progress = self.progress, None
+                    assert isinstance(item, bytes)
+                    await ws.send(item)
+                if self.closing is not None:
+                    await ws.close(*self.closing)
+                    return
+        except ConnectionClosed:
+            return
+
+
+class RaceServer:
+    """Runs a ``Hub`` behind a websocket server and carries out its effects."""
+
+    def __init__(self, hub: Hub, store: ResultStore) -> None:
+        self.hub = hub
+        self.store = store
+        self._ids = itertools.count(1)
+        self._outboxes: dict[int, Outbox] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.server: Server | None = None
+
+    async def start(self, host: str, port: int) -> Server:
+        """Listen on ``host:port`` (port 0 picks a free one)."""
+        self.server = await serve(
+            self.handler,
+            host,
+            port,
+            max_size=MAX_FRAME,
+            compression=None,
+            max_queue=16,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=5,
+        )
+        return self.server
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        port: int = next(iter(self.server.sockets)).getsockname()[1]
+        return port
+
+    async def close(self) -> None:
+        """Stop listening, close every client with 1001 (going away), finish storage work."""
+        if self.server is not None:
+            self.server.close(close_connections=True)
+            await self.server.wait_closed()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._timer is not None:
+            self._timer.cancel()
+
+    async def handler(self, ws: ServerConnection) -> None:
+        loop = asyncio.get_running_loop()
+        conn = next(self._ids)
+        outbox = Outbox(ws)
+        self._outboxes[conn] = outbox
+        writer = asyncio.create_task(outbox.run())
+        log.debug("conn %d open from %s", conn, ws.remote_address)
+        self._apply(self.hub.connect(conn, loop.time()))
+        try:
+            async for frame in ws:
+                self._apply(self.hub.receive(conn, frame, loop.time()))
+        except ConnectionClosed:
+            pass
+        finally:
+            self._outboxes.pop(conn, None)
+            self._apply(self.hub.disconnect(conn, loop.time()))
+            writer.cancel()
+            log.debug("conn %d closed (%s)", conn, ws.close_code)
+
+    def _apply(self, effects: Iterable[Effect]) -> None:
+        encoded: dict[int, bytes] = {}
+        for effect in effects:
+            if isinstance(effect, Send):
+                box = self._outboxes.get(effect.conn)
+                if box is None:
+                    continue
+                key = id(effect.message)
+                data = encoded.get(key)
+                if data is None:
+                    data = encoded[key] = encode(effect.message)
+                if not box.put(data, is_progress=isinstance(effect.message, Progress)):
+                    log.warning("conn %d is not reading; closing it", effect.conn)
+                    box.items.clear()
+                    box.close(CLOSE_TOO_SLOW, "too slow: not reading")
+            elif isinstance(effect, Close):
+                box = self._outboxes.get(effect.conn)
+                if box is not None:
+                    box.close(effect.code, effect.reason)
+            elif isinstance(effect, Persist):
+                task = asyncio.create_task(self._persist(effect))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        self._schedule()
+
+    async def _persist(self, effect: Persist) -> None:
+        record = effect.record
+        try:
+            await self.store.record_race(record)
+        except Exception:
+            log.exception("race %d: storing the result failed; it is not announced", record.race_id)
+            return
+        loop = asyncio.get_running_loop()
+        self._apply(self.hub.committed(record.race_id, loop.time()))
+
+    def _schedule(self) -> None:
+        deadline = self.hub.next_deadline()
+        if self._timer is not None:
+            if deadline is not None and self._timer.when() == deadline:
+                return
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None:
+            self._timer = asyncio.get_running_loop().call_at(deadline, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        self._apply(self.hub.tick(asyncio.get_running_loop().time()))

@@ -1,0 +1,249 @@
+"""One race: every player's game on the same deal, one clock, and the ranking.
+
+Plain state: it takes decoded moves and the server's monotonic time, and returns the
+messages to answer with. ``rooms.Hub`` decides who may call it and when.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, UndoError
+from protocol.messages import Accepted, PlayerProgress, RankEntry, Refused, Undone
+
+__all__ = ["PlayerState", "Runner", "Race", "rank_runners", "REPLY_MEMORY"]
+
+#: How many recent replies a runner keeps so that a resent ``seq`` is answered again.
+REPLY_MEMORY = 64
+
+
+class PlayerState(enum.StrEnum):
+    """Where a player stands in a race (the wire's ``state`` and ``outcome`` values)."""
+
+    PLAYING = "playing"
+    STUCK = "stuck"
+    WON = "won"
+    RESIGNED = "resigned"
+    TIMEOUT = "timeout"
+    ABANDONED = "abandoned"
+
+
+_Reply = TypeVar("_Reply", Accepted, Refused, Undone)
+
+
+@dataclass
+class Runner:
+    """One player's side of a race."""
+
+    name: str
+    game: Game
+    state: PlayerState = PlayerState.PLAYING
+    #: Milliseconds from the start to the moment the player was done (won, resigned, ...).
+    time_ms: int | None = None
+    last_seq: int = 0
+    replies: OrderedDict[int, Accepted | Refused | Undone] = field(default_factory=OrderedDict)
+    #: Every accepted action with its time offset: ``(ms, "7S>4")`` or ``(ms, "undo")``.
+    journal: list[tuple[int, str]] = field(default_factory=list)
+    used_undo: bool = False
+    #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
+    done: bool = False
+
+
+class Race:
+    """Players racing on one deal from one starting moment on the server's clock."""
+
+    def __init__(
+        self,
+        code: GameCode,
+        names: list[str],
+        *,
+        started: float,
+        time_limit_s: int,
+        undo: bool,
+    ) -> None:
+        self.code = code
+        self.started = started
+        self.time_limit_s = time_limit_s
+        self.undo_allowed = undo
+        self.runners: dict[str, Runner] = {}
+        for name in names:
+            runner = Runner(name, Game.from_code(code))
+            self.runners[name] = runner
+            self._settle(runner, 0)
+
+    # -- time ---------------------------------------------------------------------------
+
+    def elapsed_ms(self, now: float) -> int:
+        return max(0, int((now - self.started) * 1000))
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.time_limit_s
+
+    def expire(self, now: float) -> bool:
+        """At the time limit everyone still racing is out of time; True if anything changed."""
+        if now < self.deadline:
+            return False
+        changed = False
+        for runner in self.runners.values():
+            if not runner.done:
+                # A player stuck at the bell stays "stuck"; anyone still moving ran out of time.
+                state = (
+                    PlayerState.STUCK if runner.state is PlayerState.STUCK else PlayerState.TIMEOUT
+                )
+                self._finish(runner, state, self.time_limit_s * 1000)
+                changed = True
+        return changed
+
+    # -- actions ------------------------------------------------------------------------
+
+    def replay_of(self, runner: Runner, seq: int) -> Accepted | Refused | Undone | None:
+        """The answer already given to ``seq``, so a resend is answered, not played twice."""
+        return runner.replies.get(seq)
+
+    def move(self, runner: Runner, seq: int, text: str, now: float) -> Accepted | Refused:
+        try:
+            played = runner.game.play(text)
+        except InvalidMoveError as exc:
+            return self._remember(runner, Refused(seq, "invalid", str(exc)))
+        except IllegalMoveError as exc:
+            return self._remember(runner, Refused(seq, "illegal", exc.reason))
+        ms = self.elapsed_ms(now)
+        runner.journal.append((ms, played.move))
+        self._settle(runner, ms)
+        game = runner.game
+        return self._remember(
+            runner,
+            Accepted(
+                seq=seq,
+                move=played.move,
+                turned=played.turned_up,
+                score=game.score,
+                moves=game.move_count,
+                foundations=game.cards_on_foundations,
+                state=runner.state.value,
+                elapsed_ms=ms,
+            ),
+        )
+
+    def undo(self, runner: Runner, seq: int, now: float) -> Undone | Refused:
+        if not self.undo_allowed:
+            return self._remember(runner, Refused(seq, "undo_disabled", "this room allows no undo"))
+        try:
+            move = runner.game.undo()
+        except UndoError as exc:
+            return self._remember(runner, Refused(seq, "nothing_to_undo", str(exc)))
+        ms = self.elapsed_ms(now)
+        runner.journal.append((ms, "undo"))
+        runner.used_undo = True
+        runner.state = PlayerState.PLAYING
+        self._settle(runner, ms)
+        game = runner.game
+        return self._remember(
+            runner,
+            Undone(
+                seq=seq,
+                move=move,
+                view=game.view(),
+                score=game.score,
+                moves=game.move_count,
+                foundations=game.cards_on_foundations,
+                state=runner.state.value,
+                elapsed_ms=ms,
+            ),
+        )
+
+    def resign(self, runner: Runner, now: float) -> None:
+        self._finish(runner, PlayerState.RESIGNED, self.elapsed_ms(now))
+
+    def abandon(self, runner: Runner, now: float) -> None:
+        """A player who stayed disconnected past the resume window."""
+        self._finish(runner, PlayerState.ABANDONED, self.elapsed_ms(now))
+
+    def is_over(self) -> bool:
+        return all(r.done for r in self.runners.values())
+
+    # -- reports ------------------------------------------------------------------------
+
+    def progress(self, connected: dict[str, bool]) -> tuple[PlayerProgress, ...]:
+        return tuple(
+            PlayerProgress(
+                name=r.name,
+                state=r.state.value,
+                foundations=r.game.cards_on_foundations,
+                score=r.game.score,
+                moves=r.game.move_count,
+                time_ms=r.time_ms,
+                connected=connected.get(r.name, False),
+            )
+            for r in self.runners.values()
+        )
+
+    def ranks(self) -> tuple[RankEntry, ...]:
+        return rank_runners(list(self.runners.values()), self.time_limit_s * 1000)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _settle(self, runner: Runner, ms: int) -> None:
+        """After a change: a won game is done; a stuck one is done only if undo is off."""
+        game = runner.game
+        if game.is_won():
+            self._finish(runner, PlayerState.WON, ms)
+        elif game.is_stuck():
+            if self.undo_allowed:
+                runner.state = PlayerState.STUCK
+            else:
+                self._finish(runner, PlayerState.STUCK, ms)
+
+    def _finish(self, runner: Runner, state: PlayerState, ms: int) -> None:
+        if runner.done:
+            return
+        runner.done = True
+        runner.state = state
+        runner.time_ms = ms
+
+    @staticmethod
+    def _remember(runner: Runner, reply: _Reply) -> _Reply:
+        runner.last_seq = reply.seq
+        runner.replies[reply.seq] = reply
+        if len(runner.replies) > REPLY_MEMORY:
+            runner.replies.popitem(last=False)
+        return reply
+
+
+def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
+    """Winners by time then moves; then the rest by cards on foundations, score, then time.
+
+    Runners with equal keys share a rank and the next rank skips (1, 1, 3).
+    """
+
+    def key(r: Runner) -> tuple[int, int, int, int]:
+        time_ms = r.time_ms if r.time_ms is not None else limit_ms
+        if r.state is PlayerState.WON:
+            return (0, time_ms, r.game.move_count, 0)
+        return (1, -r.game.cards_on_foundations, -r.game.score, time_ms)
+
+    ordered = sorted(runners, key=key)
+    entries = []
+    rank = 0
+    previous: tuple[int, int, int, int] | None = None
+    for position, r in enumerate(ordered, start=1):
+        k = key(r)
+        if k != previous:
+            rank = position
+            previous = k
+        entries.append(
+            RankEntry(
+                rank=rank,
+                name=r.name,
+                outcome=r.state.value,
+                time_ms=r.time_ms if r.time_ms is not None else limit_ms,
+                moves=r.game.move_count,
+                score=r.game.score,
+                foundations=r.game.cards_on_foundations,
+            )
+        )
+    return tuple(entries)

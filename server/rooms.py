@@ -1,0 +1,799 @@
+"""The room and race logic as a plain state machine (sans I/O).
+
+``Hub`` holds every connection, player and room of a server. Each entry point takes an
+event and the server's monotonic time and returns the effects to carry out
+(``effects.Send``, ``Close``, ``Persist``); nothing here awaits, reads a socket or a
+database, or looks at a clock of its own, so every path is tested with a fake clock.
+The websocket layer (``server.connection``) feeds it and calls ``tick`` at
+``next_deadline()``.
+
+Session order, enforced here: ``hello`` first; then lobby messages (create, join,
+watch); in a room ``ready``/``start``; during a race ``move``/``undo``/``resign``;
+after it ``rematch`` or ``leave``. See docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
+from protocol.codes import MAX_DEAL
+from protocol.messages import (
+    CLOSE_REPLACED,
+    CLOSE_VERSION,
+    PROTOCOL_VERSION,
+    Countdown,
+    Create,
+    Error,
+    Hello,
+    Join,
+    Leave,
+    Left,
+    Message,
+    MessageError,
+    MoveMsg,
+    Progress,
+    Ready,
+    Rematch,
+    Resign,
+    Result,
+    RoomPlayer,
+    Start,
+    Undo,
+    Watch,
+    Welcome,
+    decode_client,
+    normalize_name,
+)
+from protocol.messages import (
+    Race as RaceMsg,
+)
+from protocol.messages import (
+    Room as RoomMsg,
+)
+
+from .effects import Close, Effect, Persist, RaceRecord, ResultRow, Send
+from .race import Race, Runner
+
+__all__ = ["Hub", "HubConfig", "ROOM_ALPHABET", "CLOSE_POLICY"]
+
+log = logging.getLogger("yukon.rooms")
+
+#: Room codes use letters and digits that cannot be misread aloud: no 0/O, no 1/I.
+ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+ROOM_CODE_LENGTH = 5
+#: Websocket close code for flooding, garbage and a missing hello.
+CLOSE_POLICY = 1008
+
+#: Decode errors that count towards the garbage limit.
+_STRIKE_CODES = frozenset(
+    {
+        "bad_frame",
+        "too_big",
+        "bad_msgpack",
+        "bad_message",
+        "unknown_type",
+        "bad_field",
+        "hello_first",
+        "already_hello",
+    }
+)
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """The numbers that shape a server; docs/protocol.md documents each default."""
+
+    resume_window_s: float = 60.0
+    hello_timeout_s: float = 10.0
+    countdown_s: float = 3.0
+    #: Token bucket per connection: burst size and messages per second.
+    bucket_capacity: float = 40.0
+    bucket_rate: float = 20.0
+    #: More than this many malformed messages within ``strike_window_s`` closes the connection.
+    strike_limit: int = 10
+    strike_window_s: float = 60.0
+    max_rooms: int = 10_000
+
+
+@dataclass(eq=False)
+class _Conn:
+    id: int
+    opened: float
+    tokens: float
+    filled: float
+    player: _Player | None = None
+    strikes: deque[float] = field(default_factory=deque)
+    closed: bool = False
+
+
+@dataclass(eq=False)
+class _Player:
+    name: str
+    token: str
+    conn: int | None = None
+    room: _Room | None = None
+    spectator: bool = False
+    gone_at: float | None = None
+
+
+@dataclass(eq=False)
+class _Room:
+    code: str
+    host: _Player
+    rules: Rules
+    fixed: GameCode | None
+    deal: GameCode
+    max_players: int
+    undo: bool
+    time_limit: int
+    players: list[_Player] = field(default_factory=list)
+    spectators: list[_Player] = field(default_factory=list)
+    ready: set[str] = field(default_factory=set)
+    state: str = "lobby"
+    countdown_until: float = 0.0
+    race: Race | None = None
+    race_id: int = 0
+    started_wall: float = 0.0
+    finishing: bool = False
+    result: Result | None = None
+
+    def members(self) -> list[_Player]:
+        return self.players + self.spectators
+
+
+class Hub:
+    """Every connection, player and room of one server; see the module docstring."""
+
+    def __init__(
+        self,
+        config: HubConfig | None = None,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        random_deal: Callable[[], int] = lambda: secrets.randbelow(MAX_DEAL + 1),
+        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(24),
+        new_room_code: Callable[[], str] = lambda: "".join(
+            secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
+        ),
+    ) -> None:
+        self.config = config or HubConfig()
+        self._wall = wall_clock
+        self._random_deal = random_deal
+        self._new_token = new_token
+        self._new_room_code = new_room_code
+        self._conns: dict[int, _Conn] = {}
+        self._tokens: dict[str, _Player] = {}
+        self._names: dict[str, _Player] = {}
+        self._rooms: dict[str, _Room] = {}
+        self._finishing: dict[int, _Room] = {}
+        self._race_ids = 0
+        self._timers: list[tuple[float, int, str, object]] = []
+        self._timer_seq = 0
+        self._out: list[Effect] = []
+        self._now = 0.0
+
+    # -- figures for logs and metrics -----------------------------------------------------
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    @property
+    def rooms(self) -> int:
+        return len(self._rooms)
+
+    @property
+    def races_running(self) -> int:
+        return sum(1 for r in self._rooms.values() if r.state == "racing")
+
+    # -- entry points ---------------------------------------------------------------------
+
+    def connect(self, conn: int, now: float) -> list[Effect]:
+        """A new connection; it must say hello within ``hello_timeout_s``."""
+        self._now = now
+        c = self.config
+        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now)
+        self._timer(now + c.hello_timeout_s, "hello", conn)
+        return []
+
+    def receive(self, conn: int, data: bytes | str, now: float) -> list[Effect]:
+        """One frame from a connection: decode, check, act; answer errors, never raise."""
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        if c is None or c.closed:
+            return []
+        if not self._take_token(c, now):
+            log.warning("conn %d: flooding, closing", conn)
+            self._close(c, CLOSE_POLICY, "too many messages")
+            return self._flush()
+        try:
+            message = decode_client(data)
+        except MessageError as exc:
+            self._error(c, exc.code, exc.text)
+            return self._flush()
+        if isinstance(message, Hello):
+            self._hello(c, message, now)
+        elif c.player is None:
+            self._error(c, "hello_first", "the first message must be a hello")
+        else:
+            self._dispatch(c, c.player, message, now)
+        return self._flush()
+
+    def disconnect(self, conn: int, now: float) -> list[Effect]:
+        """The connection is gone. Its player keeps their place for the resume window."""
+        self._now = now
+        self._out = []
+        c = self._conns.pop(conn, None)
+        if c is None:
+            return []
+        p = c.player
+        if p is not None and p.conn == conn:
+            p.conn = None
+            p.gone_at = now
+            self._timer(now + self.config.resume_window_s, "gone", p)
+            log.info("%s disconnected (may resume for %ds)", p.name, self.config.resume_window_s)
+            room = p.room
+            if room is not None:
+                if room.host is p and room.state in ("lobby", "finished"):
+                    # A host who is away must not hold the others back from starting.
+                    present = [m for m in room.players if m.conn is not None]
+                    if present:
+                        room.host = present[0]
+                self._room_changed(room, now)
+        return self._flush()
+
+    def tick(self, now: float) -> list[Effect]:
+        """Fire every deadline that has passed: hello timeouts, countdowns, time limits, expiry."""
+        self._out = []
+        self._now = now
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            _, _, kind, ref = heapq.heappop(timers)
+            if kind == "hello":
+                c = self._conns.get(ref)  # type: ignore[call-overload]
+                if c is not None and c.player is None and not c.closed:
+                    self._close(c, CLOSE_POLICY, "no hello in time")
+            elif kind == "countdown":
+                room = ref
+                assert isinstance(room, _Room)
+                alive = self._rooms.get(room.code) is room
+                if alive and room.state == "countdown" and room.countdown_until <= now:
+                    self._start_race(room, now)
+            elif kind == "limit":
+                room = ref
+                assert isinstance(room, _Room)
+                self._enforce_limit(room, now)
+            elif kind == "gone":
+                p = ref
+                assert isinstance(p, _Player)
+                gone = p.gone_at
+                if (
+                    p.conn is None
+                    and gone is not None
+                    and gone + self.config.resume_window_s <= now
+                ):
+                    self._expire_player(p, now)
+        return self._flush()
+
+    def next_deadline(self) -> float | None:
+        """When ``tick`` must next be called (monotonic seconds), or None."""
+        return self._timers[0][0] if self._timers else None
+
+    def committed(self, race_id: int, now: float) -> list[Effect]:
+        """Storage has committed race ``race_id``: now, and only now, announce the result."""
+        self._now = now
+        self._out = []
+        room = self._finishing.pop(race_id, None)
+        if room is not None and room.race_id == race_id and self._rooms.get(room.code) is room:
+            assert room.race is not None
+            room.finishing = False
+            room.state = "finished"
+            room.result = Result(code=str(room.deal), ranks=room.race.ranks())
+            log.info(
+                "room %s: race %d over, %s; winner %s",
+                room.code,
+                race_id,
+                room.deal,
+                room.result.ranks[0].name if room.result.ranks else "-",
+            )
+            for m in room.members():
+                self._send(m, room.result)
+            self._room_changed(room, now, progress=False)
+        return self._flush()
+
+    # -- handshake ------------------------------------------------------------------------
+
+    def _hello(self, c: _Conn, msg: Hello, now: float) -> None:
+        if c.player is not None:
+            self._error(c, "already_hello", "this connection already said hello")
+            return
+        if msg.v != PROTOCOL_VERSION:
+            self._error(
+                c,
+                "version",
+                f"this server speaks protocol version {PROTOCOL_VERSION}, not {msg.v}",
+            )
+            self._close(c, CLOSE_VERSION, "unsupported protocol version")
+            return
+        if msg.token is not None:
+            p = self._tokens.get(msg.token)
+            gone = p.gone_at if p is not None else None
+            if p is not None and gone is not None and gone + self.config.resume_window_s <= now:
+                self._expire_player(p, now)  # the window is over, even if no tick said so yet
+                p = None
+            if p is None:
+                self._error(c, "bad_token", "unknown or expired token: say hello with a name")
+                return
+            if p.conn is not None and p.conn in self._conns:
+                old = self._conns[p.conn]
+                self._close(old, CLOSE_REPLACED, "replaced by a newer connection")
+                old.player = None
+            p.conn = c.id
+            p.gone_at = None
+            c.player = p
+            log.info("%s resumed", p.name)
+            self._send(
+                p, Welcome(PROTOCOL_VERSION, p.name, p.token, int(self.config.resume_window_s))
+            )
+            self._resync(p, now)
+            if p.room is not None:  # the others see them connected again
+                self._room_changed(p.room, now, skip=p)
+            return
+        if msg.name is None:
+            self._error(c, "name_invalid", "a hello needs a name, or a token to resume")
+            return
+        try:
+            name = normalize_name(msg.name)
+        except ValueError as exc:
+            self._error(c, "name_invalid", str(exc))
+            return
+        if name.casefold() in self._names:
+            self._error(c, "name_taken", f"the name {name!r} is in use; choose another")
+            return
+        p = _Player(name, self._new_token(), conn=c.id)
+        self._tokens[p.token] = p
+        self._names[name.casefold()] = p
+        c.player = p
+        log.info("%s said hello", name)
+        self._send(p, Welcome(PROTOCOL_VERSION, name, p.token, int(self.config.resume_window_s)))
+
+    def _resync(self, p: _Player, now: float) -> None:
+        """After a resume: the room, the player's own race, progress, and any result."""
+        room = p.room
+        if room is None:
+            return
+        self._send(p, self._room_msg(room, p))
+        race = room.race
+        if race is not None and room.state in ("racing", "finished"):
+            runner = race.runners.get(p.name)
+            if runner is not None and not p.spectator:
+                self._send(p, self._race_msg(room, runner, now))
+            self._send(p, Progress(race.elapsed_ms(now), race.progress(self._connected(room))))
+        if room.state == "countdown":
+            self._send(p, Countdown(max(0, int((room.countdown_until - now) * 1000))))
+        if room.result is not None:
+            self._send(p, room.result)
+
+    # -- dispatch -------------------------------------------------------------------------
+
+    def _dispatch(self, c: _Conn, p: _Player, msg: Message, now: float) -> None:
+        if isinstance(msg, MoveMsg):
+            self._move(c, p, msg.seq, msg.move, now)
+        elif isinstance(msg, Undo):
+            self._move(c, p, msg.seq, None, now)
+        elif isinstance(msg, Create):
+            self._create(c, p, msg, now)
+        elif isinstance(msg, Join):
+            self._join(c, p, msg.room, now, spectator=False)
+        elif isinstance(msg, Watch):
+            self._join(c, p, msg.room, now, spectator=True)
+        elif isinstance(msg, Ready):
+            self._ready(c, p, msg.ready, now)
+        elif isinstance(msg, Start):
+            self._start(c, p, now)
+        elif isinstance(msg, Resign):
+            self._resign(c, p, now)
+        elif isinstance(msg, Leave):
+            self._leave(c, p, now)
+        elif isinstance(msg, Rematch):
+            self._rematch(c, p, now)
+
+    def _create(self, c: _Conn, p: _Player, msg: Create, now: float) -> None:
+        if p.room is not None:
+            self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
+            return
+        if msg.rules is not None and msg.code is not None:
+            self._error(c, "bad_rules", "give either rules or a game code, not both")
+            return
+        fixed: GameCode | None = None
+        try:
+            if msg.code is not None:
+                fixed = GameCode.parse(msg.code)
+                rules = fixed.rules
+            else:
+                rules = Rules.parse(msg.rules if msg.rules is not None else "C")
+        except (InvalidCodeError, InvalidRulesError) as exc:
+            self._error(c, "bad_rules", str(exc))
+            return
+        if len(self._rooms) >= self.config.max_rooms:
+            self._error(c, "server_full", "this server has no room for another room; try later")
+            return
+        code = self._new_room_code()
+        for _ in range(100):  # 32**5 codes: a clash is rare, a run of them means something broke
+            if code not in self._rooms:
+                break
+            code = self._new_room_code()
+        else:
+            self._error(c, "server_full", "no free room code; try again later")
+            return
+        deal = fixed or GameCode(rules, self._random_deal())
+        room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
+        room.players.append(p)
+        p.room = room
+        p.spectator = False
+        self._rooms[code] = room
+        log.info("%s created room %s (%s)", p.name, code, fixed or rules)
+        self._room_changed(room, now, progress=False)
+
+    def _join(self, c: _Conn, p: _Player, code: str, now: float, *, spectator: bool) -> None:
+        if p.room is not None:
+            self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
+            return
+        room = self._rooms.get(code.strip().upper())
+        if room is None:
+            self._error(c, "no_such_room", f"there is no room {code.strip()[:16]!r}")
+            return
+        if not spectator:
+            if room.state not in ("lobby", "finished"):
+                self._error(c, "race_running", "this room is racing; watch it, or join after")
+                return
+            if len(room.players) >= room.max_players:
+                self._error(
+                    c, "room_full", f"room {room.code} is full ({room.max_players} players)"
+                )
+                return
+            room.players.append(p)
+        else:
+            room.spectators.append(p)
+        p.room = room
+        p.spectator = spectator
+        if spectator:
+            self._room_changed(room, now, progress=False, skip=p)
+            self._resync(p, now)
+        else:
+            self._room_changed(room, now, progress=False)
+
+    def _ready(self, c: _Conn, p: _Player, ready: bool, now: float) -> None:
+        room = self._room_as_player(c, p)
+        if room is None:
+            return
+        if room.state != "lobby":
+            self._error(c, "wrong_state", "ready is for the lobby, before the race")
+            return
+        if ready:
+            room.ready.add(p.name)
+        else:
+            room.ready.discard(p.name)
+        self._room_changed(room, now, progress=False)
+
+    def _start(self, c: _Conn, p: _Player, now: float) -> None:
+        room = self._room_as_player(c, p)
+        if room is None:
+            return
+        if room.host is not p:
+            self._error(c, "not_host", f"only the host ({room.host.name}) starts the race")
+            return
+        if room.state != "lobby":
+            self._error(c, "wrong_state", f"the room is {room.state}, not in the lobby")
+            return
+        waiting = [m.name for m in room.players if m is not p and m.name not in room.ready]
+        if waiting:
+            self._error(c, "not_ready", "not ready yet: " + ", ".join(waiting))
+            return
+        room.state = "countdown"
+        room.countdown_until = now + self.config.countdown_s
+        self._timer(room.countdown_until, "countdown", room)
+        countdown = Countdown(int(self.config.countdown_s * 1000))
+        for m in room.members():
+            self._send(m, countdown)
+        self._room_changed(room, now, progress=False)
+
+    def _start_race(self, room: _Room, now: float) -> None:
+        self._race_ids += 1
+        room.race_id = self._race_ids
+        room.race = Race(
+            room.deal,
+            [m.name for m in room.players],
+            started=now,
+            time_limit_s=room.time_limit,
+            undo=room.undo,
+        )
+        room.started_wall = self._wall()
+        room.state = "racing"
+        room.result = None
+        self._timer(room.race.deadline, "limit", room)
+        log.info(
+            "room %s: race %d started with %d players", room.code, room.race_id, len(room.players)
+        )
+        for m in room.players:
+            runner = room.race.runners[m.name]
+            self._send(m, self._race_msg(room, runner, now))
+        self._room_changed(room, now)
+        self._check_over(room)
+
+    def _move(self, c: _Conn, p: _Player, seq: int, move: str | None, now: float) -> None:
+        runner, race, room = self._runner(c, p, seq)
+        if runner is None or race is None or room is None:
+            return
+        self._enforce_limit(room, now)
+        if seq <= runner.last_seq:
+            reply = race.replay_of(runner, seq)
+            if reply is None:
+                self._error(
+                    c, "stale_seq", f"seq {seq} is older than the last {runner.last_seq}", seq=seq
+                )
+            else:
+                self._send(p, reply)
+            return
+        if runner.done:
+            self._error(c, "finished", f"your race is over ({runner.state.value})", seq=seq)
+            return
+        reply = (
+            race.move(runner, seq, move, now) if move is not None else race.undo(runner, seq, now)
+        )
+        self._send(p, reply)
+        if reply.TYPE != "refused":
+            self._progress(room, now)
+            self._check_over(room)
+
+    def _resign(self, c: _Conn, p: _Player, now: float) -> None:
+        runner, race, room = self._runner(c, p, None)
+        if runner is None or race is None or room is None:
+            return
+        self._enforce_limit(room, now)
+        if runner.done:
+            self._error(c, "finished", f"your race is over ({runner.state.value})")
+            return
+        race.resign(runner, now)
+        log.info("room %s: %s resigned", room.code, p.name)
+        self._progress(room, now)
+        self._check_over(room)
+
+    def _leave(self, c: _Conn, p: _Player, now: float) -> None:
+        room = p.room
+        if room is None:
+            self._error(c, "not_in_room", "you are not in a room")
+            return
+        if not p.spectator and room.race is not None and room.state == "racing":
+            runner = room.race.runners.get(p.name)
+            if runner is not None and not runner.done:
+                self._error(c, "in_race", "you are racing: resign first, then leave")
+                return
+        self._remove_member(room, p, now)
+        self._send(p, Left(room.code))
+
+    def _rematch(self, c: _Conn, p: _Player, now: float) -> None:
+        room = self._room_as_player(c, p)
+        if room is None:
+            return
+        if room.host is not p:
+            self._error(c, "not_host", f"only the host ({room.host.name}) starts a rematch")
+            return
+        if room.state != "finished":
+            self._error(c, "wrong_state", "a rematch follows a finished race")
+            return
+        room.state = "lobby"
+        room.race = None
+        room.result = None
+        room.ready.clear()
+        room.fixed = None  # a rematch is always a new deal, drawn at random
+        room.deal = GameCode(room.rules, self._random_deal())
+        self._room_changed(room, now, progress=False)
+
+    # -- room bookkeeping -------------------------------------------------------------------
+
+    def _room_as_player(self, c: _Conn, p: _Player) -> _Room | None:
+        if p.room is None:
+            self._error(c, "not_in_room", "you are not in a room")
+            return None
+        if p.spectator:
+            self._error(c, "not_player", "spectators watch; they cannot play")
+            return None
+        return p.room
+
+    def _runner(
+        self, c: _Conn, p: _Player, seq: int | None
+    ) -> tuple[Runner | None, Race | None, _Room | None]:
+        room = p.room
+        if room is None:
+            self._error(c, "not_in_room", "you are not in a room", seq=seq)
+            return None, None, None
+        if p.spectator:
+            self._error(c, "not_player", "spectators watch; they cannot play", seq=seq)
+            return None, None, None
+        race = room.race
+        if race is None or room.state not in ("racing", "finished"):
+            self._error(c, "no_race", "the race has not started", seq=seq)
+            return None, None, None
+        runner = race.runners.get(p.name)
+        if runner is None:
+            self._error(c, "not_player", "you are not in this race", seq=seq)
+            return None, None, None
+        return runner, race, room
+
+    def _remove_member(self, room: _Room, p: _Player, now: float) -> None:
+        if p in room.players:
+            room.players.remove(p)
+        if p in room.spectators:
+            room.spectators.remove(p)
+        room.ready.discard(p.name)
+        p.room = None
+        p.spectator = False
+        if room.host is p and room.players:
+            room.host = room.players[0]
+        if not room.players:
+            for s in list(room.spectators):
+                self._send(s, Error("room_closed", f"room {room.code} closed: every player left"))
+                s.room = None
+                s.spectator = False
+            room.spectators.clear()
+            del self._rooms[room.code]
+            log.info("room %s closed", room.code)
+            return
+        self._room_changed(room, now)
+
+    def _expire_player(self, p: _Player, now: float) -> None:
+        """The resume window passed: abandon any race, leave the room, free the name."""
+        room = p.room
+        if room is not None:
+            if room.race is not None and room.state == "racing" and not p.spectator:
+                runner = room.race.runners.get(p.name)
+                if runner is not None and not runner.done:
+                    room.race.abandon(runner, now)
+                    log.info("room %s: %s abandoned the race", room.code, p.name)
+                    self._check_over(room)
+            self._remove_member(room, p, now)
+        self._tokens.pop(p.token, None)
+        if self._names.get(p.name.casefold()) is p:
+            del self._names[p.name.casefold()]
+
+    def _room_changed(
+        self, room: _Room, now: float, *, progress: bool = True, skip: _Player | None = None
+    ) -> None:
+        """Every member (but ``skip``) gets the room again, and progress if it is racing."""
+        for m in room.members():
+            if m is not skip:
+                self._send(m, self._room_msg(room, m))
+        if progress and room.race is not None and room.state == "racing":
+            self._progress(room, now, skip=skip)
+
+    def _progress(self, room: _Room, now: float, *, skip: _Player | None = None) -> None:
+        assert room.race is not None
+        msg = Progress(room.race.elapsed_ms(now), room.race.progress(self._connected(room)))
+        for m in room.members():
+            if m is not skip:
+                self._send(m, msg)
+
+    def _enforce_limit(self, room: _Room, now: float) -> None:
+        """Past the time limit nobody plays on, whether or not the timer has fired yet."""
+        if room.race is not None and room.state == "racing" and room.race.expire(now):
+            self._progress(room, now)
+            self._check_over(room)
+
+    def _check_over(self, room: _Room) -> None:
+        """A race whose players are all done goes to storage; the result follows the commit."""
+        race = room.race
+        if room.state == "racing" and race is not None and not room.finishing and race.is_over():
+            room.finishing = True
+            self._finishing[room.race_id] = room
+            ranks = {e.name: e for e in race.ranks()}
+            rows = tuple(
+                ResultRow(
+                    name=r.name,
+                    rank=ranks[r.name].rank,
+                    outcome=r.state.value,
+                    time_ms=ranks[r.name].time_ms,
+                    moves=r.game.move_count,
+                    score=r.game.score,
+                    foundations=r.game.cards_on_foundations,
+                    used_undo=r.used_undo,
+                    journal=tuple(r.journal),
+                )
+                for r in race.runners.values()
+            )
+            self._out.append(
+                Persist(
+                    RaceRecord(
+                        race_id=room.race_id,
+                        room=room.code,
+                        code=str(room.deal),
+                        rules=str(room.rules),
+                        started_wall=room.started_wall,
+                        ended_wall=self._wall(),
+                        results=rows,
+                    )
+                )
+            )
+
+    def _connected(self, room: _Room) -> dict[str, bool]:
+        return {m.name: m.conn is not None for m in room.players}
+
+    def _room_msg(self, room: _Room, viewer: _Player) -> RoomMsg:
+        public = room.fixed is not None or room.result is not None
+        return RoomMsg(
+            room=room.code,
+            you="spectator" if viewer.spectator else "player",
+            host=room.host.name,
+            state=room.state,
+            rules=str(room.rules),
+            code=str(room.deal) if public else None,
+            max_players=room.max_players,
+            undo=room.undo,
+            time_limit=room.time_limit,
+            players=tuple(
+                RoomPlayer(m.name, m is room.host or m.name in room.ready, m.conn is not None)
+                for m in room.players
+            ),
+            spectators=len(room.spectators),
+        )
+
+    def _race_msg(self, room: _Room, runner: Runner, now: float) -> RaceMsg:
+        assert room.race is not None
+        game = runner.game
+        return RaceMsg(
+            view=game.view(),
+            elapsed_ms=room.race.elapsed_ms(now),
+            time_limit=room.time_limit,
+            seq=runner.last_seq,
+            score=game.score,
+            moves=game.move_count,
+            state=runner.state.value,
+        )
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _timer(self, when: float, kind: str, ref: object) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (when, self._timer_seq, kind, ref))
+
+    def _take_token(self, c: _Conn, now: float) -> bool:
+        cfg = self.config
+        c.tokens = min(cfg.bucket_capacity, c.tokens + (now - c.filled) * cfg.bucket_rate)
+        c.filled = now
+        if c.tokens < 1.0:
+            return False
+        c.tokens -= 1.0
+        return True
+
+    def _send(self, p: _Player, message: Message) -> None:
+        if p.conn is not None:
+            self._out.append(Send(p.conn, message))
+
+    def _error(self, c: _Conn, code: str, text: str, *, seq: int | None = None) -> None:
+        """Answer with an error; malformed messages also count towards the garbage limit."""
+        self._out.append(Send(c.id, Error(code, text, seq)))
+        now = self._now
+        if code in _STRIKE_CODES:
+            strikes = c.strikes
+            strikes.append(now)
+            while strikes and strikes[0] <= now - self.config.strike_window_s:
+                strikes.popleft()
+            if len(strikes) > self.config.strike_limit:
+                log.warning("conn %d: too many malformed messages, closing", c.id)
+                self._close(c, CLOSE_POLICY, "too many malformed messages")
+
+    def _close(self, c: _Conn, code: int, reason: str) -> None:
+        if not c.closed:
+            c.closed = True
+            self._out.append(Close(c.id, code, reason))
+
+    def _flush(self) -> list[Effect]:
+        out, self._out = self._out, []
+        return out

@@ -1,0 +1,563 @@
+"""The wire messages: every type round-trips, every malformed frame gets its stable code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from protocol.messages import (
+    CLIENT_TYPES,
+    MAX_FRAME,
+    MAX_NAME,
+    PLAYER_STATES,
+    PROTOCOL_VERSION,
+    ROOM_STATES,
+    SERVER_TYPES,
+    Accepted,
+    Countdown,
+    Create,
+    Error,
+    Hello,
+    Join,
+    Leave,
+    Left,
+    MessageError,
+    MoveMsg,
+    PlayerProgress,
+    Progress,
+    Race,
+    RankEntry,
+    Ready,
+    Refused,
+    Rematch,
+    Resign,
+    Result,
+    Room,
+    RoomPlayer,
+    Start,
+    Undo,
+    Undone,
+    Watch,
+    Welcome,
+    decode,
+    decode_client,
+    decode_server,
+    encode,
+    normalize_name,
+    replace,
+)
+
+VIEW = "C ---- 7H/??6HQSAD9H8S/????2H4CKC3HTS/??????2S6S6D3C3D/????????KD7SQCAS2C/??????????JCACQD4S9D/????????????8C5SQH2D7C"  # noqa: E501
+
+ROOM = Room(
+    room="ZEBRA",
+    you="player",
+    host="ann",
+    state="lobby",
+    rules="C",
+    code=None,
+    max_players=4,
+    undo=True,
+    time_limit=1800,
+    players=(RoomPlayer("ann", True, True), RoomPlayer("bob", False, False)),
+    spectators=2,
+)
+PROGRESS = Progress(
+    elapsed_ms=12345,
+    players=(
+        PlayerProgress("ann", "playing", 3, 45, 12, None, True),
+        PlayerProgress("bob", "won", 52, 625, 145, 99000, False),
+    ),
+)
+RESULT = Result(
+    code="YU1-C-AAAAAAB",
+    ranks=(
+        RankEntry(1, "bob", "won", 99000, 145, 625, 52),
+        RankEntry(2, "ann", "timeout", 1800000, 12, 45, 3),
+    ),
+)
+
+CLIENT_MESSAGES: list[Any] = [
+    Hello(1, "ann"),
+    Hello(1, None, "tok-123"),
+    Hello(7),
+    Create(rules="RT"),
+    Create(code="YU1-C-AAAAAAB", max_players=8, undo=False, time_limit=30),
+    Create(),
+    Join("ZEBRA"),
+    Watch("zebra"),
+    Leave(),
+    Ready(),
+    Ready(False),
+    Start(),
+    MoveMsg(1, "7S>4"),
+    MoveMsg(2**31 - 1, "KD>F"),
+    Undo(3),
+    Resign(),
+    Rematch(),
+]
+SERVER_MESSAGES: list[Any] = [
+    Welcome(PROTOCOL_VERSION, "ann", "tok-123", 60),
+    Error("bad_field", "field 'seq' must be ..."),
+    Error("stale_seq", "seq 3 is older than the last 9", 3),
+    ROOM,
+    replace(ROOM, you="spectator", state="finished", code="YU1-C-AAAAAAB", players=()),
+    Countdown(3000),
+    Race(VIEW, 0, 1800, 0, 0, 0, "playing"),
+    Race(VIEW, 2**40, 7200, 17, 95, 20, "stuck"),
+    Accepted(1, "6H>7", "9S", 5, 1, 0, "playing", 250),
+    Accepted(2, "7H>6", None, 5, 2, 0, "won", 2**62),
+    Refused(4, "illegal", "a king of diamonds can only go to an empty column"),
+    Undone(5, "6H>7", VIEW, 0, 1, 0, "playing", 1500),
+    Left("ZEBRA"),
+    PROGRESS,
+    Progress(0, ()),
+    RESULT,
+]
+
+
+def pack(body: Any) -> bytes:
+    data: bytes = msgpack.packb(body, use_bin_type=True)
+    return data
+
+
+def body_of(message: Any) -> dict[str, Any]:
+    body: dict[str, Any] = msgpack.unpackb(encode(message), raw=False)
+    return body
+
+
+def error_of(data: Any, decoder: Any = decode) -> MessageError:
+    with pytest.raises(MessageError) as caught:
+        decoder(data)
+    return caught.value
+
+
+# -- round trips ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("message", CLIENT_MESSAGES, ids=repr)
+def test_client_messages_round_trip(message: Any) -> None:
+    data = encode(message)
+    assert isinstance(data, bytes)
+    assert decode_client(data) == message
+    assert decode(data) == message
+
+
+@pytest.mark.parametrize("message", SERVER_MESSAGES, ids=repr)
+def test_server_messages_round_trip(message: Any) -> None:
+    data = encode(message)
+    assert decode_server(data) == message
+    assert decode(data) == message
+
+
+def test_every_message_type_is_covered_by_the_round_trips() -> None:
+    assert {type(m) for m in CLIENT_MESSAGES} == set(CLIENT_TYPES.values())
+    assert {type(m) for m in SERVER_MESSAGES} == set(SERVER_TYPES.values())
+    assert not set(CLIENT_TYPES) & set(SERVER_TYPES)
+
+
+def test_type_names_are_the_t_field() -> None:
+    assert sorted(CLIENT_TYPES) == sorted(
+        [
+            "hello",
+            "create",
+            "join",
+            "watch",
+            "leave",
+            "ready",
+            "start",
+            "move",
+            "undo",
+            "resign",
+            "rematch",
+        ]
+    )
+    assert sorted(SERVER_TYPES) == sorted(
+        [
+            "welcome",
+            "error",
+            "room",
+            "left",
+            "countdown",
+            "race",
+            "accepted",
+            "refused",
+            "undone",
+            "progress",
+            "result",
+        ]
+    )
+
+
+def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
+    body = body_of(Hello(1, "ann"))
+    assert list(body) == ["t", "v", "name", "token"]
+    assert body == {"t": "hello", "v": 1, "name": "ann", "token": None}
+    assert body_of(Leave()) == {"t": "leave"}
+
+
+def test_nested_records_encode_as_maps_and_lists_as_arrays() -> None:
+    body = body_of(PROGRESS)
+    assert body["players"][1] == {
+        "name": "bob",
+        "state": "won",
+        "foundations": 52,
+        "score": 625,
+        "moves": 145,
+        "time_ms": 99000,
+        "connected": False,
+    }
+    decoded = decode_server(encode(ROOM))
+    assert isinstance(decoded.players, tuple)
+    assert decoded.players[0] == RoomPlayer("ann", True, True)
+
+
+def test_left_out_optional_fields_take_their_defaults() -> None:
+    assert decode_client(pack({"t": "create"})) == Create(None, None, 4, True, 1800)
+    assert decode_client(pack({"t": "ready"})) == Ready(True)
+    assert decode_client(pack({"t": "hello", "v": 1})) == Hello(1, None, None)
+    assert decode_server(pack({"t": "error", "code": "x", "text": "y"})) == Error("x", "y", None)
+
+
+def test_create_defaults_match_the_issue() -> None:
+    create = Create()
+    assert (create.max_players, create.undo, create.time_limit) == (4, True, 30 * 60)
+
+
+def test_unknown_keys_are_ignored() -> None:
+    body = {"t": "move", "seq": 4, "move": "7S>4", "future": [1, 2, {"x": 1}], 7: "seven"}
+    assert decode_client(pack(body)) == MoveMsg(4, "7S>4")
+    nested = body_of(ROOM)
+    nested["players"][0]["avatar"] = "cat.png"
+    nested["shiny"] = True
+    assert decode_server(pack(nested)) == ROOM
+
+
+def test_decode_accepts_bytearray_and_memoryview() -> None:
+    data = encode(MoveMsg(1, "7S>4"))
+    assert decode_client(bytearray(data)) == MoveMsg(1, "7S>4")
+    assert decode_client(memoryview(data)) == MoveMsg(1, "7S>4")
+
+
+def test_each_direction_only_decodes_its_own_types() -> None:
+    assert error_of(encode(Countdown(3)), decode_client).code == "unknown_type"
+    assert error_of(encode(Start()), decode_server).code == "unknown_type"
+
+
+def test_replace_copies_with_changes() -> None:
+    changed = replace(ROOM, state="racing")
+    assert changed.state == "racing"
+    assert ROOM.state == "lobby"
+    assert replace(changed, state="lobby") == ROOM
+
+
+def test_state_tables() -> None:
+    assert PLAYER_STATES == ("playing", "stuck", "won", "resigned", "timeout", "abandoned")
+    assert ROOM_STATES == ("lobby", "countdown", "racing", "finished")
+
+
+# -- frames that are not messages -----------------------------------------------------------
+
+
+def test_message_error_is_a_value_error_with_a_code_and_text() -> None:
+    exc = error_of("hello")
+    assert isinstance(exc, ValueError)
+    assert exc.code == "bad_frame"
+    assert exc.text == str(exc)
+    assert exc.text
+
+
+def test_a_text_frame_is_a_bad_frame() -> None:
+    assert error_of('{"t": "hello"}', decode_client).code == "bad_frame"
+    assert error_of(None, decode_client).code == "bad_frame"
+
+
+def test_a_frame_over_the_limit_is_too_big() -> None:
+    big = pack({"t": "join", "room": "ZEBRA", "pad": "x" * MAX_FRAME})
+    assert len(big) > MAX_FRAME
+    exc = error_of(big, decode_client)
+    assert exc.code == "too_big"
+    assert str(MAX_FRAME) in exc.text
+    assert error_of(b"\x00" * (MAX_FRAME + 1)).code == "too_big"
+
+
+def test_a_frame_at_the_limit_is_read() -> None:
+    body = {"t": "join", "room": "ZEBRA", "pad": ""}
+    pad = MAX_FRAME - len(pack(body)) - 2  # str8 -> str16 header grows by 2 bytes
+    body["pad"] = "x" * pad
+    data = pack(body)
+    assert len(data) == MAX_FRAME
+    assert decode_client(data) == Join("ZEBRA")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xc1",  # a byte msgpack never uses
+        b"",
+        encode(MoveMsg(1, "7S>4"))[:-3],  # truncated
+        encode(MoveMsg(1, "7S>4")) + b"\x01",  # trailing bytes
+        b"\x81\xa1t",  # a map whose value is missing
+        b"\xd9",  # a str8 header without its length
+    ],
+    ids=["reserved", "empty", "truncated", "trailing", "half-map", "half-header"],
+)
+def test_garbage_bytes_are_bad_msgpack(data: bytes) -> None:
+    exc = error_of(data, decode_client)
+    assert exc.code == "bad_msgpack"
+    assert "msgpack" in exc.text
+
+
+@pytest.mark.parametrize("body", [[1, 2], "hello", 5, None, True, b"\x00"])
+def test_anything_but_a_map_is_a_bad_message(body: Any) -> None:
+    assert error_of(pack(body), decode_client).code == "bad_message"
+
+
+@pytest.mark.parametrize("body", [{}, {"type": "hello"}, {"t": 5}, {"t": None}, {"t": b"hello"}])
+def test_a_map_without_a_string_t_is_a_bad_message(body: dict[str, Any]) -> None:
+    exc = error_of(pack(body), decode_client)
+    assert exc.code == "bad_message"
+    assert "'t'" in exc.text
+
+
+@pytest.mark.parametrize("kind", ["nope", "", "Hello", "HELLO", "x" * 1000])
+def test_an_unknown_type_is_named_in_the_error(kind: str) -> None:
+    exc = error_of(pack({"t": kind}), decode)
+    assert exc.code == "unknown_type"
+    assert kind[:32] in exc.text
+    assert len(exc.text) < 100
+
+
+# -- field checks ---------------------------------------------------------------------------
+
+
+def field_error(body: dict[str, Any], decoder: Any = decode) -> MessageError:
+    exc = error_of(pack(body), decoder)
+    assert exc.code == "bad_field", exc.text
+    return exc
+
+
+def test_a_missing_required_field_is_named() -> None:
+    exc = field_error({"t": "move", "move": "7S>4"})
+    assert "missing field 'seq'" in exc.text
+    exc = field_error({"t": "join"})
+    assert "'room'" in exc.text
+    exc = field_error({"t": "hello"})
+    assert "'v'" in exc.text
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"t": "move", "seq": "1", "move": "7S>4"}, "seq"),
+        ({"t": "move", "seq": 1.0, "move": "7S>4"}, "seq"),
+        ({"t": "move", "seq": None, "move": "7S>4"}, "seq"),
+        ({"t": "move", "seq": [1], "move": "7S>4"}, "seq"),
+        ({"t": "move", "seq": 1, "move": 74}, "move"),
+        ({"t": "move", "seq": 1, "move": b"7S>4"}, "move"),
+        ({"t": "join", "room": None}, "room"),
+        ({"t": "hello", "v": 1, "name": 42}, "name"),
+        ({"t": "hello", "v": 1, "token": ["x"]}, "token"),
+        ({"t": "create", "rules": 3}, "rules"),
+        ({"t": "create", "undo": "yes"}, "undo"),
+        ({"t": "create", "undo": None}, "undo"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_bad(body: dict[str, Any], field: str) -> None:
+    exc = field_error(body)
+    assert repr(field) in exc.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"t": "move", "seq": True, "move": "7S>4"},
+        {"t": "undo", "seq": False},
+        {"t": "hello", "v": True, "name": "ann"},
+        {"t": "create", "max_players": True},
+    ],
+)
+def test_a_bool_is_not_an_integer(body: dict[str, Any]) -> None:
+    exc = field_error(body)
+    assert "integer" in exc.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"t": "ready", "ready": 1}, {"t": "ready", "ready": 0}, {"t": "create", "undo": 1}],
+)
+def test_an_integer_is_not_a_bool(body: dict[str, Any]) -> None:
+    exc = field_error(body)
+    assert "true or false" in exc.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"t": "move", "seq": 0, "move": "7S>4"},
+        {"t": "move", "seq": -1, "move": "7S>4"},
+        {"t": "move", "seq": 2**31, "move": "7S>4"},
+        {"t": "undo", "seq": 2**63},
+        {"t": "hello", "v": -1},
+        {"t": "hello", "v": 65536},
+        {"t": "create", "max_players": 1},
+        {"t": "create", "max_players": 9},
+        {"t": "create", "time_limit": 29},
+        {"t": "create", "time_limit": 7201},
+    ],
+)
+def test_an_integer_out_of_bounds_is_bad(body: dict[str, Any]) -> None:
+    exc = field_error(body)
+    assert "from" in exc.text
+
+
+def test_integer_bounds_are_inclusive() -> None:
+    assert decode_client(pack({"t": "create", "max_players": 2, "time_limit": 30})) == Create(
+        max_players=2, time_limit=30
+    )
+    assert decode_client(pack({"t": "create", "max_players": 8, "time_limit": 7200})) == Create(
+        max_players=8, time_limit=7200
+    )
+    assert decode_client(pack({"t": "move", "seq": 2**31 - 1, "move": "x"})).seq == 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    ("body", "limit"),
+    [
+        ({"t": "join", "room": "x" * 17}, 16),
+        ({"t": "move", "seq": 1, "move": "7" * 17}, 16),
+        ({"t": "hello", "v": 1, "name": "n" * 65}, 64),
+        ({"t": "hello", "v": 1, "token": "t" * 129}, 128),
+        ({"t": "create", "code": "Y" * 33}, 32),
+    ],
+)
+def test_a_string_too_long_is_bad(body: dict[str, Any], limit: int) -> None:
+    exc = field_error(body)
+    assert f"longer than {limit}" in exc.text
+
+
+def test_string_length_counts_characters_not_bytes() -> None:
+    assert decode_client(pack({"t": "join", "room": "é" * 16})) == Join("é" * 16)
+
+
+def test_a_string_outside_its_choices_is_bad() -> None:
+    body = body_of(ROOM)
+    body["you"] = "admin"
+    exc = field_error(body, decode_server)
+    assert "'you'" in exc.text
+    body = body_of(Race(VIEW, 0, 1800, 0, 0, 0, "playing"))
+    body["state"] = "dancing"
+    field_error(body, decode_server)
+
+
+def test_a_list_too_long_is_bad() -> None:
+    body = body_of(PROGRESS)
+    body["players"] = [body["players"][0]] * 9
+    exc = field_error(body, decode_server)
+    assert "more than 8" in exc.text
+    body["players"] = [body["players"][0]] * 8
+    assert len(decode_server(pack(body)).players) == 8
+
+
+def test_a_list_must_be_an_array() -> None:
+    body = body_of(PROGRESS)
+    body["players"] = {"0": body["players"][0]}
+    exc = field_error(body, decode_server)
+    assert "array" in exc.text
+
+
+def test_nested_field_errors_name_the_path() -> None:
+    body = body_of(ROOM)
+    body["players"][1]["ready"] = 1
+    assert "'players[1].ready'" in field_error(body, decode_server).text
+    body = body_of(ROOM)
+    del body["players"][0]["connected"]
+    assert "missing field 'players[0].connected'" in field_error(body, decode_server).text
+    body = body_of(ROOM)
+    body["players"][0] = "ann"
+    exc = field_error(body, decode_server)
+    assert "'players[0]'" in exc.text
+    assert "map" in exc.text
+    body = body_of(RESULT)
+    body["ranks"][0]["rank"] = 9
+    assert "'ranks[0].rank'" in field_error(body, decode_server).text
+
+
+def test_optional_fields_take_nil_and_required_ones_do_not() -> None:
+    body = body_of(Accepted(1, "6H>7", None, 5, 1, 0, "playing", 250))
+    assert body["turned"] is None
+    assert decode_server(pack(body)).turned is None
+    body["turned"] = "10S"  # three characters: too long for a card
+    field_error(body, decode_server)
+    body = body_of(ROOM)
+    body["host"] = None
+    assert "nil" in field_error(body, decode_server).text
+
+
+def test_field_errors_keep_the_shown_value_short() -> None:
+    exc = field_error({"t": "move", "seq": "9" * 5000, "move": "x"})
+    assert len(exc.text) < 200
+
+
+# -- names ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("ann", "ann"),
+        ("  ann  ", "ann"),
+        ("\tann\n", "ann"),
+        ("Ann Lee", "Ann Lee"),
+        ("x", "x"),
+        ("n" * MAX_NAME, "n" * MAX_NAME),
+        ("  " + "n" * MAX_NAME + "  ", "n" * MAX_NAME),
+        ("Zoë", "Zoë"),
+        ("李小龍", "李小龍"),
+        ("🃏 joker", "🃏 joker"),
+    ],
+)
+def test_good_names_are_trimmed(raw: str, name: str) -> None:
+    assert normalize_name(raw) == name
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "   ",
+        "\t\n",
+        "n" * (MAX_NAME + 1),
+        "a\x00b",  # control characters
+        "a\x07b",
+        "a\x1bb",
+        "a\x7fb",
+        "a\x85b",
+        "a\tb",
+        "a\nb",
+        "a\u200bb",  # format characters: zero width space, joiners, direction marks
+        "a\u200db",
+        "a\u200eb",
+        "a\u202eb",
+        "a\ufeffb",
+        "a\ue000b",  # private use
+        "a\ud800b",  # a lone surrogate
+        "a\u0378b",  # unassigned
+        "a\u2028b",  # line separator
+    ],
+)
+def test_bad_names_are_refused(raw: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        normalize_name(raw)
+    assert str(caught.value)
+
+
+def test_a_refused_character_is_named_in_the_message() -> None:
+    with pytest.raises(ValueError, match="U\\+200B"):
+        normalize_name("a\u200bb")
+    with pytest.raises(ValueError, match="at most 20"):
+        normalize_name("n" * 21)
+    with pytest.raises(ValueError, match="at least one"):
+        normalize_name(" ")

@@ -1,0 +1,416 @@
+"""End to end: a real server on a real loopback socket (port 0), real websocket clients."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol import Game
+from protocol.messages import (
+    Accepted,
+    Create,
+    Hello,
+    Join,
+    MoveMsg,
+    Progress,
+    Race,
+    Ready,
+    Refused,
+    Rematch,
+    Resign,
+    Result,
+    Room,
+    Start,
+    Watch,
+    Welcome,
+    decode_server,
+    encode,
+)
+from server.connection import RaceServer
+from server.rooms import Hub, HubConfig
+from server.storage import MemoryStore
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TIMEOUT = 5.0
+
+
+def winning_line() -> tuple[str, list[str]]:
+    lines = [x.strip() for x in (DATA / "winning-game.txt").read_text().splitlines() if x.strip()]
+    return lines[0], lines[1:]
+
+
+class Client:
+    """A test client that keeps every frame the server sent it, in order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[Any] = []
+        self.raw: list[bytes] = []
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(encode(message))
+
+    async def recv(self) -> Any:
+        data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
+        assert isinstance(data, bytes), "the server sends binary frames only"
+        self.raw.append(data)
+        message = decode_server(data)
+        self.frames.append(message)
+        return message
+
+    async def expect(self, kind: type, **match: Any) -> Any:
+        """Read until a message of ``kind`` whose fields equal ``match``; return it."""
+        while True:
+            message = await self.recv()
+            if isinstance(message, kind) and all(
+                getattr(message, k) == v for k, v in match.items()
+            ):
+                return message
+
+    async def hello(self, name: str) -> Welcome:
+        await self.send(Hello(1, name))
+        welcome: Welcome = await self.expect(Welcome)
+        return welcome
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[RaceServer]:
+    async with running_server() as srv:
+        yield srv
+
+
+@contextlib.asynccontextmanager
+async def running_server(**hub_options: Any) -> AsyncIterator[RaceServer]:
+    # A bigger token bucket than the default lets scripted players move as fast as they can.
+    config = HubConfig(countdown_s=0.2, resume_window_s=5.0, bucket_capacity=200, bucket_rate=100)
+    srv = RaceServer(Hub(config, **hub_options), MemoryStore())
+    await srv.start("127.0.0.1", 0)
+    try:
+        yield srv
+    finally:
+        await asyncio.wait_for(srv.close(), TIMEOUT)
+
+
+def url(server: RaceServer) -> str:
+    return f"ws://127.0.0.1:{server.port}"
+
+
+async def open_client(server: RaceServer, name: str | None = None) -> Client:
+    client = Client(await connect(url(server)))
+    if name is not None:
+        await client.hello(name)
+    return client
+
+
+async def room_with(host: Client, *guests: Client, **create: Any) -> Room:
+    await host.send(Create(**create))
+    room: Room = await host.expect(Room)
+    for guest in guests:
+        await guest.send(Join(room.room.lower()))
+        await guest.expect(Room)
+        await guest.send(Ready(True))
+        await guest.expect(Room)
+    return room
+
+
+async def start_race(host: Client, *players: Client) -> list[Race]:
+    await host.send(Start())
+    return [await p.expect(Race) for p in (host, *players)]
+
+
+async def test_full_race_to_the_finish_with_progress_results_and_rematch(
+    server: RaceServer,
+) -> None:
+    code, line = winning_line()
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    room = await room_with(alice, bob, code=code)
+    assert room.code == code  # the host chose it, so everyone may see it
+    race_a, race_b = await start_race(alice, bob)
+    assert race_a.view == race_b.view == Game.from_code(code).view()
+
+    # Bob plays one legal move and sees it accepted; alice sees his progress.
+    await bob.send(MoveMsg(1, line[0]))
+    accepted = await bob.expect(Accepted, seq=1)
+    assert accepted.moves == 1
+    seen = await alice.expect(Progress)
+    while next(p for p in seen.players if p.name == "bob").moves != 1:
+        seen = await alice.expect(Progress)
+
+    # Alice plays the whole winning line.
+    for seq, move in enumerate(line, start=1):
+        await alice.send(MoveMsg(seq, move))
+        reply = await alice.expect(Accepted, seq=seq)
+        assert reply.move == move
+    assert reply.state == "won" and reply.score == 625 and reply.foundations == 52
+
+    await bob.send(Resign())
+    result_a = await alice.expect(Result)
+    result_b = await bob.expect(Result)
+    assert result_a == result_b
+    assert result_a.code == code
+    assert [(r.rank, r.name, r.outcome) for r in result_a.ranks] == [
+        (1, "alice", "won"),
+        (2, "bob", "resigned"),
+    ]
+    # The result was stored before it was announced.
+    store = server.store
+    assert isinstance(store, MemoryStore)
+    assert [r.name for r in store.races[0].results] == ["alice", "bob"]
+
+    await alice.send(Rematch())
+    lobby = await bob.expect(Room, state="lobby")
+    assert lobby.code is None  # a rematch deals a new, secret deal
+    await bob.send(Ready(True))
+    await alice.expect(Room, state="lobby")
+    races = await start_race(alice, bob)
+    assert races[0].view == races[1].view != race_a.view
+    await alice.ws.close()
+    await bob.ws.close()
+
+
+async def test_resume_after_a_dropped_connection(server: RaceServer) -> None:
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    await alice.send(Hello(1, "carol"))  # a second hello is refused; alice stays alice
+    await room_with(alice, bob, code="YU1-C-AAAAAAB")
+    await start_race(alice, bob)
+    await bob.send(MoveMsg(1, "AD>5"))
+    before = await bob.expect(Accepted, seq=1)
+    token = bob.frames[0].token
+
+    await bob.ws.close()  # the connection drops
+    progress = await alice.expect(Progress)
+    while next(p for p in progress.players if p.name == "bob").connected:
+        progress = await alice.expect(Progress)
+    await asyncio.sleep(0.05)  # bob's clock keeps running while he is away
+
+    bob2 = Client(await connect(url(server)))
+    await bob2.send(Hello(1, token=token))
+    assert (await bob2.expect(Welcome)).name == "bob"
+    room = await bob2.expect(Room)
+    assert room.state == "racing"
+    race = await bob2.expect(Race)
+    assert race.seq == 1 and race.moves == 1
+    assert race.elapsed_ms >= before.elapsed_ms + 50
+    expected = Game.from_code("YU1-C-AAAAAAB")
+    expected.play("AD>5")
+    assert race.view == expected.view()
+    # Resending the last seq is answered again, not played twice.
+    await bob2.send(MoveMsg(1, "AD>5"))
+    again = await bob2.expect(Accepted, seq=1)
+    assert again == before
+    await bob2.send(MoveMsg(2, "6S>1"))
+    assert (await bob2.expect(Accepted, seq=2)).moves == 2
+    await alice.ws.close()
+    await bob2.ws.close()
+
+
+async def test_spectator_sees_progress_and_result_but_cannot_play(server: RaceServer) -> None:
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    room = await room_with(alice, bob)
+    await start_race(alice, bob)
+    eve = await open_client(server, "eve")
+    await eve.send(Watch(room.room))
+    watched = await eve.expect(Room)
+    assert watched.you == "spectator" and watched.code is None
+    await eve.expect(Progress)
+    await eve.send(MoveMsg(1, "AD>5"))
+    error = await eve.recv()
+    while not hasattr(error, "code") or error.TYPE != "error":
+        error = await eve.recv()
+    assert error.code == "not_player"
+    await alice.send(Resign())
+    await bob.send(Resign())
+    result = await eve.expect(Result)
+    assert re.fullmatch(r"YU1-C-[A-Z]{7}", result.code)
+    for ws in (alice, bob, eve):
+        await ws.ws.close()
+
+
+def cards_named(value: Any, key: str = "") -> set[str]:
+    """Every card identity a frame carries: in views, moves and turned cards, at any depth."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found |= cards_named(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            found |= cards_named(v, key)
+    elif isinstance(value, str) and key == "view":
+        columns = value.split(" ")[2]
+        for column in columns.split("/"):
+            found |= {column[i : i + 2].upper() for i in range(0, len(column), 2)} - {"??"}
+    elif isinstance(value, str) and key in ("move", "turned"):
+        found.add(value[:2].upper())
+    return found
+
+
+async def test_no_face_down_card_is_ever_sent_before_it_turns_up() -> None:
+    """Record every frame of a race with a secret deal and look for hidden cards in them."""
+    # A fixed "random" deal keeps the test repeatable; the server still treats it as secret.
+    async with running_server(random_deal=lambda: 4_242_424) as server:
+        await check_no_leak(server)
+
+
+def uncovers(game: Game, move: str) -> bool:
+    """Would ``move`` turn up a face-down card (as far as the mover's view tells)?"""
+    card = move.split(">")[0]
+    for n in range(1, 8):
+        column = game.column(n)
+        if card in column:
+            return column.index(card) == game.face_down_count(n) > 0
+    return False
+
+
+async def check_no_leak(server: RaceServer) -> None:
+    players = [await open_client(server, n) for n in ("p1", "p2", "p3")]
+    watcher = await open_client(server, "watcher")
+    room = await room_with(players[0], *players[1:], rules="C")
+    await watcher.send(Watch(room.room))
+    await watcher.expect(Room)
+    races = await start_race(players[0], *players[1:])
+
+    # Each player follows the game from their own view, learning cards from the server.
+    async def play(client: Client, race: Race, moves: int) -> None:
+        game = Game.from_position(race.view)
+        for seq in range(1, moves + 1):
+            legal = sorted(game.legal_moves())
+            if not legal:
+                break
+            useful = [m for m in legal if uncovers(game, m)] or legal
+            await client.send(MoveMsg(seq, useful[(seq * 7) % len(useful)]))
+            reply = await client.expect(Accepted, seq=seq)
+            game.play(reply.move, reveal=reply.turned)
+            assert game.view() == Game.from_position(game.view()).view()
+        await client.send(Resign())
+
+    await asyncio.gather(*(play(c, r, 40) for c, r in zip(players, races, strict=True)))
+    result = await watcher.expect(Result)
+    for c in players:
+        await c.expect(Result)
+
+    initial = Game.from_code(result.code)
+    hidden = {
+        token.upper()
+        for n in range(1, 8)
+        for token in initial.column(n)[: initial.face_down_count(n)]
+    }
+    assert len(hidden) == 21
+    turned_anywhere = {f.turned for c in players for f in c.frames if isinstance(f, Accepted)}
+    assert len(turned_anywhere - {None}) >= 3, "the players should have turned cards up"
+    for client in [*players, watcher]:
+        turned: set[str] = set()
+        for data in client.raw:
+            frame = msgpack.unpackb(data)
+            if frame["t"] == "result":
+                break
+            if frame["t"] == "accepted" and frame["turned"]:
+                turned.add(frame["turned"])
+            leaked = (cards_named(frame) & hidden) - turned
+            assert not leaked, f"{frame['t']} frame names face-down cards {leaked}"
+            assert result.code[-7:] not in str(frame), "the secret game code leaked"
+    for c in [*players, watcher]:
+        await c.ws.close()
+
+
+async def test_bad_input_is_answered_and_never_disturbs_another_race(server: RaceServer) -> None:
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    await room_with(alice, bob, code="YU1-C-AAAAAAB")
+    await start_race(alice, bob)
+
+    mallory = Client(await connect(url(server)))
+    await mallory.ws.send(b"\xc1\xff")  # not msgpack
+    assert (await mallory.recv()).code == "bad_msgpack"
+    await mallory.ws.send("a text frame")
+    assert (await mallory.recv()).code == "bad_frame"
+    await mallory.ws.send(msgpack.packb({"t": "move", "seq": 1, "move": "AD>5"}))
+    assert (await mallory.recv()).code == "hello_first"
+    await mallory.hello("mallory")
+    await mallory.ws.send(msgpack.packb({"t": "move", "seq": "one", "move": "AD>5"}))
+    error = await mallory.recv()
+    assert error.code == "bad_field" and "seq" in error.text
+    await mallory.ws.send(msgpack.packb({"t": "teleport"}))
+    assert (await mallory.recv()).code == "unknown_type"
+    await mallory.send(MoveMsg(1, "AD>5"))
+    assert (await mallory.recv()).code == "not_in_room"
+
+    # Alice's race is untouched.
+    await alice.send(MoveMsg(1, "AD>5"))
+    assert (await alice.expect(Accepted, seq=1)).moves == 1
+
+    # Garbage beyond the limit closes the connection with 1008.
+    with pytest.raises(ConnectionClosed) as closed:
+        for _ in range(50):
+            await mallory.ws.send(b"\xc1")
+            await mallory.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+    # A frame over 16 KiB is refused by the websocket layer with 1009.
+    big = Client(await connect(url(server)))
+    with pytest.raises(ConnectionClosed) as closed:
+        await big.ws.send(b"\x00" * (16 * 1024 + 1))
+        await big.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+    # A flood is closed with 1008 too.
+    flood = Client(await connect(url(server)))
+    await flood.hello("flood")
+    with pytest.raises(ConnectionClosed) as closed:
+        for _ in range(2000):
+            await flood.ws.send(encode(Ready(True)))
+        while True:
+            await flood.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+    # A version the server does not speak: an error, then close 4000.
+    old = Client(await connect(url(server)))
+    await old.send(Hello(2, "old"))
+    assert (await old.recv()).code == "version"
+    with pytest.raises(ConnectionClosed) as closed:
+        await old.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4000
+
+    await alice.send(MoveMsg(2, "6S>1"))
+    assert (await alice.expect(Accepted, seq=2)).moves == 2
+    await bob.send(MoveMsg(1, "AD>F"))
+    refused = await bob.expect(Refused, seq=1)
+    assert refused.reason == "only the exposed card of a column can go to a foundation"
+    for c in (alice, bob):
+        await c.ws.close()
+
+
+async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> None:
+    """One player stops reading; the others keep getting every answer, promptly."""
+    code, line = winning_line()
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    stalled = await open_client(server, "stalled")
+    await room_with(alice, bob, stalled, code=code)
+    await alice.send(Start())
+    await alice.expect(Race)
+    await bob.expect(Race)
+    # ``stalled`` never reads again. Alice and bob play the whole line, one after the other,
+    # which sends the stalled client hundreds of progress frames it never reads.
+    loop = asyncio.get_running_loop()
+    slowest = 0.0
+    for seq, move in enumerate(line, start=1):
+        for client in (alice, bob):
+            sent = loop.time()
+            await client.send(MoveMsg(seq, move))
+            await client.expect(Accepted, seq=seq)
+            slowest = max(slowest, loop.time() - sent)
+    # Not a timing test: a blocked writer would have stalled everyone for good (TIMEOUT).
+    assert slowest < TIMEOUT
+    progress = await alice.expect(Progress)
+    stalled_row = next(p for p in progress.players if p.name == "stalled")
+    assert stalled_row.moves == 0
+    stalled.ws.transport.abort()  # it never reads, so it could not finish a close handshake
+    for c in (alice, bob):
+        await c.ws.close()
