@@ -484,14 +484,8 @@ class Hub:
         self._room_changed(room, now, progress=False)
 
     def _start(self, c: _Conn, p: _Player, now: float) -> None:
-        room = self._room_as_player(c, p)
+        room = self._room_as_host(c, p, "lobby", "starts the race", "the room is not in the lobby")
         if room is None:
-            return
-        if room.host is not p:
-            self._error(c, "not_host", f"only the host ({room.host.name}) starts the race")
-            return
-        if room.state != "lobby":
-            self._error(c, "wrong_state", f"the room is {room.state}, not in the lobby")
             return
         waiting = [m.name for m in room.players if m is not p and m.name not in room.ready]
         if waiting:
@@ -580,14 +574,10 @@ class Hub:
         self._send(p, Left(room.code))
 
     def _rematch(self, c: _Conn, p: _Player, now: float) -> None:
-        room = self._room_as_player(c, p)
+        room = self._room_as_host(
+            c, p, "finished", "starts a rematch", "a rematch follows a finished race"
+        )
         if room is None:
-            return
-        if room.host is not p:
-            self._error(c, "not_host", f"only the host ({room.host.name}) starts a rematch")
-            return
-        if room.state != "finished":
-            self._error(c, "wrong_state", "a rematch follows a finished race")
             return
         room.state = "lobby"
         room.race = None
@@ -607,6 +597,21 @@ class Hub:
             self._error(c, "not_player", "spectators watch; they cannot play")
             return None
         return p.room
+
+    def _room_as_host(
+        self, c: _Conn, p: _Player, state: str, action: str, wrong_state: str
+    ) -> _Room | None:
+        """The player's room if they host it and it is in ``state``; else answer an error."""
+        room = self._room_as_player(c, p)
+        if room is None:
+            return None
+        if room.host is not p:
+            self._error(c, "not_host", f"only the host ({room.host.name}) {action}")
+            return None
+        if room.state != state:
+            self._error(c, "wrong_state", f"{wrong_state} (it is {room.state})")
+            return None
+        return room
 
     def _runner(
         self, c: _Conn, p: _Player, seq: int | None
