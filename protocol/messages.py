@@ -49,6 +49,9 @@ __all__ = [
     "Undo",
     "Resign",
     "Rematch",
+    "Daily",
+    "Board",
+    "History",
     # server -> client
     "Welcome",
     "Error",
@@ -64,6 +67,13 @@ __all__ = [
     "PlayerProgress",
     "Result",
     "RankEntry",
+    "DailyDeal",
+    "BoardRow",
+    "BoardPage",
+    "HistoryRow",
+    "HistoryPage",
+    "BOARD_KINDS",
+    "MAX_PAGE",
     "Message",
 ]
 
@@ -89,6 +99,10 @@ _U63 = 2**63 - 1
 PLAYER_STATES = ("playing", "stuck", "won", "resigned", "timeout", "abandoned")
 #: What a room's state can be.
 ROOM_STATES = ("lobby", "countdown", "racing", "finished")
+#: Which leaderboards there are.
+BOARD_KINDS = ("daily", "deal")
+#: Most rows in one page of a leaderboard or a history.
+MAX_PAGE = 100
 
 
 class MessageError(ValueError):
@@ -330,6 +344,48 @@ class Rematch:
     FIELDS: ClassVar[tuple[F, ...]] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Daily:
+    """Play today's daily deal alone, now; the first attempt of the day is the one that counts."""
+
+    TYPE: ClassVar[str] = "daily"
+    FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """Ask for a leaderboard page: a day's daily deal, or one game code's deal."""
+
+    TYPE: ClassVar[str] = "board"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("kind", Str(8, BOARD_KINDS)),
+        F("date", Opt(Str(10)), False),
+        F("code", Opt(Str(32)), False),
+        F("offset", Int(0, _U31), False),
+        F("limit", Int(1, MAX_PAGE), False),
+        F("around", Bool(), False),
+    )
+    kind: str
+    date: str | None = None
+    code: str | None = None
+    offset: int = 0
+    limit: int = 20
+    around: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """Ask for your own results, newest first, and your totals."""
+
+    TYPE: ClassVar[str] = "history"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("offset", Int(0, _U31), False),
+        F("limit", Int(1, MAX_PAGE), False),
+    )
+    offset: int = 0
+    limit: int = 20
+
+
 # Server -> client ---------------------------------------------------------------------------
 
 
@@ -555,20 +611,150 @@ class RankEntry:
 
 @dataclass(frozen=True, slots=True)
 class Result:
+    """The ranks of a finished race and its game code (nil for today's daily deal)."""
+
     TYPE: ClassVar[str] = "result"
     FIELDS: ClassVar[tuple[F, ...]] = (
-        F("code", Str(32)),
+        F("code", Opt(Str(32))),
         F("ranks", ListOf(Obj(RankEntry), 8)),
     )
-    code: str
+    code: str | None
     ranks: tuple[RankEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DailyDeal:
+    """Sent just before the ``race`` of a daily attempt: which day, which attempt."""
+
+    TYPE: ClassVar[str] = "daily_deal"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("date", Str(10)),
+        F("attempt", Int(1, _U31)),
+        F("practice", Bool()),
+        F("rules", Str(8)),
+    )
+    date: str
+    attempt: int
+    practice: bool
+    rules: str
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("rank", Int(1, _U63)),
+        F("name", Str(MAX_NAME)),
+        F("outcome", _state),
+        F("time_ms", _ms),
+        F("moves", _small),
+        F("score", _small),
+        F("foundations", Int(0, 52)),
+        F("undos", _small),
+    )
+    rank: int
+    name: str
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPage:
+    """A page of a leaderboard; ``you`` is the asker's own row wherever it stands."""
+
+    TYPE: ClassVar[str] = "board_page"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("kind", Str(8, BOARD_KINDS)),
+        F("date", Opt(Str(10))),
+        F("code", Opt(Str(32))),
+        F("total", Int(0, _U63)),
+        F("offset", Int(0, _U63)),
+        F("rows", ListOf(Obj(BoardRow), MAX_PAGE)),
+        F("you", Opt(Obj(BoardRow))),
+    )
+    kind: str
+    date: str | None
+    code: str | None
+    total: int
+    offset: int
+    rows: tuple[BoardRow, ...]
+    you: BoardRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("finished_ms", _ms),
+        F("code", Opt(Str(32))),
+        F("room", Opt(Str(16))),
+        F("date", Opt(Str(10))),
+        F("practice", Bool()),
+        F("outcome", _state),
+        F("rank", Int(1, 8)),
+        F("players", Int(1, 8)),
+        F("time_ms", _ms),
+        F("moves", _small),
+        F("score", _small),
+        F("foundations", Int(0, 52)),
+        F("undos", _small),
+    )
+    finished_ms: int
+    code: str | None
+    room: str | None
+    date: str | None
+    practice: bool
+    outcome: str
+    rank: int
+    players: int
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Your results, newest first, and your totals over every result."""
+
+    TYPE: ClassVar[str] = "history_page"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("games", Int(0, _U63)),
+        F("wins", Int(0, _U63)),
+        F("best_time_ms", Opt(_ms)),
+        F("offset", Int(0, _U63)),
+        F("rows", ListOf(Obj(HistoryRow), MAX_PAGE)),
+    )
+    games: int
+    wins: int
+    best_time_ms: int | None
+    offset: int
+    rows: tuple[HistoryRow, ...]
 
 
 Message: TypeAlias = Any  # any of the message classes above
 
 CLIENT_TYPES: dict[str, type[Any]] = {
     c.TYPE: c
-    for c in (Hello, Create, Join, Watch, Leave, Ready, Start, MoveMsg, Undo, Resign, Rematch)
+    for c in (
+        Hello,
+        Create,
+        Join,
+        Watch,
+        Leave,
+        Ready,
+        Start,
+        MoveMsg,
+        Undo,
+        Resign,
+        Rematch,
+        Daily,
+        Board,
+        History,
+    )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
     c.TYPE: c
@@ -584,6 +770,9 @@ SERVER_TYPES: dict[str, type[Any]] = {
         Undone,
         Progress,
         Result,
+        DailyDeal,
+        BoardPage,
+        HistoryPage,
     )
 }
 

@@ -1,42 +1,112 @@
-"""Running a server: configuration, logging, signals. ``yukon serve`` calls ``run``."""
+"""Running a server: storage, migrations, the daily secret, logging, signals.
+
+``yukon serve`` calls ``run``; tests call ``open_server`` to run the same wiring in-process.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import secrets
 import signal
-from dataclasses import dataclass
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+from protocol import Rules
 
 from .connection import RaceServer
+from .daily import utc_date
+from .leaderboard import Leaderboards
 from .rooms import Hub, HubConfig
-from .storage import MemoryStore, ResultStore
+from .storage import migrate
+from .storage.spool import ResultWriter
+from .storage.sql import DEFAULT_URL, SqlStore, describe_error
 
-__all__ = ["ServeOptions", "run", "serve_until"]
+__all__ = ["ServeOptions", "StartupError", "run", "open_server", "shown_url"]
 
 log = logging.getLogger("yukon.server")
+
+DAILY_SECRET_KEY = "daily_secret"
 
 
 @dataclass(frozen=True)
 class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8765
-    resume_window_s: float = 60.0
+    db: str = DEFAULT_URL
+    spool: Path = Path("yukon-spool.jsonl")
+    #: None: generated on first start and kept in the database.
+    daily_secret: str | None = None
+    daily_rules: str = "C"
+    hub: HubConfig = field(default_factory=HubConfig)
 
 
-async def serve_until(
-    options: ServeOptions, stop: asyncio.Event, store: ResultStore | None = None
-) -> None:
-    """Serve until ``stop`` is set, then close every connection and finish pending writes."""
-    hub = Hub(HubConfig(resume_window_s=options.resume_window_s))
-    server = RaceServer(hub, store or MemoryStore())
-    await server.start(options.host, options.port)
-    log.info("listening on ws://%s:%d", options.host, server.port)
+class StartupError(Exception):
+    """The server cannot start; the message says why, in one line."""
+
+
+def shown_url(url: str) -> str:
+    """A database URL fit for a log line: no password."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@contextlib.asynccontextmanager
+async def open_server(
+    options: ServeOptions, *, hub_options: dict[str, Any] | None = None
+) -> AsyncIterator[RaceServer]:
+    """Migrate, wire and start a server; on exit close clients and finish pending writes.
+
+    ``hub_options`` reach ``Hub`` as they are (tests fix its randomness with them).
+    """
+    store = SqlStore(options.db)
     try:
-        await stop.wait()
+        try:
+            before = await migrate.current(store)
+            after = await migrate.upgrade(store)
+        except Exception as exc:
+            raise StartupError(
+                f"cannot use the database {shown_url(store.url)}: {describe_error(exc)}"
+            ) from exc
+        if before == after:
+            log.info("database %s is at migration %s", shown_url(store.url), after)
+        else:
+            log.info(
+                "database %s migrated from %s to %s", shown_url(store.url), before or "empty", after
+            )
+        secret = options.daily_secret or await store.setting(
+            key=DAILY_SECRET_KEY, default=secrets.token_hex(32)
+        )
+        hub = Hub(
+            options.hub,
+            daily_secret=secret.encode(),
+            daily_rules=Rules.parse(options.daily_rules),
+            **(hub_options or {}),
+        )
+        writer = ResultWriter(store, options.spool)
+        await writer.recover()
+        boards = Leaderboards(store, today=lambda: utc_date(time.time()), daily_code=hub.daily_code)
+        server = RaceServer(hub, store, writer, boards)
+        await server.start(options.host, options.port)
+        try:
+            yield server
+        finally:
+            log.info("shutting down: closing %d connections", hub.connections)
+            await server.close()
     finally:
-        log.info("shutting down: closing %d connections", hub.connections)
-        await server.close()
-        log.info("stopped")
+        await store.close()
+
+
+async def serve_until(options: ServeOptions, stop: asyncio.Event) -> None:
+    async with open_server(options) as server:
+        log.info("listening on ws://%s:%d", options.host, server.port)
+        await stop.wait()
+    log.info("stopped")
 
 
 def run(options: ServeOptions) -> int:
@@ -51,6 +121,9 @@ def run(options: ServeOptions) -> int:
 
     try:
         asyncio.run(main())
+    except StartupError as exc:
+        log.error("%s", exc)
+        return 1
     except OSError as exc:
         log.error("cannot serve on %s:%d: %s", options.host, options.port, exc.strerror or exc)
         return 1

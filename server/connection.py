@@ -11,21 +11,30 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
+from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME, Progress, encode
+from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME, Error, Message, Progress, encode
 
-from .effects import Close, Effect, Persist, Send
+from .effects import Authenticate, BeginDaily, Close, Effect, Persist, Query, Send
+from .leaderboard import Leaderboards
 from .rooms import Hub
-from .storage import ResultStore
+from .storage.spool import ResultWriter
+from .storage.sql import NameTakenError, SqlStore
 
 __all__ = ["RaceServer", "OUTBOX_LIMIT"]
 
 log = logging.getLogger("yukon.server")
+
+_UNAVAILABLE: dict[str, Any] = {
+    "code": "unavailable",
+    "text": "the server cannot reach its database just now; try again shortly",
+}
 
 #: Frames a client may leave unread before it is closed as too slow.
 OUTBOX_LIMIT = 256
@@ -86,9 +95,13 @@ class Outbox:
 class RaceServer:
     """Runs a ``Hub`` behind a websocket server and carries out its effects."""
 
-    def __init__(self, hub: Hub, store: ResultStore) -> None:
+    def __init__(
+        self, hub: Hub, store: SqlStore, writer: ResultWriter, boards: Leaderboards
+    ) -> None:
         self.hub = hub
         self.store = store
+        self.writer = writer
+        self.boards = boards
         self._ids = itertools.count(1)
         self._outboxes: dict[int, Outbox] = {}
         self._timer: asyncio.TimerHandle | None = None
@@ -165,20 +178,94 @@ class RaceServer:
                 if box is not None:
                     box.close(effect.code, effect.reason)
             elif isinstance(effect, Persist):
-                task = asyncio.create_task(self._persist(effect))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._spawn(self._persist(effect))
+            elif isinstance(effect, Authenticate):
+                self._spawn(self._authenticate(effect))
+            elif isinstance(effect, BeginDaily):
+                self._spawn(self._begin_daily(effect))
+            elif isinstance(effect, Query):
+                self._spawn(self._query(effect))
         self._schedule()
 
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
     async def _persist(self, effect: Persist) -> None:
+        """Results are announced only once committed; the writer retries through outages."""
         record = effect.record
+        await self.writer.write(record)
+        self._apply(self.hub.committed(record.race_id, self._now()))
+
+    async def _authenticate(self, effect: Authenticate) -> None:
+        hub = self.hub
         try:
-            await self.store.record_race(record)
-        except Exception:
-            log.exception("race %d: storing the result failed; it is not announced", record.race_id)
+            if effect.name is not None:
+                identity = await self.store.register_player(name=effect.name, now=time.time())
+            else:
+                assert effect.token is not None
+                found = await self.store.find_player(token=effect.token)
+                if found is None:
+                    self._apply(
+                        hub.hello_refused(
+                            effect.conn,
+                            code="bad_token",
+                            text="unknown token: say hello with your name to register",
+                            now=self._now(),
+                        )
+                    )
+                    return
+                identity = found
+        except NameTakenError:
+            self._apply(
+                hub.hello_refused(
+                    effect.conn,
+                    code="name_taken",
+                    text=f"the name {effect.name!r} is taken; choose another,"
+                    " or say hello with your token",
+                    now=self._now(),
+                )
+            )
             return
-        loop = asyncio.get_running_loop()
-        self._apply(self.hub.committed(record.race_id, loop.time()))
+        except Exception as exc:
+            log.warning("hello: database unavailable (%s)", type(exc).__name__)
+            self._apply(hub.hello_refused(effect.conn, **_UNAVAILABLE, now=self._now()))
+            return
+        self._apply(
+            hub.authenticated(
+                effect.conn,
+                player_id=identity.player_id,
+                name=identity.name,
+                token=identity.token,
+                now=self._now(),
+            )
+        )
+
+    async def _begin_daily(self, effect: BeginDaily) -> None:
+        try:
+            attempt = await self.store.begin_daily(
+                player_id=effect.player_id, date=effect.date, now=time.time()
+            )
+        except Exception as exc:
+            log.warning("daily: database unavailable (%s)", type(exc).__name__)
+            self._apply(self.hub.daily_refused(effect.conn, **_UNAVAILABLE, now=self._now()))
+            return
+        self._apply(
+            self.hub.daily_begun(effect.conn, date=effect.date, attempt=attempt, now=self._now())
+        )
+
+    async def _query(self, effect: Query) -> None:
+        reply: Message
+        try:
+            reply = await self.boards.answer(effect.message, effect.player_id)
+        except Exception as exc:
+            log.warning("query: database unavailable (%s)", type(exc).__name__)
+            reply = Error(**_UNAVAILABLE)
+        self._apply([Send(effect.conn, reply)])
 
     def _schedule(self) -> None:
         deadline = self.hub.next_deadline()

@@ -1,17 +1,28 @@
-"""What the room logic asks the I/O layer to do: send, close, persist.
+"""What the room logic asks the I/O layer to do: send, close, persist, look things up.
 
 The state machine never touches a socket or a database; it returns these values and the
-websocket layer (``server.connection``) carries them out in order.
+websocket layer (``server.connection``) carries them out in order. Effects that need the
+database report back through a ``Hub`` entry point named in their docstring.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import datetime as dt
+from dataclasses import dataclass
 
 from protocol.messages import Message
 
-__all__ = ["Send", "Close", "Persist", "Effect", "RaceRecord", "ResultRow"]
+__all__ = [
+    "Send",
+    "Close",
+    "Persist",
+    "Authenticate",
+    "BeginDaily",
+    "Query",
+    "Effect",
+    "RaceRecord",
+    "PlayerResult",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +41,8 @@ class Close:
 
 
 @dataclass(frozen=True, slots=True)
-class ResultRow:
+class PlayerResult:
+    player_id: int
     name: str
     rank: int
     outcome: str
@@ -38,7 +50,9 @@ class ResultRow:
     moves: int
     score: int
     foundations: int
-    used_undo: bool
+    undos: int
+    #: A daily attempt after the first: kept, but off the daily board.
+    practice: bool
     #: Accepted actions with their time offsets, so the result can be replayed and checked.
     journal: tuple[tuple[int, str], ...]
 
@@ -47,21 +61,52 @@ class ResultRow:
 class RaceRecord:
     """A finished race, everything storage keeps about it."""
 
+    #: Unique across restarts, so that a retried write is recognised and not doubled.
+    uid: str
     race_id: int
-    room: str
+    room: str | None
     code: str
     rules: str
+    daily_date: dt.date | None
     started_wall: float
     ended_wall: float
-    results: tuple[ResultRow, ...]
-    extra: dict[str, Any] = field(default_factory=dict)
+    results: tuple[PlayerResult, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Persist:
-    """Store a finished race; call ``Hub.committed(race_id, now)`` once it is stored."""
+    """Store a finished race; then call ``Hub.committed(race_id, now)``."""
 
     record: RaceRecord
 
 
-Effect = Send | Close | Persist
+@dataclass(frozen=True, slots=True)
+class Authenticate:
+    """Register ``name`` (no token) or find the player holding ``token``; then call
+    ``Hub.authenticated`` or ``Hub.hello_refused``."""
+
+    conn: int
+    name: str | None
+    token: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BeginDaily:
+    """Record that ``player_id`` begins ``date``'s daily deal, numbering the attempt; then
+    call ``Hub.daily_begun`` or ``Hub.daily_refused``."""
+
+    conn: int
+    player_id: int
+    date: dt.date
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A read-only request (a leaderboard, a history) answered straight from storage."""
+
+    conn: int
+    player_id: int
+    message: Message
+
+
+Effect = Send | Close | Persist | Authenticate | BeginDaily | Query

@@ -47,7 +47,8 @@ class Runner:
     replies: OrderedDict[int, Accepted | Refused | Undone] = field(default_factory=OrderedDict)
     #: Every accepted action with its time offset: ``(ms, "7S>4")`` or ``(ms, "undo")``.
     journal: list[tuple[int, str]] = field(default_factory=list)
-    used_undo: bool = False
+    #: How many moves the player took back.
+    undos: int = 0
     #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
     done: bool = False
 
@@ -138,7 +139,7 @@ class Race:
             return self._remember(runner, Refused(seq, "nothing_to_undo", str(exc)))
         ms = self.elapsed_ms(now)
         runner.journal.append((ms, "undo"))
-        runner.used_undo = True
+        runner.undos += 1
         runner.state = PlayerState.PLAYING
         self._settle(runner, ms)
         game = runner.game

@@ -14,6 +14,7 @@ after it ``rematch`` or ``leave``. See docs/protocol.md.
 
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import logging
 import secrets
@@ -30,6 +31,8 @@ from protocol.messages import (
     PROTOCOL_VERSION,
     Countdown,
     Create,
+    Daily,
+    DailyDeal,
     Error,
     Hello,
     Join,
@@ -52,13 +55,30 @@ from protocol.messages import (
     normalize_name,
 )
 from protocol.messages import (
+    Board as BoardMsg,
+)
+from protocol.messages import (
+    History as HistoryMsg,
+)
+from protocol.messages import (
     Race as RaceMsg,
 )
 from protocol.messages import (
     Room as RoomMsg,
 )
 
-from .effects import Close, Effect, Persist, RaceRecord, ResultRow, Send
+from .daily import daily_code, utc_date
+from .effects import (
+    Authenticate,
+    BeginDaily,
+    Close,
+    Effect,
+    Persist,
+    PlayerResult,
+    Query,
+    RaceRecord,
+    Send,
+)
 from .race import Race, Runner
 
 __all__ = ["Hub", "HubConfig", "ROOM_ALPHABET", "CLOSE_POLICY"]
@@ -70,6 +90,8 @@ ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 ROOM_CODE_LENGTH = 5
 #: Websocket close code for flooding, garbage and a missing hello.
 CLOSE_POLICY = 1008
+
+_CLASSIC = Rules()
 
 #: Decode errors that count towards the garbage limit.
 _STRIKE_CODES = frozenset(
@@ -100,6 +122,8 @@ class HubConfig:
     strike_limit: int = 10
     strike_window_s: float = 60.0
     max_rooms: int = 10_000
+    #: A daily attempt's time limit, in seconds.
+    daily_time_limit: int = 1800
 
 
 @dataclass(eq=False)
@@ -111,16 +135,21 @@ class _Conn:
     player: _Player | None = None
     strikes: deque[float] = field(default_factory=deque)
     closed: bool = False
+    #: A hello is being checked against storage; the connection waits for the answer.
+    authenticating: bool = False
 
 
 @dataclass(eq=False)
 class _Player:
+    id: int
     name: str
     token: str
     conn: int | None = None
     room: _Room | None = None
     spectator: bool = False
     gone_at: float | None = None
+    #: A daily attempt is being numbered by storage.
+    daily_pending: bool = False
 
 
 @dataclass(eq=False)
@@ -143,6 +172,11 @@ class _Room:
     started_wall: float = 0.0
     finishing: bool = False
     result: Result | None = None
+    #: The date of the daily deal this private room plays, None for a normal room.
+    daily: dt.date | None = None
+    attempt: int = 0
+    #: Player ids by name, fixed when the race starts (a player may leave before the end).
+    ids: dict[str, int] = field(default_factory=dict)
 
     def members(self) -> list[_Player]:
         return self.players + self.spectators
@@ -157,19 +191,25 @@ class Hub:
         *,
         wall_clock: Callable[[], float] = time.time,
         random_deal: Callable[[], int] = lambda: secrets.randbelow(MAX_DEAL + 1),
-        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(24),
         new_room_code: Callable[[], str] = lambda: "".join(
             secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
         ),
+        daily_secret: bytes = b"",
+        daily_rules: Rules = _CLASSIC,
+        boot_id: str | None = None,
     ) -> None:
         self.config = config or HubConfig()
         self._wall = wall_clock
         self._random_deal = random_deal
-        self._new_token = new_token
         self._new_room_code = new_room_code
+        self._daily_secret = daily_secret
+        self.daily_rules = daily_rules
+        #: Makes race ids unique across restarts (``RaceRecord.uid``).
+        self._boot = boot_id or secrets.token_hex(6)
         self._conns: dict[int, _Conn] = {}
+        #: Players known to this process, by token (in memory only) and by id.
         self._tokens: dict[str, _Player] = {}
-        self._names: dict[str, _Player] = {}
+        self._players: dict[int, _Player] = {}
         self._rooms: dict[str, _Room] = {}
         self._finishing: dict[int, _Room] = {}
         self._race_ids = 0
@@ -221,7 +261,10 @@ class Hub:
         if isinstance(message, Hello):
             self._hello(c, message, now)
         elif c.player is None:
-            self._error(c, "hello_first", "the first message must be a hello")
+            if c.authenticating:
+                self._error(c, "hello_pending", "wait for the welcome before anything else")
+            else:
+                self._error(c, "hello_first", "the first message must be a hello")
         else:
             self._dispatch(c, c.player, message, now)
         return self._flush()
@@ -241,11 +284,8 @@ class Hub:
             log.info("%s disconnected (may resume for %ds)", p.name, self.config.resume_window_s)
             room = p.room
             if room is not None:
-                if room.host is p and room.state in ("lobby", "finished"):
-                    # A host who is away must not hold the others back from starting.
-                    present = [m for m in room.players if m.conn is not None]
-                    if present:
-                        room.host = present[0]
+                if room.state in ("lobby", "finished"):
+                    self._hand_over_if_away(room)
                 self._room_changed(room, now)
         return self._flush()
 
@@ -295,7 +335,7 @@ class Hub:
             assert room.race is not None
             room.finishing = False
             room.state = "finished"
-            room.result = Result(code=str(room.deal), ranks=room.race.ranks())
+            room.result = Result(code=self._public_code(room), ranks=room.race.ranks())
             log.info(
                 "room %s: race %d over, %s; winner %s",
                 room.code,
@@ -305,13 +345,14 @@ class Hub:
             )
             for m in room.members():
                 self._send(m, room.result)
+            self._hand_over_if_away(room)
             self._room_changed(room, now, progress=False)
         return self._flush()
 
     # -- handshake ------------------------------------------------------------------------
 
     def _hello(self, c: _Conn, msg: Hello, now: float) -> None:
-        if c.player is not None:
+        if c.player is not None or c.authenticating:
             self._error(c, "already_hello", "this connection already said hello")
             return
         if msg.v != PROTOCOL_VERSION:
@@ -328,23 +369,11 @@ class Hub:
             if p is not None and gone is not None and gone + self.config.resume_window_s <= now:
                 self._expire_player(p, now)  # the window is over, even if no tick said so yet
                 p = None
-            if p is None:
-                self._error(c, "bad_token", "unknown or expired token: say hello with a name")
-                return
-            if p.conn is not None and p.conn in self._conns:
-                old = self._conns[p.conn]
-                self._close(old, CLOSE_REPLACED, "replaced by a newer connection")
-                old.player = None
-            p.conn = c.id
-            p.gone_at = None
-            c.player = p
-            log.info("%s resumed", p.name)
-            self._send(
-                p, Welcome(PROTOCOL_VERSION, p.name, p.token, int(self.config.resume_window_s))
-            )
-            self._resync(p, now)
-            if p.room is not None:  # the others see them connected again
-                self._room_changed(p.room, now, skip=p)
+            if p is not None:
+                self._attach(c, p, now)
+            else:  # not in memory: storage knows every registered player
+                c.authenticating = True
+                self._out.append(Authenticate(c.id, None, msg.token))
             return
         if msg.name is None:
             self._error(c, "name_invalid", "a hello needs a name, or a token to resume")
@@ -354,15 +383,53 @@ class Hub:
         except ValueError as exc:
             self._error(c, "name_invalid", str(exc))
             return
-        if name.casefold() in self._names:
-            self._error(c, "name_taken", f"the name {name!r} is in use; choose another")
-            return
-        p = _Player(name, self._new_token(), conn=c.id)
-        self._tokens[p.token] = p
-        self._names[name.casefold()] = p
+        c.authenticating = True
+        self._out.append(Authenticate(c.id, name, None))
+
+    def authenticated(
+        self, conn: int, *, player_id: int, name: str, token: str, now: float
+    ) -> list[Effect]:
+        """Storage registered a name or recognised a token: the connection is that player."""
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        if c is not None and not c.closed and c.authenticating:
+            c.authenticating = False
+            p = self._players.get(player_id)
+            if p is None:
+                p = _Player(player_id, name, token)
+                self._players[player_id] = p
+                self._tokens[token] = p
+                log.info("%s said hello", name)
+            self._attach(c, p, now)
+        return self._flush()
+
+    def hello_refused(self, conn: int, *, code: str, text: str, now: float) -> list[Effect]:
+        """Storage refused the hello (name taken, unknown token, database away)."""
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        if c is not None and not c.closed and c.authenticating:
+            c.authenticating = False
+            self._error(c, code, text)
+        return self._flush()
+
+    def _attach(self, c: _Conn, p: _Player, now: float) -> None:
+        """Bind a connection to a player, replacing an older connection of theirs."""
+        resumed = p.gone_at is not None or p.conn is not None
+        if p.conn is not None and p.conn in self._conns:
+            old = self._conns[p.conn]
+            self._close(old, CLOSE_REPLACED, "replaced by a newer connection")
+            old.player = None
+        p.conn = c.id
+        p.gone_at = None
         c.player = p
-        log.info("%s said hello", name)
-        self._send(p, Welcome(PROTOCOL_VERSION, name, p.token, int(self.config.resume_window_s)))
+        if resumed:
+            log.info("%s resumed", p.name)
+        self._send(p, Welcome(PROTOCOL_VERSION, p.name, p.token, int(self.config.resume_window_s)))
+        self._resync(p, now)
+        if p.room is not None:  # the others see them connected again
+            self._room_changed(p.room, now, skip=p)
 
     def _resync(self, p: _Player, now: float) -> None:
         """After a resume: the room, the player's own race, progress, and any result."""
@@ -404,6 +471,10 @@ class Hub:
             self._leave(c, p, now)
         elif isinstance(msg, Rematch):
             self._rematch(c, p, now)
+        elif isinstance(msg, Daily):
+            self._daily(c, p, now)
+        elif isinstance(msg, (BoardMsg, HistoryMsg)):
+            self._out.append(Query(c.id, p.id, msg))
 
     def _create(self, c: _Conn, p: _Player, msg: Create, now: float) -> None:
         if p.room is not None:
@@ -425,12 +496,8 @@ class Hub:
         if len(self._rooms) >= self.config.max_rooms:
             self._error(c, "server_full", "this server has no room for another room; try later")
             return
-        code = self._new_room_code()
-        for _ in range(100):  # 32**5 codes: a clash is rare, a run of them means something broke
-            if code not in self._rooms:
-                break
-            code = self._new_room_code()
-        else:
+        code = self._free_room_code()
+        if code is None:
             self._error(c, "server_full", "no free room code; try again later")
             return
         deal = fixed or GameCode(rules, self._random_deal())
@@ -447,7 +514,7 @@ class Hub:
             self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
             return
         room = self._rooms.get(code.strip().upper())
-        if room is None:
+        if room is None or room.daily is not None:  # a daily attempt is private
             self._error(c, "no_such_room", f"there is no room {code.strip()[:16]!r}")
             return
         if not spectator:
@@ -510,6 +577,7 @@ class Hub:
             undo=room.undo,
         )
         room.started_wall = self._wall()
+        room.ids = {m.name: m.id for m in room.players}
         room.state = "racing"
         room.result = None
         self._timer(room.race.deadline, "limit", room)
@@ -579,6 +647,9 @@ class Hub:
         )
         if room is None:
             return
+        if room.daily is not None:
+            self._error(c, "wrong_state", "a daily deal has no rematch; ask for the daily again")
+            return
         room.state = "lobby"
         room.race = None
         room.result = None
@@ -587,7 +658,79 @@ class Hub:
         room.deal = GameCode(room.rules, self._random_deal())
         self._room_changed(room, now, progress=False)
 
+    # -- the daily deal ---------------------------------------------------------------------
+
+    def daily_code(self, date: dt.date) -> GameCode:
+        return daily_code(self._daily_secret, date, self.daily_rules)
+
+    def _daily(self, c: _Conn, p: _Player, now: float) -> None:
+        room = p.room
+        if room is not None and room.daily is not None and room.state == "finished":
+            self._remove_member(room, p, now)  # a finished attempt makes way for the next
+        elif room is not None:
+            self._error(c, "already_in_room", f"you are in room {room.code}; leave it first")
+            return
+        if p.daily_pending:
+            self._error(c, "wrong_state", "your daily deal is on its way")
+            return
+        p.daily_pending = True
+        self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
+
+    def daily_begun(self, conn: int, *, date: dt.date, attempt: int, now: float) -> list[Effect]:
+        """Storage numbered the attempt: deal it now; the player's clock starts as it is sent."""
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        p = c.player if c is not None else None
+        if p is None or not p.daily_pending:
+            return self._flush()
+        p.daily_pending = False
+        if p.room is not None or c is None or c.closed:
+            return self._flush()  # the player went elsewhere meanwhile
+        code = self._free_room_code()
+        if code is None:
+            self._error(c, "server_full", "no free room code; try again later")
+            return self._flush()
+        deal = self.daily_code(date)
+        room = _Room(
+            code, p, deal.rules, None, deal, 1, True, self.config.daily_time_limit, daily=date
+        )
+        room.attempt = attempt
+        room.players.append(p)
+        p.room = room
+        p.spectator = False
+        self._rooms[code] = room
+        log.info("%s began daily %s, attempt %d", p.name, date, attempt)
+        self._send(p, DailyDeal(date.isoformat(), attempt, attempt > 1, str(deal.rules)))
+        self._start_race(room, now)
+        return self._flush()
+
+    def daily_refused(self, conn: int, *, code: str, text: str, now: float) -> list[Effect]:
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        if c is not None and c.player is not None:
+            c.player.daily_pending = False
+            self._error(c, code, text)
+        return self._flush()
+
     # -- room bookkeeping -------------------------------------------------------------------
+
+    def _hand_over_if_away(self, room: _Room) -> None:
+        """A host who is away must not hold the others back from starting or a rematch."""
+        host = room.host
+        if host.conn is None:
+            present = [m for m in room.players if m.conn is not None]
+            if present:
+                room.ready.add(host.name)  # a host never says ready; keep them counted so
+                room.host = present[0]
+
+    def _free_room_code(self) -> str | None:
+        for _ in range(100):  # 32**5 codes: a clash is rare, a run of them means something broke
+            code = self._new_room_code()
+            if code not in self._rooms:
+                return code
+        return None
 
     def _room_as_player(self, c: _Conn, p: _Player) -> _Room | None:
         if p.room is None:
@@ -666,8 +809,7 @@ class Hub:
                     self._check_over(room)
             self._remove_member(room, p, now)
         self._tokens.pop(p.token, None)
-        if self._names.get(p.name.casefold()) is p:
-            del self._names[p.name.casefold()]
+        self._players.pop(p.id, None)
 
     def _room_changed(
         self, room: _Room, now: float, *, progress: bool = True, skip: _Player | None = None
@@ -700,7 +842,8 @@ class Hub:
             self._finishing[room.race_id] = room
             ranks = {e.name: e for e in race.ranks()}
             rows = tuple(
-                ResultRow(
+                PlayerResult(
+                    player_id=room.ids[r.name],
                     name=r.name,
                     rank=ranks[r.name].rank,
                     outcome=r.state.value,
@@ -708,7 +851,8 @@ class Hub:
                     moves=r.game.move_count,
                     score=r.game.score,
                     foundations=r.game.cards_on_foundations,
-                    used_undo=r.used_undo,
+                    undos=r.undos,
+                    practice=room.attempt > 1,
                     journal=tuple(r.journal),
                 )
                 for r in race.runners.values()
@@ -716,10 +860,12 @@ class Hub:
             self._out.append(
                 Persist(
                     RaceRecord(
+                        uid=f"{self._boot}-{room.race_id}",
                         race_id=room.race_id,
-                        room=room.code,
+                        room=None if room.daily else room.code,
                         code=str(room.deal),
                         rules=str(room.rules),
+                        daily_date=room.daily,
                         started_wall=room.started_wall,
                         ended_wall=self._wall(),
                         results=rows,
@@ -730,15 +876,20 @@ class Hub:
     def _connected(self, room: _Room) -> dict[str, bool]:
         return {m.name: m.conn is not None for m in room.players}
 
+    def _public_code(self, room: _Room) -> str | None:
+        """A daily deal's code stays secret until its day is over; a race's, until its end."""
+        if room.daily is not None:
+            return str(room.deal) if utc_date(self._wall()) > room.daily else None
+        return str(room.deal) if room.fixed is not None or room.state == "finished" else None
+
     def _room_msg(self, room: _Room, viewer: _Player) -> RoomMsg:
-        public = room.fixed is not None or room.result is not None
         return RoomMsg(
             room=room.code,
             you="spectator" if viewer.spectator else "player",
             host=room.host.name,
             state=room.state,
             rules=str(room.rules),
-            code=str(room.deal) if public else None,
+            code=self._public_code(room),
             max_players=room.max_players,
             undo=room.undo,
             time_limit=room.time_limit,

@@ -11,10 +11,11 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from client.board_text import Style, render_board
-from protocol import Game, IllegalMoveError, InvalidMoveError, YukonError
+from protocol import Game, IllegalMoveError, InvalidMoveError, Rules, YukonError
 
 __all__ = ["main"]
 
@@ -87,6 +88,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.app import ServeOptions, run
+    from server.rooms import HubConfig
 
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
@@ -94,7 +96,52 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     if args.log_level != "debug":  # one line per notable event: ours, not the library's
         logging.getLogger("websockets").setLevel(logging.WARNING)
-    return run(ServeOptions(args.host, args.port, args.resume_window))
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        Rules.parse(args.daily_rules)
+    except YukonError as exc:
+        print(f"yukon serve: --daily-rules: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    options = ServeOptions(
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        spool=Path(args.spool),
+        daily_secret=args.daily_secret,
+        daily_rules=args.daily_rules,
+        hub=HubConfig(resume_window_s=args.resume_window),
+    )
+    return run(options)
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from server.app import shown_url
+    from server.storage import migrate
+    from server.storage.sql import SqlStore, describe_error
+
+    async def work() -> str:
+        store = SqlStore(args.db)
+        try:
+            if args.action == "upgrade":
+                before = await migrate.current(store)
+                after = await migrate.upgrade(store)
+                if before == after:
+                    return f"{shown_url(store.url)}: already at {after} (head)"
+                return f"{shown_url(store.url)}: upgraded from {before or 'empty'} to {after}"
+            now = await migrate.current(store)
+            state = "head" if now == migrate.head() else f"head is {migrate.head()}"
+            return f"{shown_url(store.url)}: at {now or 'empty (no tables)'} ({state})"
+        finally:
+            await store.close()
+
+    try:
+        print(asyncio.run(work()))
+    except Exception as exc:
+        print(f"yukon db {args.action}: {describe_error(exc)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _port(text: str) -> int:
@@ -144,9 +191,44 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a dropped player may reconnect and resume (default 60)",
     )
+    _add_db_option(p)
+    p.add_argument(
+        "--spool",
+        default=os.environ.get("YUKON_SPOOL", "yukon-spool.jsonl"),
+        metavar="PATH",
+        help="file that keeps results while the database is away (env YUKON_SPOOL)",
+    )
+    p.add_argument(
+        "--daily-secret",
+        default=os.environ.get("YUKON_DAILY_SECRET"),
+        metavar="TEXT",
+        help="secret the daily deals derive from (env YUKON_DAILY_SECRET;"
+        " default: generated once and kept in the database)",
+    )
+    p.add_argument(
+        "--daily-rules",
+        default=os.environ.get("YUKON_DAILY_RULES", "C"),
+        metavar="RULES",
+        help="rules of the daily deal, such as C or RT (env YUKON_DAILY_RULES; default C)",
+    )
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("db", help="the database schema: upgrade it, or show where it is")
+    p.add_argument("action", choices=("upgrade", "current"))
+    _add_db_option(p)
+    p.set_defaults(func=cmd_db)
     return parser
+
+
+def _add_db_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        default=os.environ.get("YUKON_DB", "sqlite:///yukon.db"),
+        metavar="URL",
+        help="database URL, such as postgresql://user@host/yukon"
+        " (env YUKON_DB; default sqlite:///yukon.db)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,10 +16,18 @@ from protocol.messages import (
     ROOM_STATES,
     SERVER_TYPES,
     Accepted,
+    Board,
+    BoardPage,
+    BoardRow,
     Countdown,
     Create,
+    Daily,
+    DailyDeal,
     Error,
     Hello,
+    History,
+    HistoryPage,
+    HistoryRow,
     Join,
     Leave,
     Left,
@@ -79,7 +87,14 @@ RESULT = Result(
     ),
 )
 
+BOARD_ROW = BoardRow(1, "ann", "won", 99000, 145, 625, 52, 2)
 CLIENT_MESSAGES: list[Any] = [
+    Daily(),
+    Board("daily"),
+    Board("daily", date="2026-11-28", offset=40, limit=100, around=True),
+    Board("deal", code="YU1-C-AAAAAAB"),
+    History(),
+    History(offset=20, limit=1),
     Hello(1, "ann"),
     Hello(1, None, "tok-123"),
     Hello(7),
@@ -115,6 +130,50 @@ SERVER_MESSAGES: list[Any] = [
     PROGRESS,
     Progress(0, ()),
     RESULT,
+    Result(None, ()),
+    DailyDeal("2026-11-29", 1, False, "C"),
+    DailyDeal("2026-11-29", 2, True, "RT"),
+    BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
+    BoardPage("deal", None, "YU1-C-AAAAAAB", 0, 0, (), None),
+    HistoryPage(
+        3,
+        1,
+        99000,
+        0,
+        (
+            HistoryRow(
+                1_795_000_000_000,
+                None,
+                None,
+                "2026-11-29",
+                False,
+                "won",
+                1,
+                1,
+                99000,
+                145,
+                625,
+                52,
+                2,
+            ),
+            HistoryRow(
+                1_795_000_000_000,
+                "YU1-C-AAAAAAB",
+                "ZEBRA",
+                None,
+                False,
+                "resigned",
+                2,
+                4,
+                5000,
+                3,
+                0,
+                0,
+                0,
+            ),
+        ),
+    ),
+    HistoryPage(0, 0, None, 0, ()),
 ]
 
 
@@ -172,6 +231,9 @@ def test_type_names_are_the_t_field() -> None:
             "undo",
             "resign",
             "rematch",
+            "daily",
+            "board",
+            "history",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -187,6 +249,9 @@ def test_type_names_are_the_t_field() -> None:
             "undone",
             "progress",
             "result",
+            "daily_deal",
+            "board_page",
+            "history_page",
         ]
     )
 

@@ -35,9 +35,9 @@ from protocol.messages import (
     decode_server,
     encode,
 )
+from server.app import ServeOptions, open_server
 from server.connection import RaceServer
-from server.rooms import Hub, HubConfig
-from server.storage import MemoryStore
+from server.rooms import HubConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TIMEOUT = 5.0
@@ -83,21 +83,23 @@ class Client:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[RaceServer]:
-    async with running_server() as srv:
+async def server(db_url: str, tmp_path: Path) -> AsyncIterator[RaceServer]:
+    async with running_server(db_url, tmp_path) as srv:
         yield srv
 
 
 @contextlib.asynccontextmanager
-async def running_server(**hub_options: Any) -> AsyncIterator[RaceServer]:
+async def running_server(
+    db_url: str, tmp_path: Path, **hub_options: Any
+) -> AsyncIterator[RaceServer]:
+    """The server as ``yukon serve`` wires it, on port 0, with a real database."""
     # A bigger token bucket than the default lets scripted players move as fast as they can.
     config = HubConfig(countdown_s=0.2, resume_window_s=5.0, bucket_capacity=200, bucket_rate=100)
-    srv = RaceServer(Hub(config, **hub_options), MemoryStore())
-    await srv.start("127.0.0.1", 0)
-    try:
+    options = ServeOptions(
+        host="127.0.0.1", port=0, db=db_url, spool=tmp_path / "spool.jsonl", hub=config
+    )
+    async with open_server(options, hub_options=hub_options) as srv:
         yield srv
-    finally:
-        await asyncio.wait_for(srv.close(), TIMEOUT)
 
 
 def url(server: RaceServer) -> str:
@@ -161,10 +163,10 @@ async def test_full_race_to_the_finish_with_progress_results_and_rematch(
         (1, "alice", "won"),
         (2, "bob", "resigned"),
     ]
-    # The result was stored before it was announced.
-    store = server.store
-    assert isinstance(store, MemoryStore)
-    assert [r.name for r in store.races[0].results] == ["alice", "bob"]
+    # The result was stored before it was announced, with every move.
+    [won, resigned] = await server.store.stored_results(code=code)
+    assert (won.outcome, won.score, won.moves, won.actions) == ("won", 625, len(line), tuple(line))
+    assert (resigned.outcome, resigned.actions) == ("resigned", tuple(line[:1]))
 
     await alice.send(Rematch())
     lobby = await bob.expect(Room, state="lobby")
@@ -253,10 +255,12 @@ def cards_named(value: Any, key: str = "") -> set[str]:
     return found
 
 
-async def test_no_face_down_card_is_ever_sent_before_it_turns_up() -> None:
+async def test_no_face_down_card_is_ever_sent_before_it_turns_up(
+    db_url: str, tmp_path: Path
+) -> None:
     """Record every frame of a race with a secret deal and look for hidden cards in them."""
     # A fixed "random" deal keeps the test repeatable; the server still treats it as secret.
-    async with running_server(random_deal=lambda: 4_242_424) as server:
+    async with running_server(db_url, tmp_path, random_deal=lambda: 4_242_424) as server:
         await check_no_leak(server)
 
 

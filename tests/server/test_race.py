@@ -63,7 +63,7 @@ def test_every_runner_starts_on_the_same_deal_with_a_game_of_its_own() -> None:
         assert r.time_ms is None
         assert r.last_seq == 0
         assert r.journal == []
-        assert not r.used_undo
+        assert r.undos == 0
     race.move(ann, 1, WIN_MOVES[0], T0 + 1)
     assert bob.game.position() == Game.from_code(WIN_CODE).position()
 
@@ -172,7 +172,7 @@ def test_undo_takes_back_the_move_and_turns_the_card_down_again() -> None:
         elapsed_ms=2000,
     )
     assert "9S" not in reply.view
-    assert ann.used_undo
+    assert ann.undos == 1
     assert ann.journal == [(1000, "6H>7"), (2000, "undo")]
     assert race.replay_of(ann, 2) is reply
 
@@ -184,7 +184,7 @@ def test_undo_in_a_room_without_undo_is_refused() -> None:
     position = ann.game.position()
     assert race.undo(ann, 2, T0 + 2) == Refused(2, "undo_disabled", "this room allows no undo")
     assert ann.game.position() == position
-    assert not ann.used_undo
+    assert ann.undos == 0
     assert ann.journal == [(1000, "6H>7")]
 
 
@@ -195,7 +195,7 @@ def test_undo_with_nothing_to_take_back_is_refused() -> None:
     assert isinstance(reply, Refused)
     assert reply.code == "nothing_to_undo"
     assert reply.seq == 1
-    assert not ann.used_undo
+    assert ann.undos == 0
 
 
 # -- endings --------------------------------------------------------------------------------

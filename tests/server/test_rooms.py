@@ -46,7 +46,7 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
-from server.effects import Close, Effect, Persist, RaceRecord, Send
+from server.effects import Authenticate, BeginDaily, Close, Effect, Persist, RaceRecord, Send
 from server.race import REPLY_MEMORY
 from server.rooms import CLOSE_POLICY, ROOM_ALPHABET, Hub, HubConfig
 
@@ -89,15 +89,17 @@ class Clients:
         self.now = 100.0
         self._deals = list(deals)
         self.deals_drawn = 0
-        tokens = itertools.count(1)
         code_iter = iter(codes) if codes is not None else room_codes()
         self.hub = Hub(
             self.config,
             wall_clock=lambda: 0.0,
             random_deal=self._deal,
-            new_token=lambda: f"tok{next(tokens)}",
             new_room_code=lambda: next(code_iter),
         )
+        # Storage's part, played here: registered names and their tokens, daily attempts.
+        self.registry: dict[str, tuple[int, str, str]] = {}
+        self.attempts: dict[int, int] = defaultdict(int)
+        self._player_ids = itertools.count(1)
         self.inbox: dict[int, list[Any]] = defaultdict(list)
         self.closed: dict[int, Close] = {}
         self.persisted: list[RaceRecord] = []
@@ -111,17 +113,41 @@ class Clients:
         self.deals_drawn += 1
         return self._deals.pop(0) if len(self._deals) > 1 else self._deals[0]
 
+    def _storage(self, e: Effect) -> list[Effect]:
+        """Answer an effect that needs storage the way the SQL store does."""
+        hub, now = self.hub, self.now
+        if isinstance(e, Authenticate):
+            if e.name is not None:
+                if e.name.casefold() in self.registry:
+                    return hub.hello_refused(e.conn, code="name_taken", text="taken", now=now)
+                pid = next(self._player_ids)
+                self.registry[e.name.casefold()] = (pid, e.name, f"tok{pid}")
+                return hub.authenticated(
+                    e.conn, player_id=pid, name=e.name, token=f"tok{pid}", now=now
+                )
+            for pid, name, token in self.registry.values():
+                if token == e.token:
+                    return hub.authenticated(e.conn, player_id=pid, name=name, token=token, now=now)
+            return hub.hello_refused(e.conn, code="bad_token", text="unknown token", now=now)
+        assert isinstance(e, BeginDaily)
+        self.attempts[e.player_id] += 1
+        return hub.daily_begun(e.conn, date=e.date, attempt=self.attempts[e.player_id], now=now)
+
     def _record(self, effects: list[Effect]) -> list[Effect]:
+        resolved: list[Effect] = []
         for e in effects:
+            if isinstance(e, (Authenticate, BeginDaily)):
+                resolved.extend(self._record(self._storage(e)))
+                continue
+            resolved.append(e)
             if isinstance(e, Send):
                 self.inbox[e.conn].append(e.message)
             elif isinstance(e, Close):
                 assert e.conn not in self.closed, "closed twice"
                 self.closed[e.conn] = e
-            else:
-                assert isinstance(e, Persist)
+            elif isinstance(e, Persist):
                 self.persisted.append(e.record)
-        return effects
+        return resolved
 
     def _at(self, at: float | None) -> float:
         if at is not None:
@@ -572,6 +598,7 @@ def test_default_room_codes_are_five_unambiguous_characters() -> None:
     for n in range(60):
         hub.connect(n, 0.0)
         hub.receive(n, encode(Hello(PROTOCOL_VERSION, f"p{n}")), 0.0)
+        hub.authenticated(n, player_id=n, name=f"p{n}", token=f"t{n}", now=0.0)
         [send] = hub.receive(n, encode(Create()), 0.0)
         assert isinstance(send, Send)
         code = send.message.room
@@ -945,9 +972,9 @@ def test_stuck_with_undo_may_undo_or_resign() -> None:
     assert cl.last(bob, Progress).players[0].state == "resigned"
     effects = cl.send(bob, Resign(), at=cl.race_start + 6)
     [record] = persists(effects)
-    assert [(r.name, r.outcome, r.used_undo) for r in record.results] == [
-        ("ann", "resigned", True),
-        ("bob", "resigned", False),
+    assert [(r.name, r.outcome, r.undos) for r in record.results] == [
+        ("ann", "resigned", 1),
+        ("bob", "resigned", 0),
     ]
     assert [a for _, a in record.results[0].journal] == [STUCK_MOVE, "undo", STUCK_MOVE]
 
@@ -1223,7 +1250,7 @@ def test_a_wrong_token_is_refused() -> None:
     assert kinds(cl.send(conn, Hello(PROTOCOL_VERSION, "bob")), conn) == ["welcome"]
 
 
-def test_after_the_window_the_token_is_gone_and_the_name_free() -> None:
+def test_after_the_window_the_place_is_gone_but_the_identity_stays() -> None:
     cl = Clients()
     conns = lobby(cl, ["ann", "bob"])
     cl.disconnect(conns["bob"], at=200.0)
@@ -1232,10 +1259,12 @@ def test_after_the_window_the_token_is_gone_and_the_name_free() -> None:
     [room] = to(effects, conns["ann"])
     assert [p.name for p in room.players] == ["ann"]
     conn = cl.connect()
-    assert error_codes(cl.send(conn, Hello(PROTOCOL_VERSION, token=cl.tokens["bob"])), conn) == [
-        "bad_token"
-    ]
-    assert kinds(cl.send(conn, Hello(PROTOCOL_VERSION, "BOB")), conn) == ["welcome"]
+    # The token is a lasting identity: bob is bob again, only out of the room.
+    effects = cl.send(conn, Hello(PROTOCOL_VERSION, token=cl.tokens["bob"]))
+    assert kinds(effects, conn) == ["welcome"]
+    assert to(effects, conn)[0].name == "bob"
+    other = cl.connect()
+    assert error_codes(cl.send(other, Hello(PROTOCOL_VERSION, "BOB")), other) == ["name_taken"]
 
 
 def test_within_the_window_the_name_stays_taken() -> None:
@@ -1255,13 +1284,15 @@ def test_the_resume_window_is_configurable() -> None:
     assert len(persists(cl.tick(cl.race_start + 6))) == 1
 
 
-def test_a_token_past_its_window_is_refused_even_before_the_tick() -> None:
+def test_a_token_past_its_window_does_not_resume_even_before_the_tick() -> None:
     cl = Clients()
-    cl.hello("ann")
-    cl.disconnect(1, at=200.0)
-    conn = cl.connect(at=261.0)
+    conns = race(cl, ["ann", "bob"])
+    cl.disconnect(conns["ann"], at=cl.race_start + 1)
+    conn = cl.connect(at=cl.race_start + 62)
     effects = cl.send(conn, Hello(PROTOCOL_VERSION, token=cl.tokens["ann"]))
-    assert error_codes(effects, conn) == ["bad_token"]
+    assert kinds(effects, conn) == ["welcome"]  # ann, but no longer in the race
+    progress = cl.last(conns["bob"], Progress)
+    assert progress.players[0].state == "abandoned"
 
 
 def test_a_reconnect_resets_the_window() -> None:

@@ -119,7 +119,7 @@ def test_missing_arguments_is_usage_error() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_serve_runs_and_stops_cleanly_on_ctrl_c() -> None:
+def test_serve_runs_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     """``yukon serve`` on port 0: it logs where it listens, serves, and Ctrl-C stops it."""
     import asyncio
     import re
@@ -134,12 +134,15 @@ def test_serve_runs_and_stops_cleanly_on_ctrl_c() -> None:
         [sys.executable, "-m", "yukon", "serve", "--port", "0"],
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tmp_path,  # the embedded default: ./yukon.db
     )
     try:
         assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert "yukon.db migrated from empty to" in first, first
         line = proc.stderr.readline()
         match = re.search(r"listening on (ws://\S+)", line)
-        assert match, line  # the first line of the log says where it listens
+        assert match, line
 
         async def talk() -> int | None:
             async with connect(match.group(1)) as ws:
@@ -156,6 +159,7 @@ def test_serve_runs_and_stops_cleanly_on_ctrl_c() -> None:
         assert proc.wait(timeout=10) == 0
         rest = proc.stderr.read()
         assert "Traceback" not in rest and "stopped" in rest
+        assert (tmp_path / "yukon.db").exists()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -170,7 +174,7 @@ def test_serve_port_in_use_is_one_line() -> None:
         sock.listen()
         port = sock.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "yukon", "serve", "--port", str(port)],
+            [sys.executable, "-m", "yukon", "serve", "--port", str(port), "--db", "sqlite://"],
             capture_output=True,
             text=True,
             timeout=30,

@@ -1,0 +1,121 @@
+"""Answers to leaderboard and history requests, from storage to wire messages.
+
+Read-only and outside the race logic: the hub only forwards these requests (``Query``).
+What may be shown is decided here: a daily deal's game code stays hidden until its day is
+over, like the deal itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+from protocol import GameCode, InvalidCodeError
+from protocol.messages import (
+    Board,
+    BoardPage,
+    BoardRow,
+    Error,
+    History,
+    HistoryPage,
+    HistoryRow,
+    Message,
+)
+
+from .storage.sql import Board as StoredBoard
+from .storage.sql import BoardEntry, SqlStore
+
+__all__ = ["Leaderboards"]
+
+
+def _row(e: BoardEntry) -> BoardRow:
+    return BoardRow(e.rank, e.name, e.outcome, e.time_ms, e.moves, e.score, e.foundations, e.undos)
+
+
+def _unix_ms(when: dt.datetime) -> int:
+    """SQLite hands back naive datetimes; every stored time is UTC."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+class Leaderboards:
+    def __init__(
+        self,
+        store: SqlStore,
+        *,
+        today: Callable[[], dt.date],
+        daily_code: Callable[[dt.date], GameCode],
+    ) -> None:
+        self.store = store
+        self.today = today
+        self.daily_code = daily_code
+
+    async def answer(self, message: Message, player_id: int) -> Message:
+        if isinstance(message, Board):
+            return await self._board(message, player_id)
+        if isinstance(message, History):
+            return await self._history(message, player_id)
+        raise TypeError(f"not a query: {message!r}")
+
+    async def _board(self, m: Board, player_id: int) -> Message:
+        today = self.today()
+        if m.kind == "daily":
+            if m.code is not None:
+                return Error("bad_field", "a daily board is chosen by date, not by code")
+            try:
+                date = dt.date.fromisoformat(m.date) if m.date is not None else today
+            except ValueError:
+                return Error("bad_field", f"date {m.date!r} is not a date like 2026-11-29")
+            board = await self.store.daily_board(
+                date=date, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
+            )
+            code = str(self.daily_code(date)) if date < today else None
+            return self._page(m, date.isoformat(), code, board)
+        if m.code is None:
+            return Error("bad_field", "a deal board needs a game code")
+        try:
+            parsed = GameCode.parse(m.code)
+        except InvalidCodeError as exc:
+            return Error("bad_rules", str(exc))
+        if parsed == self.daily_code(today):  # still secret: an answer must not confirm it
+            return BoardPage("deal", None, str(parsed), 0, m.offset, (), None)
+        board = await self.store.deal_board(
+            code=str(parsed), offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
+        )
+        return self._page(m, None, str(parsed), board)
+
+    @staticmethod
+    def _page(m: Board, date: str | None, code: str | None, board: StoredBoard) -> BoardPage:
+        return BoardPage(
+            kind=m.kind,
+            date=date,
+            code=code,
+            total=board.total,
+            offset=board.offset,
+            rows=tuple(_row(e) for e in board.rows),
+            you=_row(board.you) if board.you else None,
+        )
+
+    async def _history(self, m: History, player_id: int) -> HistoryPage:
+        history = await self.store.history(player_id=player_id, offset=m.offset, limit=m.limit)
+        today = self.today()
+        rows = tuple(
+            HistoryRow(
+                finished_ms=_unix_ms(h.finished_at),
+                code=None if h.daily_date is not None and h.daily_date >= today else h.code,
+                room=h.room,
+                date=h.daily_date.isoformat() if h.daily_date else None,
+                practice=h.practice,
+                outcome=h.outcome,
+                rank=h.rank,
+                players=h.players,
+                time_ms=h.time_ms,
+                moves=h.moves,
+                score=h.score,
+                foundations=h.foundations,
+                undos=h.undos,
+            )
+            for h in history.rows
+        )
+        return HistoryPage(history.games, history.wins, history.best_time_ms, history.offset, rows)

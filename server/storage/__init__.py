@@ -1,0 +1,1 @@
+"""Storage: the only layer that touches the database (see ``sql.SqlStore``)."""

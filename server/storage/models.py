@@ -1,0 +1,169 @@
+"""The tables, as SQLAlchemy models. Alembic migrations (``migrations/``) create them;
+nothing calls ``create_all``. A test checks that autogenerate finds no difference.
+
+Results carry a precomputed ``board_key`` (lower is better) so that every leaderboard is one
+index range: winners by time then moves, then the rest by cards on foundations, score and
+time. See ``board_key``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "Base",
+    "Player",
+    "RaceRow",
+    "ResultRow",
+    "MoveRow",
+    "DailyAttempt",
+    "Setting",
+    "board_key",
+]
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Player(Base):
+    """A registered name. Only a hash of the player's secret token is kept."""
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(20))
+    #: ``name.casefold()``: names are unique without regard to case.
+    name_key: Mapped[str] = mapped_column(String(80), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RaceRow(Base):
+    """One race: a room's race, or one player's attempt at a daily deal."""
+
+    __tablename__ = "races"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: The server's id for the race, so a retried write is recognised and not doubled.
+    uid: Mapped[str] = mapped_column(String(40), unique=True)
+    code: Mapped[str] = mapped_column(String(32))
+    rules: Mapped[str] = mapped_column(String(8))
+    room: Mapped[str | None] = mapped_column(String(16))
+    daily_date: Mapped[dt.date | None] = mapped_column(Date)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ResultRow(Base):
+    """One player's result in one race."""
+
+    __tablename__ = "results"
+    __table_args__ = (
+        UniqueConstraint("race_id", "player_id"),
+        # The daily board: today's counted results in board order.
+        Index("ix_results_daily_board", "daily_date", "practice", "board_key", "id"),
+        # A deal's board (best per player) and a player's history.
+        Index("ix_results_code_board", "code", "player_id", "board_key"),
+        Index("ix_results_player_history", "player_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    race_id: Mapped[int] = mapped_column(ForeignKey("races.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    #: Copied from the race so that each board is one index on this table.
+    code: Mapped[str] = mapped_column(String(32))
+    daily_date: Mapped[dt.date | None] = mapped_column(Date)
+    #: A daily attempt after the first: shown in history, kept off the daily board.
+    practice: Mapped[bool] = mapped_column(Boolean, default=False)
+    outcome: Mapped[str] = mapped_column(String(16))
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    moves: Mapped[int] = mapped_column(Integer)
+    score: Mapped[int] = mapped_column(Integer)
+    foundations: Mapped[int] = mapped_column(Integer)
+    rank: Mapped[int] = mapped_column(Integer)
+    #: How many times the player took a move back.
+    undos: Mapped[int] = mapped_column(Integer, default=0)
+    board_key: Mapped[int] = mapped_column(BigInteger)
+    finished_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class MoveRow(Base):
+    """Every accepted action of a result, in order, with its time on the server's clock."""
+
+    __tablename__ = "moves"
+
+    result_id: Mapped[int] = mapped_column(
+        ForeignKey("results.id", ondelete="CASCADE"), primary_key=True
+    )
+    n: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at_ms: Mapped[int] = mapped_column(BigInteger)
+    #: Move notation such as ``7S>4``, or ``undo``.
+    move: Mapped[str] = mapped_column(String(8))
+
+
+class DailyAttempt(Base):
+    """A player began the daily deal. Written when the deal is sent, so the first attempt
+    is known to be the first even if it never finishes."""
+
+    __tablename__ = "daily_attempts"
+
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    daily_date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    attempt: Mapped[int] = mapped_column(Integer, primary_key=True)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Setting(Base):
+    """Server-wide values that must survive restarts, such as the daily-deal secret."""
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+_WIN_TIME_BITS = 41
+_MOVE_BITS = 20
+_TIME_BITS = 34
+_SCORE_BITS = 20
+
+
+def board_key(*, won: bool, time_ms: int, moves: int, foundations: int, score: int) -> int:
+    """One signed 64-bit integer that sorts results in board order (lower is better).
+
+    Winners: ``time_ms`` then ``moves``. Others, after every winner: more cards on
+    foundations, then higher score, then less time. Equal keys are ties and share a rank.
+    """
+    if won:
+        t = min(time_ms, (1 << _WIN_TIME_BITS) - 1)
+        return (t << _MOVE_BITS) | min(moves, (1 << _MOVE_BITS) - 1)
+    missing = 52 - foundations
+    score_gap = (1 << _SCORE_BITS) - 1 - min(score, (1 << _SCORE_BITS) - 1)
+    t = min(time_ms, (1 << _TIME_BITS) - 1)
+    return (1 << 62) | (missing << (_TIME_BITS + _SCORE_BITS)) | (score_gap << _TIME_BITS) | t

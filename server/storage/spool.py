@@ -1,0 +1,146 @@
+"""Results that must not be lost, even while the database is away.
+
+``ResultWriter.write`` first appends the record to a local spool file (flushed and
+fsynced), then tries the database until it commits, backing off between tries. Only then
+does it return, so the caller announces a result that is in the database. A record still in
+the spool when the server starts again (it crashed, or stopped while the database was away)
+is written then. The database write is idempotent (``RaceRecord.uid``), so a record written
+just before a crash and replayed after it is stored once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from ..effects import PlayerResult, RaceRecord
+from .sql import SqlStore
+
+__all__ = ["ResultWriter", "record_to_json", "record_from_json"]
+
+log = logging.getLogger("yukon.storage")
+
+
+def record_to_json(record: RaceRecord) -> str:
+    data = dataclasses.asdict(record)
+    data["daily_date"] = record.daily_date.isoformat() if record.daily_date else None
+    return json.dumps(data, separators=(",", ":"))
+
+
+def record_from_json(text: str) -> RaceRecord:
+    data: dict[str, Any] = json.loads(text)
+    results = tuple(
+        PlayerResult(**{**r, "journal": tuple((at, mv) for at, mv in r["journal"])})
+        for r in data.pop("results")
+    )
+    daily = data.pop("daily_date")
+    return RaceRecord(
+        **data,
+        daily_date=dt.date.fromisoformat(daily) if daily else None,
+        results=results,
+    )
+
+
+class ResultWriter:
+    """Writes finished races to the database, through a spool file that survives outages."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        spool: Path,
+        *,
+        first_delay: float = 0.25,
+        max_delay: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.spool = spool
+        self.first_delay = first_delay
+        self.max_delay = max_delay
+        self._pending: dict[str, RaceRecord] = {}
+        self._lock = asyncio.Lock()
+        #: Figures for logs and metrics.
+        self.failures = 0
+        self.retries = 0
+
+    @property
+    def pending(self) -> int:
+        """Results kept in the spool, waiting for the database."""
+        return len(self._pending)
+
+    async def recover(self) -> list[RaceRecord]:
+        """Records left in the spool by an earlier run, written now (retrying as needed)."""
+        if not self.spool.exists():
+            return []
+        records = []
+        for line in self.spool.read_text().splitlines():
+            if line.strip():
+                try:
+                    records.append(record_from_json(line))
+                except (ValueError, TypeError, KeyError):
+                    log.error("spool %s: skipping an unreadable line", self.spool)
+        if records:
+            log.warning("spool %s: %d result(s) from an earlier run", self.spool, len(records))
+        for record in records:
+            self._pending[record.uid] = record
+        for record in records:
+            await self._commit(record)
+        return records
+
+    async def write(self, record: RaceRecord) -> None:
+        """Return once ``record`` is committed to the database; never lose it meanwhile."""
+        async with self._lock:
+            self._pending[record.uid] = record
+            await asyncio.to_thread(self._append, record_to_json(record))
+        await self._commit(record)
+
+    async def _commit(self, record: RaceRecord) -> None:
+        delay = self.first_delay
+        tries = 0
+        while True:
+            try:
+                await self.store.record_race(record)
+                break
+            except Exception as exc:  # any database or network failure: keep it, retry
+                tries += 1
+                self.failures += 1
+                if tries == 1:
+                    log.warning(
+                        "race %s: database write failed (%s); result kept in %s, retrying",
+                        record.uid,
+                        type(exc).__name__,
+                        self.spool,
+                    )
+                await asyncio.sleep(delay)
+                self.retries += 1
+                delay = min(delay * 2, self.max_delay)
+        if tries:
+            log.info("race %s: stored after %d failed attempt(s)", record.uid, tries)
+        async with self._lock:
+            self._pending.pop(record.uid, None)
+            await asyncio.to_thread(self._rewrite)
+
+    def _append(self, line: str) -> None:
+        self.spool.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.spool, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _rewrite(self) -> None:
+        """The spool holds exactly the records not yet committed (atomic replace)."""
+        if not self._pending:
+            self.spool.unlink(missing_ok=True)
+            return
+        tmp = self.spool.with_suffix(self.spool.suffix + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            for record in self._pending.values():
+                f.write(record_to_json(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.spool)

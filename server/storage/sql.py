@@ -1,0 +1,587 @@
+"""The SQL store: the one place that reads and writes the database.
+
+SQLAlchemy 2 (async) over aiosqlite (the embedded default) or asyncpg (PostgreSQL). Every
+function takes keyword arguments and speaks in plain dataclasses, never rows, so nothing
+outside this package writes or reads SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Table, and_, event, func, insert, select, tuple_
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from ..effects import RaceRecord
+from .models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, Setting, board_key
+
+__all__ = [
+    "SqlStore",
+    "Identity",
+    "NameTakenError",
+    "BoardEntry",
+    "StoredResult",
+    "Board",
+    "HistoryEntry",
+    "History",
+    "normalize_url",
+    "hash_token",
+    "describe_error",
+    "DEFAULT_URL",
+]
+
+DEFAULT_URL = "sqlite+aiosqlite:///./yukon.db"
+
+_players = cast(Table, Player.__table__)
+_races = cast(Table, RaceRow.__table__)
+_results = cast(Table, ResultRow.__table__)
+_moves = cast(Table, MoveRow.__table__)
+_attempts = cast(Table, DailyAttempt.__table__)
+_settings = cast(Table, Setting.__table__)
+
+
+class NameTakenError(Exception):
+    """Another player registered this name (names are unique regardless of case)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    player_id: int
+    name: str
+    #: The secret the player keeps; only its hash is stored.
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResult:
+    """A result as stored, with its actions (move texts and ``undo``) in order."""
+
+    code: str
+    outcome: str
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+    actions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoardEntry:
+    rank: int
+    player_id: int
+    name: str
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """One page of a leaderboard; ``you`` is the asking player's own row, if they have one."""
+
+    total: int
+    offset: int
+    rows: tuple[BoardEntry, ...]
+    you: BoardEntry | None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    finished_at: dt.datetime
+    code: str
+    room: str | None
+    daily_date: dt.date | None
+    practice: bool
+    outcome: str
+    rank: int
+    players: int
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    games: int
+    wins: int
+    best_time_ms: int | None
+    offset: int
+    rows: tuple[HistoryEntry, ...]
+
+
+def normalize_url(url: str) -> str:
+    """Accept plain ``sqlite:///`` and ``postgresql://`` URLs and pick the async drivers."""
+    if url.startswith("sqlite:"):
+        return "sqlite+aiosqlite:" + url[len("sqlite:") :]
+    for prefix in ("postgresql:", "postgres:"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg:" + url[len(prefix) :]
+    return url
+
+
+def describe_error(exc: BaseException) -> str:
+    """A database failure in one line: the driver's own words, without SQLAlchemy's links."""
+    inner = getattr(exc, "orig", None) or exc
+    text = str(inner).strip().splitlines()
+    return f"{type(inner).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def hash_token(token: str) -> str:
+    """Tokens are 192-bit random secrets, so a plain SHA-256 is enough (no salt, no stretch)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _utc(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+class SqlStore:
+    """Players, races, results and moves in one SQL database."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = normalize_url(url)
+        kwargs: dict[str, Any] = {"echo": echo, "pool_pre_ping": True}
+        self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def ping(self) -> None:
+        """Raise if the database does not answer."""
+        async with self.engine.connect() as conn:
+            await conn.execute(select(1))
+
+    async def run_sync(self, fn: Any) -> Any:
+        """Run ``fn(sync_connection)`` in a transaction (migrations use this)."""
+        async with self.engine.begin() as conn:
+            return await conn.run_sync(fn)
+
+    # -- players ----------------------------------------------------------------------------
+
+    async def register_player(self, *, name: str, now: float) -> Identity:
+        """Register a new name and hand out its secret token; NameTakenError if taken."""
+        token = secrets.token_urlsafe(24)
+        try:
+            async with self.engine.begin() as conn:
+                result = await conn.execute(
+                    insert(_players)
+                    .values(
+                        name=name,
+                        name_key=name.casefold(),
+                        token_hash=hash_token(token),
+                        created_at=_utc(now),
+                    )
+                    .returning(_players.c.id)
+                )
+                player_id = result.scalar_one()
+        except IntegrityError:
+            raise NameTakenError(name) from None
+        return Identity(player_id, name, token)
+
+    async def find_player(self, *, token: str) -> Identity | None:
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(_players.c.id, _players.c.name).where(
+                        _players.c.token_hash == hash_token(token)
+                    )
+                )
+            ).first()
+        return Identity(row.id, row.name, token) if row else None
+
+    # -- settings ---------------------------------------------------------------------------
+
+    async def setting(self, *, key: str, default: str) -> str:
+        """The stored value of ``key``; the first caller stores ``default`` and every later
+        caller (and restart) gets that same value."""
+        async with self.engine.begin() as conn:
+            value = (
+                await conn.execute(select(_settings.c.value).where(_settings.c.key == key))
+            ).scalar()
+            if value is not None:
+                return str(value)
+        try:
+            async with self.engine.begin() as conn:
+                await conn.execute(insert(_settings).values(key=key, value=default))
+            return default
+        except IntegrityError:  # another process stored it first
+            async with self.engine.connect() as conn:
+                value = (
+                    await conn.execute(select(_settings.c.value).where(_settings.c.key == key))
+                ).scalar_one()
+            return str(value)
+
+    # -- the daily deal -----------------------------------------------------------------------
+
+    async def begin_daily(self, *, player_id: int, date: dt.date, now: float) -> int:
+        """Number this player's attempt at ``date``'s deal (1 counts; later ones are practice)."""
+        for _ in range(5):
+            try:
+                async with self.engine.begin() as conn:
+                    last = (
+                        await conn.execute(
+                            select(func.max(_attempts.c.attempt)).where(
+                                _attempts.c.player_id == player_id,
+                                _attempts.c.daily_date == date,
+                            )
+                        )
+                    ).scalar()
+                    attempt = (last or 0) + 1
+                    await conn.execute(
+                        insert(_attempts).values(
+                            player_id=player_id,
+                            daily_date=date,
+                            attempt=attempt,
+                            started_at=_utc(now),
+                        )
+                    )
+                return attempt
+            except IntegrityError:  # two attempts began at once; number again
+                continue
+        raise RuntimeError("could not number the daily attempt")
+
+    # -- results ------------------------------------------------------------------------------
+
+    async def record_race(self, record: RaceRecord) -> None:
+        """Store a finished race with its results and moves, once: a retry is a no-op."""
+        try:
+            async with self.engine.begin() as conn:
+                if await self._has_race(conn, record.uid):
+                    return
+                await self._insert_race(conn, record)
+        except IntegrityError:
+            async with self.engine.connect() as conn:
+                if await self._has_race(conn, record.uid):
+                    return  # a concurrent retry stored it
+            raise
+
+    @staticmethod
+    async def _has_race(conn: AsyncConnection, uid: str) -> bool:
+        found = await conn.execute(select(_races.c.id).where(_races.c.uid == uid))
+        return found.first() is not None
+
+    @staticmethod
+    async def _insert_race(conn: AsyncConnection, record: RaceRecord) -> None:
+        race_id = (
+            await conn.execute(
+                insert(_races)
+                .values(
+                    uid=record.uid,
+                    code=record.code,
+                    rules=record.rules,
+                    room=record.room,
+                    daily_date=record.daily_date,
+                    started_at=_utc(record.started_wall),
+                    ended_at=_utc(record.ended_wall),
+                )
+                .returning(_races.c.id)
+            )
+        ).scalar_one()
+        finished = _utc(record.ended_wall)
+        for r in record.results:
+            result_id = (
+                await conn.execute(
+                    insert(_results)
+                    .values(
+                        race_id=race_id,
+                        player_id=r.player_id,
+                        code=record.code,
+                        daily_date=record.daily_date,
+                        practice=r.practice,
+                        outcome=r.outcome,
+                        time_ms=r.time_ms,
+                        moves=r.moves,
+                        score=r.score,
+                        foundations=r.foundations,
+                        rank=r.rank,
+                        undos=r.undos,
+                        board_key=board_key(
+                            won=r.outcome == "won",
+                            time_ms=r.time_ms,
+                            moves=r.moves,
+                            foundations=r.foundations,
+                            score=r.score,
+                        ),
+                        finished_at=finished,
+                    )
+                    .returning(_results.c.id)
+                )
+            ).scalar_one()
+            if r.journal:
+                await conn.execute(
+                    insert(_moves),
+                    [
+                        {"result_id": result_id, "n": n, "at_ms": at, "move": move}
+                        for n, (at, move) in enumerate(r.journal, start=1)
+                    ],
+                )
+
+    async def stored_results(self, *, code: str | None = None) -> list[StoredResult]:
+        """Every stored result (of one deal if ``code``) with its actions, so that a check can
+        replay each through the engine and compare."""
+        r = _results.c
+        query = select(r.id, r.code, r.outcome, r.moves, r.score, r.foundations, r.undos).order_by(
+            r.id
+        )
+        if code is not None:
+            query = query.where(r.code == code)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+            out = []
+            for row in rows:
+                actions = (
+                    await conn.execute(
+                        select(_moves.c.move)
+                        .where(_moves.c.result_id == row.id)
+                        .order_by(_moves.c.n)
+                    )
+                ).scalars()
+                out.append(
+                    StoredResult(
+                        row.code,
+                        row.outcome,
+                        row.moves,
+                        row.score,
+                        row.foundations,
+                        row.undos,
+                        tuple(actions),
+                    )
+                )
+        return out
+
+    # -- leaderboards ---------------------------------------------------------------------------
+
+    def _entry_columns(self) -> Sequence[Any]:
+        r = _results.c
+        return (
+            r.id,
+            r.board_key,
+            r.player_id,
+            _players.c.name,
+            r.outcome,
+            r.time_ms,
+            r.moves,
+            r.score,
+            r.foundations,
+            r.undos,
+        )
+
+    async def daily_board(
+        self,
+        *,
+        date: dt.date,
+        offset: int = 0,
+        limit: int = 20,
+        player_id: int | None = None,
+        around: bool = False,
+    ) -> Board:
+        """The counted (first) attempts at ``date``'s deal, best first.
+
+        With ``around`` the page is centred on ``player_id``'s row; a player with no row gets
+        an empty page. ``you`` is that player's row whenever they have one.
+        """
+        r = _results.c
+        scope = and_(r.daily_date == date, r.practice.is_(False))
+        return await self._board(scope, offset, limit, player_id, around)
+
+    async def deal_board(
+        self,
+        *,
+        code: str,
+        offset: int = 0,
+        limit: int = 20,
+        player_id: int | None = None,
+        around: bool = False,
+    ) -> Board:
+        """Each player's best counted result on the deal ``code``, best first."""
+        r = _results.c
+        ranked = (
+            select(
+                r.id,
+                func.row_number()
+                .over(partition_by=r.player_id, order_by=(r.board_key, r.id))
+                .label("n"),
+            )
+            .where(r.code == code, r.practice.is_(False))
+            .subquery()
+        )
+        scope = r.id.in_(select(ranked.c.id).where(ranked.c.n == 1))
+        return await self._board(scope, offset, limit, player_id, around)
+
+    async def _board(
+        self, scope: Any, offset: int, limit: int, player_id: int | None, around: bool
+    ) -> Board:
+        r = _results.c
+        order = (r.board_key, r.id)
+        async with self.engine.connect() as conn:
+            total = (
+                await conn.execute(select(func.count()).select_from(_results).where(scope))
+            ).scalar_one()
+            mine = None
+            if player_id is not None:
+                mine = (
+                    await conn.execute(
+                        select(r.id, r.board_key)
+                        .where(scope, r.player_id == player_id)
+                        .order_by(*order)
+                        .limit(1)
+                    )
+                ).first()
+            you = None
+            if mine is not None:
+                you_rank = 1 + await self._count_better(conn, scope, mine.board_key)
+                position = await self._position(conn, scope, mine.board_key, mine.id)
+                if around:
+                    offset = max(0, position - limit // 2)
+            elif around:
+                return Board(total, 0, (), None)
+            page = (
+                await conn.execute(
+                    select(*self._entry_columns())
+                    .join(_players, _players.c.id == r.player_id)
+                    .where(scope)
+                    .order_by(*order)
+                    .offset(offset)
+                    .limit(limit)
+                )
+            ).all()
+            first_rank = 1 + await self._count_better(conn, scope, page[0].board_key) if page else 0
+        rows = []
+        previous_key = None
+        rank = first_rank
+        for i, row in enumerate(page):
+            if previous_key is not None and row.board_key != previous_key:
+                rank = offset + i + 1
+            previous_key = row.board_key
+            entry = BoardEntry(
+                rank,
+                row.player_id,
+                row.name,
+                row.outcome,
+                row.time_ms,
+                row.moves,
+                row.score,
+                row.foundations,
+                row.undos,
+            )
+            rows.append(entry)
+            if mine is not None and row.id == mine.id:
+                you = entry
+        if mine is not None and you is None:
+            you = await self._entry(mine.id, you_rank)
+        return Board(total, offset, tuple(rows), you)
+
+    @staticmethod
+    async def _count_better(conn: AsyncConnection, scope: Any, key: int) -> int:
+        r = _results.c
+        found = await conn.execute(
+            select(func.count()).select_from(_results).where(scope, r.board_key < key)
+        )
+        return int(found.scalar_one())
+
+    @staticmethod
+    async def _position(conn: AsyncConnection, scope: Any, key: int, result_id: int) -> int:
+        """0-based place of a result in board order (ties broken by id)."""
+        r = _results.c
+        found = await conn.execute(
+            select(func.count())
+            .select_from(_results)
+            .where(scope, tuple_(r.board_key, r.id) < tuple_(key, result_id))
+        )
+        return int(found.scalar_one())
+
+    async def _entry(self, result_id: int, rank: int) -> BoardEntry:
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(*self._entry_columns())
+                    .join(_players, _players.c.id == _results.c.player_id)
+                    .where(_results.c.id == result_id)
+                )
+            ).one()
+        return BoardEntry(
+            rank,
+            row.player_id,
+            row.name,
+            row.outcome,
+            row.time_ms,
+            row.moves,
+            row.score,
+            row.foundations,
+            row.undos,
+        )
+
+    # -- a player's own history ------------------------------------------------------------------
+
+    async def history(self, *, player_id: int, offset: int = 0, limit: int = 20) -> History:
+        r = _results.c
+        other = _results.alias("other")
+        players_in_race = (
+            select(func.count()).select_from(other).where(other.c.race_id == r.race_id)
+        ).scalar_subquery()
+        async with self.engine.connect() as conn:
+            totals = (
+                await conn.execute(
+                    select(
+                        func.count(),
+                        func.count().filter(r.outcome == "won"),
+                        func.min(r.time_ms).filter(r.outcome == "won"),
+                    ).where(r.player_id == player_id)
+                )
+            ).one()
+            page = (
+                await conn.execute(
+                    select(
+                        r.finished_at,
+                        r.code,
+                        _races.c.room,
+                        r.daily_date,
+                        r.practice,
+                        r.outcome,
+                        r.rank,
+                        players_in_race.label("players"),
+                        r.time_ms,
+                        r.moves,
+                        r.score,
+                        r.foundations,
+                        r.undos,
+                    )
+                    .join(_races, _races.c.id == r.race_id)
+                    .where(r.player_id == player_id)
+                    .order_by(r.id.desc())
+                    .offset(offset)
+                    .limit(limit)
+                )
+            ).all()
+        return History(
+            games=int(totals[0]),
+            wins=int(totals[1]),
+            best_time_ms=None if totals[2] is None else int(totals[2]),
+            offset=offset,
+            rows=tuple(HistoryEntry(**row._mapping) for row in page),
+        )
