@@ -441,7 +441,7 @@ class Room:
         F("state", Str(16, ROOM_STATES)),
         F("rules", Str(8)),
         F("code", Opt(Str(32))),
-        F("max_players", Int(2, 8)),
+        F("max_players", Int(1, 8)),  # 1: a daily attempt's private room
         F("undo", Bool()),
         F("time_limit", Int(30, 7200)),
         F("players", ListOf(Obj(RoomPlayer), 8)),

@@ -90,7 +90,8 @@ async def open_server(
         )
         writer = ResultWriter(store, options.spool)
         await writer.recover()
-        boards = Leaderboards(store, today=lambda: utc_date(time.time()), daily_code=hub.daily_code)
+        wall = (hub_options or {}).get("wall_clock", time.time)
+        boards = Leaderboards(store, today=lambda: utc_date(wall()), daily_code=hub.daily_code)
         server = RaceServer(hub, store, writer, boards)
         await server.start(options.host, options.port)
         try:

@@ -81,3 +81,14 @@ async def _reset_postgres(url: str) -> None:
         await conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
     finally:
         await conn.close()
+
+
+@pytest.fixture
+def fresh_postgres(postgres: str) -> Iterator[str]:
+    """A PostgreSQL database of this test's own, for tests that abuse their connection."""
+    name = f"yukon_test_{secrets.token_hex(4)}"
+    _admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{postgres.rsplit('/', 1)[0]}/{name}"
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,15 +10,13 @@ from typing import Any
 
 import msgpack
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol import Game
 from protocol.messages import (
     Accepted,
-    Create,
     Hello,
-    Join,
     MoveMsg,
     Progress,
     Race,
@@ -32,101 +29,26 @@ from protocol.messages import (
     Start,
     Watch,
     Welcome,
-    decode_server,
     encode,
 )
-from server.app import ServeOptions, open_server
 from server.connection import RaceServer
-from server.rooms import HubConfig
 
-DATA = Path(__file__).resolve().parent.parent / "data"
-TIMEOUT = 5.0
-
-
-def winning_line() -> tuple[str, list[str]]:
-    lines = [x.strip() for x in (DATA / "winning-game.txt").read_text().splitlines() if x.strip()]
-    return lines[0], lines[1:]
-
-
-class Client:
-    """A test client that keeps every frame the server sent it, in order."""
-
-    def __init__(self, ws: ClientConnection) -> None:
-        self.ws = ws
-        self.frames: list[Any] = []
-        self.raw: list[bytes] = []
-
-    async def send(self, message: Any) -> None:
-        await self.ws.send(encode(message))
-
-    async def recv(self) -> Any:
-        data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
-        assert isinstance(data, bytes), "the server sends binary frames only"
-        self.raw.append(data)
-        message = decode_server(data)
-        self.frames.append(message)
-        return message
-
-    async def expect(self, kind: type, **match: Any) -> Any:
-        """Read until a message of ``kind`` whose fields equal ``match``; return it."""
-        while True:
-            message = await self.recv()
-            if isinstance(message, kind) and all(
-                getattr(message, k) == v for k, v in match.items()
-            ):
-                return message
-
-    async def hello(self, name: str) -> Welcome:
-        await self.send(Hello(1, name))
-        welcome: Welcome = await self.expect(Welcome)
-        return welcome
+from .wire import (
+    TIMEOUT,
+    Client,
+    open_client,
+    room_with,
+    running_server,
+    start_race,
+    url,
+    winning_line,
+)
 
 
 @pytest.fixture
 async def server(db_url: str, tmp_path: Path) -> AsyncIterator[RaceServer]:
     async with running_server(db_url, tmp_path) as srv:
         yield srv
-
-
-@contextlib.asynccontextmanager
-async def running_server(
-    db_url: str, tmp_path: Path, **hub_options: Any
-) -> AsyncIterator[RaceServer]:
-    """The server as ``yukon serve`` wires it, on port 0, with a real database."""
-    # A bigger token bucket than the default lets scripted players move as fast as they can.
-    config = HubConfig(countdown_s=0.2, resume_window_s=5.0, bucket_capacity=200, bucket_rate=100)
-    options = ServeOptions(
-        host="127.0.0.1", port=0, db=db_url, spool=tmp_path / "spool.jsonl", hub=config
-    )
-    async with open_server(options, hub_options=hub_options) as srv:
-        yield srv
-
-
-def url(server: RaceServer) -> str:
-    return f"ws://127.0.0.1:{server.port}"
-
-
-async def open_client(server: RaceServer, name: str | None = None) -> Client:
-    client = Client(await connect(url(server)))
-    if name is not None:
-        await client.hello(name)
-    return client
-
-
-async def room_with(host: Client, *guests: Client, **create: Any) -> Room:
-    await host.send(Create(**create))
-    room: Room = await host.expect(Room)
-    for guest in guests:
-        await guest.send(Join(room.room.lower()))
-        await guest.expect(Room)
-        await guest.send(Ready(True))
-        await guest.expect(Room)
-    return room
-
-
-async def start_race(host: Client, *players: Client) -> list[Race]:
-    await host.send(Start())
-    return [await p.expect(Race) for p in (host, *players)]
 
 
 async def test_full_race_to_the_finish_with_progress_results_and_rematch(
