@@ -198,7 +198,10 @@ class RaceServer:
     async def _persist(self, effect: Persist) -> None:
         """Results are announced only once committed; the writer retries through outages."""
         record = effect.record
-        await self.writer.write(record)
+        try:
+            await self.writer.write(record)
+        except Exception:  # refused for good: logged and set aside by the writer
+            return
         self._apply(self.hub.committed(record.race_id, self._now()))
 
     async def _authenticate(self, effect: Authenticate) -> None:

@@ -88,7 +88,8 @@ class ResultRow(Base):
         Index("ix_results_daily_board", "daily_date", "practice", "board_key", "id"),
         # A deal's board (best per player) and a player's history.
         Index("ix_results_code_board", "code", "player_id", "board_key"),
-        Index("ix_results_player_history", "player_id", "id"),
+        # A player's history, newest first by when each race finished.
+        Index("ix_results_player_finished", "player_id", "finished_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

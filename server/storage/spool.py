@@ -19,8 +19,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
+
 from ..effects import PlayerResult, RaceRecord
-from .sql import SqlStore
+from .sql import SqlStore, describe_error
+
+#: Errors that mean the database refused this record, not that it is away.
+_PERMANENT = (IntegrityError, DataError, ProgrammingError)
 
 __all__ = ["ResultWriter", "record_to_json", "record_from_json"]
 
@@ -106,6 +111,18 @@ class ResultWriter:
             try:
                 await self.store.record_race(record)
                 break
+            except _PERMANENT as exc:
+                # The database answered and refused the record: retrying cannot help. Keep
+                # it, aside, for a person to look at; nothing is thrown away.
+                log.error(
+                    "race %s: the database refused the result (%s); kept in %s",
+                    record.uid,
+                    describe_error(exc),
+                    self.failed_path,
+                )
+                async with self._lock:
+                    await asyncio.to_thread(self._set_aside, record)
+                raise
             except Exception as exc:  # any database or network failure: keep it, retry
                 tries += 1
                 self.failures += 1
@@ -124,6 +141,18 @@ class ResultWriter:
         async with self._lock:
             self._pending.pop(record.uid, None)
             await asyncio.to_thread(self._rewrite)
+
+    @property
+    def failed_path(self) -> Path:
+        return self.spool.with_suffix(self.spool.suffix + ".failed")
+
+    def _set_aside(self, record: RaceRecord) -> None:
+        with open(self.failed_path, "a", encoding="utf-8") as f:
+            f.write(record_to_json(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self._pending.pop(record.uid, None)
+        self._rewrite()
 
     def _append(self, line: str) -> None:
         self.spool.parent.mkdir(parents=True, exist_ok=True)

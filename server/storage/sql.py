@@ -573,7 +573,9 @@ class SqlStore:
                     )
                     .join(_races, _races.c.id == r.race_id)
                     .where(r.player_id == player_id)
-                    .order_by(r.id.desc())
+                    # By finishing time: a result stored late (after an outage) still sorts
+                    # where its race ended.
+                    .order_by(r.finished_at.desc(), r.id.desc())
                     .offset(offset)
                     .limit(limit)
                 )
