@@ -101,8 +101,9 @@ PLAYER_STATES = ("playing", "stuck", "won", "resigned", "timeout", "abandoned")
 ROOM_STATES = ("lobby", "countdown", "racing", "finished")
 #: Which leaderboards there are.
 BOARD_KINDS = ("daily", "deal")
-#: Most rows in one page of a leaderboard or a history.
-MAX_PAGE = 100
+#: Most rows in one page of a leaderboard or a history: a full page of the longest names
+#: still fits a frame (MAX_FRAME).
+MAX_PAGE = 50
 
 
 class MessageError(ValueError):

@@ -255,10 +255,12 @@ class RaceServer:
             )
         except Exception as exc:
             log.warning("daily: database unavailable (%s)", type(exc).__name__)
-            self._apply(self.hub.daily_refused(effect.conn, **_UNAVAILABLE, now=self._now()))
+            self._apply(self.hub.daily_refused(effect.player_id, **_UNAVAILABLE, now=self._now()))
             return
         self._apply(
-            self.hub.daily_begun(effect.conn, date=effect.date, attempt=attempt, now=self._now())
+            self.hub.daily_begun(
+                effect.player_id, date=effect.date, attempt=attempt, now=self._now()
+            )
         )
 
     async def _query(self, effect: Query) -> None:

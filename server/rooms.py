@@ -477,6 +477,9 @@ class Hub:
             self._out.append(Query(c.id, p.id, msg))
 
     def _create(self, c: _Conn, p: _Player, msg: Create, now: float) -> None:
+        if p.daily_pending:
+            self._error(c, "wrong_state", "your daily deal is on its way")
+            return
         if p.room is not None:
             self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
             return
@@ -510,6 +513,9 @@ class Hub:
         self._room_changed(room, now, progress=False)
 
     def _join(self, c: _Conn, p: _Player, code: str, now: float, *, spectator: bool) -> None:
+        if p.daily_pending:
+            self._error(c, "wrong_state", "your daily deal is on its way")
+            return
         if p.room is not None:
             self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
             return
@@ -676,19 +682,26 @@ class Hub:
         p.daily_pending = True
         self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
 
-    def daily_begun(self, conn: int, *, date: dt.date, attempt: int, now: float) -> list[Effect]:
-        """Storage numbered the attempt: deal it now; the player's clock starts as it is sent."""
+    def daily_begun(
+        self, player_id: int, *, date: dt.date, attempt: int, now: float
+    ) -> list[Effect]:
+        """Storage numbered the attempt: deal it now; the player's clock starts as it is sent.
+
+        Addressed by player, not connection: a player who reconnected meanwhile gets the deal
+        on the new connection. One who is not connected at all has used the attempt.
+        """
         self._out = []
         self._now = now
-        c = self._conns.get(conn)
-        p = c.player if c is not None else None
+        p = self._players.get(player_id)
         if p is None or not p.daily_pending:
             return self._flush()
         p.daily_pending = False
-        if p.room is not None or c is None or c.closed:
-            return self._flush()  # the player went elsewhere meanwhile
+        c = self._conns.get(p.conn) if p.conn is not None else None
+        if c is None or c.closed or p.room is not None:
+            log.info("%s: daily attempt %d began with nobody to play it", p.name, attempt)
+            return self._flush()
         code = self._free_room_code()
-        if code is None:
+        if code is None or len(self._rooms) >= self.config.max_rooms:
             self._error(c, "server_full", "no free room code; try again later")
             return self._flush()
         deal = self.daily_code(date)
@@ -705,13 +718,15 @@ class Hub:
         self._start_race(room, now)
         return self._flush()
 
-    def daily_refused(self, conn: int, *, code: str, text: str, now: float) -> list[Effect]:
+    def daily_refused(self, player_id: int, *, code: str, text: str, now: float) -> list[Effect]:
         self._out = []
         self._now = now
-        c = self._conns.get(conn)
-        if c is not None and c.player is not None:
-            c.player.daily_pending = False
-            self._error(c, code, text)
+        p = self._players.get(player_id)
+        if p is not None:
+            p.daily_pending = False
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            if c is not None:
+                self._error(c, code, text)
         return self._flush()
 
     # -- room bookkeeping -------------------------------------------------------------------

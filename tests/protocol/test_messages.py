@@ -91,7 +91,7 @@ BOARD_ROW = BoardRow(1, "ann", "won", 99000, 145, 625, 52, 2)
 CLIENT_MESSAGES: list[Any] = [
     Daily(),
     Board("daily"),
-    Board("daily", date="2026-11-28", offset=40, limit=100, around=True),
+    Board("daily", date="2026-11-28", offset=40, limit=50, around=True),
     Board("deal", code="YU1-C-AAAAAAB"),
     History(),
     History(offset=20, limit=1),
@@ -626,3 +626,32 @@ def test_a_refused_character_is_named_in_the_message() -> None:
         normalize_name("n" * 21)
     with pytest.raises(ValueError, match="at least one"):
         normalize_name(" ")
+
+
+def test_a_full_page_of_the_longest_rows_fits_in_a_frame() -> None:
+    """Pages are capped at MAX_PAGE rows so that the worst case still fits MAX_FRAME."""
+    from protocol.messages import MAX_FRAME, MAX_NAME, MAX_PAGE
+
+    name = "\U0001f0a1" * MAX_NAME  # four bytes each in UTF-8
+    big = 2**62
+    row = BoardRow(big, name, "abandoned", big, 2**31 - 1, 2**31 - 1, 52, 2**31 - 1)
+    board = BoardPage("daily", "2026-11-29", "YU1-MEGT-ZZZZZZZ", big, big, (row,) * MAX_PAGE, row)
+    assert len(encode(board)) <= MAX_FRAME
+    assert decode_server(encode(board)) == board
+    line = HistoryRow(
+        big,
+        "YU1-MEGT-ZZZZZZZ",
+        "ABCDEFGHJKLMNPQR",
+        "2026-11-29",
+        True,
+        "abandoned",
+        8,
+        8,
+        big,
+        2**31 - 1,
+        2**31 - 1,
+        52,
+        2**31 - 1,
+    )
+    history = HistoryPage(big, big, big, big, (line,) * MAX_PAGE)
+    assert len(encode(history)) <= MAX_FRAME

@@ -131,7 +131,9 @@ class Clients:
             return hub.hello_refused(e.conn, code="bad_token", text="unknown token", now=now)
         assert isinstance(e, BeginDaily)
         self.attempts[e.player_id] += 1
-        return hub.daily_begun(e.conn, date=e.date, attempt=self.attempts[e.player_id], now=now)
+        return hub.daily_begun(
+            e.player_id, date=e.date, attempt=self.attempts[e.player_id], now=now
+        )
 
     def _record(self, effects: list[Effect]) -> list[Effect]:
         resolved: list[Effect] = []
