@@ -160,6 +160,10 @@ class SqlStore:
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self.url = normalize_url(url)
         kwargs: dict[str, Any] = {"echo": echo, "pool_pre_ping": True}
+        if self.url.startswith("postgresql+asyncpg"):
+            # Give up on an unreachable database well inside a client's 10 s hello deadline,
+            # so the client hears "unavailable" instead of a timeout.
+            kwargs["connect_args"] = {"timeout": 5}
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
