@@ -13,16 +13,18 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
 
 from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME, Error, Message, Progress, encode
 
 from .effects import Authenticate, BeginDaily, Close, Effect, Persist, Query, Send
 from .leaderboard import Leaderboards
+from .metrics import Metrics
 from .rooms import Hub
 from .storage.spool import ResultWriter
 from .storage.sql import NameTakenError, SqlStore
@@ -102,6 +104,10 @@ class RaceServer:
         self.store = store
         self.writer = writer
         self.boards = boards
+        self.metrics = Metrics()
+        #: Answers plain HTTP requests on the websocket port (``server.http``); None: only
+        #: websocket upgrades are served.
+        self.http: Callable[[ServerConnection, Request], Awaitable[Response | None]] | None = None
         self._ids = itertools.count(1)
         self._outboxes: dict[int, Outbox] = {}
         self._timer: asyncio.TimerHandle | None = None
@@ -116,12 +122,21 @@ class RaceServer:
             port,
             max_size=MAX_FRAME,
             compression=None,
+            process_request=self._process_request,
             max_queue=16,
             ping_interval=20,
             ping_timeout=20,
             close_timeout=5,
         )
         return self.server
+
+    async def _process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        """Plain HTTP (no websocket upgrade) goes to ``self.http``; upgrades go on."""
+        if request.headers.get("Upgrade", "").lower() == "websocket" or self.http is None:
+            return None
+        return await self.http(connection, request)
 
     @property
     def port(self) -> int:
@@ -147,9 +162,13 @@ class RaceServer:
         writer = asyncio.create_task(outbox.run())
         log.debug("conn %d open from %s", conn, ws.remote_address)
         self._apply(self.hub.connect(conn, loop.time()))
+        self.metrics.connections_opened += 1
         try:
             async for frame in ws:
-                self._apply(self.hub.receive(conn, frame, loop.time()))
+                arrived = loop.time()
+                effects = self.hub.receive(conn, frame, arrived)
+                self._apply(effects)
+                self._count_moves(effects, conn, arrived, loop.time())
         except ConnectionClosed:
             pass
         finally:
@@ -157,6 +176,19 @@ class RaceServer:
             self._apply(self.hub.disconnect(conn, loop.time()))
             writer.cancel()
             log.debug("conn %d closed (%s)", conn, ws.close_code)
+
+    def _count_moves(self, effects: list[Effect], conn: int, arrived: float, done: float) -> None:
+        for e in effects:
+            if isinstance(e, Send) and e.conn == conn:
+                kind = e.message.TYPE
+                if kind in ("accepted", "undone"):
+                    self.metrics.moves_accepted += 1
+                elif kind == "refused":
+                    self.metrics.moves_refused += 1
+                else:
+                    continue
+                self.metrics.move_ack.observe(done - arrived)
+                return
 
     def _apply(self, effects: Iterable[Effect]) -> None:
         encoded: dict[int, bytes] = {}
