@@ -258,10 +258,13 @@ class Hello:
         F("v", Int(0, 65535)),
         F("name", Opt(Str(64)), False),
         F("token", Opt(Str(128)), False),
+        F("password", Opt(Str(128)), False),
     )
     v: int
     name: str | None = None
     token: str | None = None
+    #: Only for a private server (``yukon serve --password``).
+    password: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import secrets
 import signal
+import ssl
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -45,6 +46,16 @@ class ServeOptions:
     daily_secret: str | None = None
     daily_rules: str = "C"
     hub: HubConfig = field(default_factory=HubConfig)
+    #: Both set: serve wss:// with this certificate chain and private key.
+    certfile: Path | None = None
+    keyfile: Path | None = None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        if self.certfile is None:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.certfile, self.keyfile)
+        return context
 
 
 class StartupError(Exception):
@@ -93,20 +104,34 @@ async def open_server(
         wall = (hub_options or {}).get("wall_clock", time.time)
         boards = Leaderboards(store, today=lambda: utc_date(wall()), daily_code=hub.daily_code)
         server = RaceServer(hub, store, writer, boards)
-        await server.start(options.host, options.port)
+        try:
+            context = options.ssl_context()
+        except (OSError, ssl.SSLError) as exc:
+            raise StartupError(f"cannot load the TLS certificate or key: {exc}") from exc
+        await server.start(options.host, options.port, ssl=context)
         try:
             yield server
         finally:
-            log.info("shutting down: closing %d connections", hub.connections)
-            await server.close()
+            restart = getattr(server, "closing_for_restart", False)
+            log.info(
+                "%s: closing %d connections",
+                "restarting" if restart else "shutting down",
+                hub.connections,
+            )
+            if restart:
+                await server.close(1012, "server restarting")
+            else:
+                await server.close()
     finally:
         await store.close()
 
 
-async def serve_until(options: ServeOptions, stop: asyncio.Event) -> None:
+async def serve_until(options: ServeOptions, stop: asyncio.Event, restart: list[bool]) -> None:
     async with open_server(options) as server:
-        log.info("listening on ws://%s:%d", options.host, server.port)
+        scheme = "wss" if options.certfile else "ws"
+        log.info("listening on %s://%s:%d", scheme, options.host, server.port)
         await stop.wait()
+        server.closing_for_restart = bool(restart)
     log.info("stopped")
 
 
@@ -115,10 +140,18 @@ def run(options: ServeOptions) -> int:
 
     async def main() -> None:
         stop = asyncio.Event()
+        restart: list[bool] = []
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await serve_until(options, stop)
+
+        # Ctrl-C: going away (1001). SIGTERM, as a service manager or a container stops us:
+        # restarting (1012), so clients reconnect and resume their races.
+        def on_sigterm() -> None:
+            restart.append(True)
+            stop.set()
+
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        await serve_until(options, stop, restart)
 
     try:
         asyncio.run(main())

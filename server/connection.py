@@ -14,6 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from ssl import SSLContext
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -105,6 +106,8 @@ class RaceServer:
         self.writer = writer
         self.boards = boards
         self.metrics = Metrics()
+        #: Set on SIGTERM: clients are told the server is restarting (1012), not leaving.
+        self.closing_for_restart = False
         #: Answers plain HTTP requests on the websocket port (``server.http``); None: only
         #: websocket upgrades are served.
         self.http: Callable[[ServerConnection, Request], Awaitable[Response | None]] | None = None
@@ -114,12 +117,13 @@ class RaceServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self.server: Server | None = None
 
-    async def start(self, host: str, port: int) -> Server:
-        """Listen on ``host:port`` (port 0 picks a free one)."""
+    async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> Server:
+        """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
         self.server = await serve(
             self.handler,
             host,
             port,
+            ssl=ssl,
             max_size=MAX_FRAME,
             compression=None,
             process_request=self._process_request,
@@ -144,10 +148,13 @@ class RaceServer:
         port: int = next(iter(self.server.sockets)).getsockname()[1]
         return port
 
-    async def close(self) -> None:
-        """Stop listening, close every client with 1001 (going away), finish storage work."""
+    async def close(self, code: int = 1001, reason: str = "server shutting down") -> None:
+        """Stop listening, close every client with ``code`` (1001 going away, or 1012 for a
+        restart), then finish storage work: nothing accepted is left unwritten."""
         if self.server is not None:
-            self.server.close(close_connections=True)
+            self.server.close(close_connections=False)
+            for box in list(self._outboxes.values()):
+                box.close(code, reason)
             await self.server.wait_closed()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -161,7 +168,8 @@ class RaceServer:
         self._outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         log.debug("conn %d open from %s", conn, ws.remote_address)
-        self._apply(self.hub.connect(conn, loop.time()))
+        peer = ws.remote_address
+        self._apply(self.hub.connect(conn, loop.time(), address=str(peer[0]) if peer else ""))
         self.metrics.connections_opened += 1
         try:
             async for frame in ws:

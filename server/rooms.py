@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import hmac
 import logging
 import secrets
 import time
@@ -88,8 +89,10 @@ log = logging.getLogger("yukon.rooms")
 #: Room codes use letters and digits that cannot be misread aloud: no 0/O, no 1/I.
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 ROOM_CODE_LENGTH = 5
-#: Websocket close code for flooding, garbage and a missing hello.
+#: Websocket close code for flooding, garbage, a missing hello and a wrong password.
 CLOSE_POLICY = 1008
+#: Websocket close code when the server holds all the connections it allows.
+CLOSE_TRY_LATER = 1013
 
 _CLASSIC = Rules()
 
@@ -122,8 +125,18 @@ class HubConfig:
     strike_limit: int = 10
     strike_window_s: float = 60.0
     max_rooms: int = 10_000
+    #: Connections beyond this are closed at once with 1013 (try again later).
+    max_connections: int = 10_000
     #: A daily attempt's time limit, in seconds.
     daily_time_limit: int = 1800
+    #: A private server: every hello must carry this password. None: open to all.
+    password: str | None = None
+    #: After this many wrong passwords from one address, each further answer waits
+    #: ``2 ** (failures - free)`` seconds, up to ``password_max_delay_s``.
+    password_free_failures: int = 3
+    password_max_delay_s: float = 30.0
+    #: Failures are forgotten after this long without one.
+    password_memory_s: float = 600.0
 
 
 @dataclass(eq=False)
@@ -132,6 +145,7 @@ class _Conn:
     opened: float
     tokens: float
     filled: float
+    address: str = ""
     player: _Player | None = None
     strikes: deque[float] = field(default_factory=deque)
     closed: bool = False
@@ -207,6 +221,8 @@ class Hub:
         #: Makes race ids unique across restarts (``RaceRecord.uid``).
         self._boot = boot_id or secrets.token_hex(6)
         self._conns: dict[int, _Conn] = {}
+        #: Wrong passwords by address: how many, and when the last one was.
+        self._pw_failures: dict[str, tuple[int, float]] = {}
         #: Players known to this process, by token (in memory only) and by id.
         self._tokens: dict[str, _Player] = {}
         self._players: dict[int, _Player] = {}
@@ -234,11 +250,14 @@ class Hub:
 
     # -- entry points ---------------------------------------------------------------------
 
-    def connect(self, conn: int, now: float) -> list[Effect]:
-        """A new connection; it must say hello within ``hello_timeout_s``."""
+    def connect(self, conn: int, now: float, *, address: str = "") -> list[Effect]:
+        """A new connection (from ``address``); it must say hello within ``hello_timeout_s``."""
         self._now = now
         c = self.config
-        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now)
+        if len(self._conns) >= c.max_connections:
+            log.warning("connection limit (%d) reached: refusing %s", c.max_connections, address)
+            return [Close(conn, CLOSE_TRY_LATER, "server full, try again later")]
+        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address)
         self._timer(now + c.hello_timeout_s, "hello", conn)
         return []
 
@@ -300,6 +319,9 @@ class Hub:
                 c = self._conns.get(ref)  # type: ignore[call-overload]
                 if c is not None and c.player is None and not c.closed:
                     self._close(c, CLOSE_POLICY, "no hello in time")
+            elif kind == "password":
+                assert isinstance(ref, _Conn)
+                self._refuse_password(ref)
             elif kind == "countdown":
                 room = ref
                 assert isinstance(room, _Room)
@@ -363,6 +385,8 @@ class Hub:
             )
             self._close(c, CLOSE_VERSION, "unsupported protocol version")
             return
+        if not self._password_ok(c, msg, now):
+            return
         if msg.token is not None:
             p = self._tokens.get(msg.token)
             gone = p.gone_at if p is not None else None
@@ -385,6 +409,40 @@ class Hub:
             return
         c.authenticating = True
         self._out.append(Authenticate(c.id, name, None))
+
+    def _password_ok(self, c: _Conn, msg: Hello, now: float) -> bool:
+        """On a private server, check the password in constant time. A wrong one is answered
+        with an error and a 1008 close, later and later for an address that keeps failing."""
+        expected = self.config.password
+        if expected is None:
+            return True
+        given = (msg.password or "").encode()
+        if hmac.compare_digest(given, expected.encode()):
+            return True
+        count, last = self._pw_failures.get(c.address, (0, now))
+        if now - last > self.config.password_memory_s:
+            count = 0
+        count += 1
+        self._pw_failures[c.address] = (count, now)
+        if len(self._pw_failures) > 10_000:  # bounded: forget the oldest addresses
+            for address in sorted(self._pw_failures, key=lambda a: self._pw_failures[a][1])[:5_000]:
+                del self._pw_failures[address]
+        c.authenticating = True  # nothing else is heard from this connection
+        over = count - self.config.password_free_failures
+        delay = min(2.0**over, self.config.password_max_delay_s) if over > 0 else 0.0
+        log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", count)
+        if delay:
+            self._timer(now + delay, "password", c)
+        else:
+            self._refuse_password(c)
+        return False
+
+    def _refuse_password(self, c: _Conn) -> None:
+        if c.closed or self._conns.get(c.id) is not c:
+            return
+        text = "this server is private: the password is wrong or missing"
+        self._out.append(Send(c.id, Error("password", text)))
+        self._close(c, CLOSE_POLICY, "wrong password")
 
     def authenticated(
         self, conn: int, *, player_id: int, name: str, token: str, now: float

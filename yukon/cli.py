@@ -102,6 +102,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except YukonError as exc:
         print(f"yukon serve: --daily-rules: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if (args.certfile is None) != (args.keyfile is None):
+        print("yukon serve: --certfile and --keyfile go together", file=sys.stderr)
+        return EXIT_USAGE
     options = ServeOptions(
         host=args.host,
         port=args.port,
@@ -109,7 +112,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         spool=Path(args.spool),
         daily_secret=args.daily_secret,
         daily_rules=args.daily_rules,
-        hub=HubConfig(resume_window_s=args.resume_window),
+        certfile=Path(args.certfile) if args.certfile else None,
+        keyfile=Path(args.keyfile) if args.keyfile else None,
+        hub=HubConfig(
+            resume_window_s=args.resume_window,
+            password=args.password or None,
+            max_rooms=args.max_rooms,
+            max_connections=args.max_connections,
+        ),
     )
     return run(options)
 
@@ -142,6 +152,18 @@ def cmd_db(args: argparse.Namespace) -> int:
         print(f"yukon db {args.action}: {describe_error(exc)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    """The value of ``YUKON_<name>``, for settings that a deployment gives by environment."""
+    return os.environ.get(f"YUKON_{name}", default)
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
 
 
 def _port(text: str) -> int:
@@ -181,37 +203,74 @@ def build_parser() -> argparse.ArgumentParser:
     _add_style_options(p)
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("serve", help="run the race server")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
+    p = sub.add_parser(
+        "serve",
+        help="run the race server",
+        description="Run the race server. Every option can also be set by the environment"
+        " variable named in its help; a flag wins over the environment.",
+    )
     p.add_argument(
-        "--resume-window",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long a dropped player may reconnect and resume (default 60)",
+        "--host", default=_env("HOST", "127.0.0.1"), help="address to listen on (YUKON_HOST)"
+    )
+    p.add_argument(
+        "--port", type=_port, default=_env("PORT", "8765"), help="port to listen on (YUKON_PORT)"
     )
     _add_db_option(p)
     p.add_argument(
-        "--spool",
-        default=os.environ.get("YUKON_SPOOL", "yukon-spool.jsonl"),
-        metavar="PATH",
-        help="file that keeps results while the database is away (env YUKON_SPOOL)",
+        "--password",
+        default=_env("PASSWORD"),
+        help="make the server private: every hello must carry this password (YUKON_PASSWORD)",
     )
     p.add_argument(
+        "--certfile",
+        default=_env("CERTFILE"),
+        help="TLS certificate chain: serve wss:// (YUKON_CERTFILE)",
+    )
+    p.add_argument("--keyfile", default=_env("KEYFILE"), help="TLS private key (YUKON_KEYFILE)")
+    p.add_argument(
         "--daily-secret",
-        default=os.environ.get("YUKON_DAILY_SECRET"),
+        default=_env("DAILY_SECRET"),
         metavar="TEXT",
-        help="secret the daily deals derive from (env YUKON_DAILY_SECRET;"
+        help="secret the daily deals derive from (YUKON_DAILY_SECRET;"
         " default: generated once and kept in the database)",
     )
     p.add_argument(
         "--daily-rules",
-        default=os.environ.get("YUKON_DAILY_RULES", "C"),
+        default=_env("DAILY_RULES", "C"),
         metavar="RULES",
-        help="rules of the daily deal, such as C or RT (env YUKON_DAILY_RULES; default C)",
+        help="rules of the daily deal, such as C or RT (YUKON_DAILY_RULES)",
     )
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--resume-window",
+        type=_positive,
+        default=_env("RESUME_WINDOW", "60"),
+        metavar="SECONDS",
+        help="how long a dropped player may reconnect and resume (YUKON_RESUME_WINDOW)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=_env("MAX_CONNECTIONS", "10000"),
+        help="connections beyond this are closed with 1013 (YUKON_MAX_CONNECTIONS)",
+    )
+    p.add_argument(
+        "--max-rooms",
+        type=int,
+        default=_env("MAX_ROOMS", "10000"),
+        help="rooms beyond this are refused with server_full (YUKON_MAX_ROOMS)",
+    )
+    p.add_argument(
+        "--spool",
+        default=_env("SPOOL", "yukon-spool.jsonl"),
+        metavar="PATH",
+        help="file that keeps results while the database is away (YUKON_SPOOL)",
+    )
+    p.add_argument(
+        "--log-level",
+        default=_env("LOG_LEVEL", "info"),
+        choices=("debug", "info", "warning", "error"),
+        help="(YUKON_LOG_LEVEL)",
+    )
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("db", help="the database schema: upgrade it, or show where it is")
@@ -224,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
-        default=os.environ.get("YUKON_DB", "sqlite:///yukon.db"),
+        default=_env("DB", "sqlite:///yukon.db"),
         metavar="URL",
         help="database URL, such as postgresql://user@host/yukon"
         " (env YUKON_DB; default sqlite:///yukon.db)",

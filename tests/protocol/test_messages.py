@@ -258,8 +258,8 @@ def test_type_names_are_the_t_field() -> None:
 
 def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
     body = body_of(Hello(1, "ann"))
-    assert list(body) == ["t", "v", "name", "token"]
-    assert body == {"t": "hello", "v": 1, "name": "ann", "token": None}
+    assert list(body) == ["t", "v", "name", "token", "password"]
+    assert body == {"t": "hello", "v": 1, "name": "ann", "token": None, "password": None}
     assert body_of(Leave()) == {"t": "leave"}
 
 

@@ -159,9 +159,9 @@ class Clients:
 
     # Hub entry points.
 
-    def connect(self, at: float | None = None) -> int:
+    def connect(self, at: float | None = None, *, address: str = "") -> int:
         conn = next(self._ids)
-        assert self._record(self.hub.connect(conn, self._at(at))) == []
+        assert self._record(self.hub.connect(conn, self._at(at), address=address)) == []
         return conn
 
     def send(self, conn: int, message: Any, at: float | None = None) -> list[Effect]:

@@ -1,0 +1,168 @@
+"""Running your own server: a password, TLS, connection limits (server/app.py, rooms.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import subprocess
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol.messages import PROTOCOL_VERSION, Hello, Welcome, decode_server, encode
+from server.app import ServeOptions, StartupError, open_server
+from server.rooms import HubConfig
+
+from .test_rooms import Clients, error_codes, kinds
+
+TIMEOUT = 5.0
+
+
+async def hello_over(uri: str, hello: Hello, **kwargs: object) -> tuple[object, int | None]:
+    """Send one hello; return the first answer and the close code (None if still open)."""
+    async with connect(uri, **kwargs) as ws:  # type: ignore[arg-type]
+        await ws.send(encode(hello))
+        first = decode_server(await asyncio.wait_for(ws.recv(), TIMEOUT))
+        try:
+            await asyncio.wait_for(ws.recv(), 0.5)
+        except ConnectionClosed as exc:
+            return first, exc.rcvd.code if exc.rcvd else None
+        except TimeoutError:
+            return first, None
+    return first, None
+
+
+async def test_a_private_server_wants_the_right_password(tmp_path: Path) -> None:
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/p.db",
+        spool=tmp_path / "s.jsonl",
+        hub=HubConfig(password="correct horse"),
+    )
+    async with open_server(options) as server:
+        uri = f"ws://127.0.0.1:{server.port}"
+        welcome, code = await hello_over(
+            uri, Hello(PROTOCOL_VERSION, "ann", password="correct horse")
+        )
+        assert isinstance(welcome, Welcome) and code is None
+        wrong, code = await hello_over(uri, Hello(PROTOCOL_VERSION, "bob", password="battery"))
+        assert getattr(wrong, "code", None) == "password" and code == 1008
+        missing, code = await hello_over(uri, Hello(PROTOCOL_VERSION, "bob"))
+        assert getattr(missing, "code", None) == "password" and code == 1008
+        # The token of a registered player still needs the password.
+        token = welcome.token
+        again, code = await hello_over(uri, Hello(PROTOCOL_VERSION, token=token))
+        assert getattr(again, "code", None) == "password" and code == 1008
+
+
+def test_repeated_wrong_passwords_from_one_address_are_slowed_down() -> None:
+    cl = Clients(HubConfig(password="pw", password_free_failures=2))
+    answered_at = []
+    for n in range(5):
+        conn = cl.connect(address="10.0.0.9")
+        effects = cl.send(conn, Hello(PROTOCOL_VERSION, f"p{n}", password="nope"))
+        if error_codes(effects, conn):
+            answered_at.append(0.0)
+            continue
+        assert effects == []  # no answer yet: it comes later, at a tick
+        delay = 0.0
+        while not error_codes(cl.tick(cl.now + 0.25), conn):
+            delay += 0.25
+            assert delay < 60
+        answered_at.append(delay + 0.25)
+    assert answered_at[:2] == [0.0, 0.0]
+    assert answered_at[2:] == [2.0, 4.0, 8.0]
+    # Another address is not slowed down, and the right password still works at once.
+    other = cl.connect(address="10.0.0.10")
+    assert error_codes(cl.send(other, Hello(PROTOCOL_VERSION, "q", password="nope")), other) == [
+        "password"
+    ]
+    ok = cl.connect(address="10.0.0.9")
+    assert kinds(cl.send(ok, Hello(PROTOCOL_VERSION, "r", password="pw")), ok) == ["welcome"]
+
+
+def make_certificate(directory: Path) -> tuple[Path, Path]:
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return cert, key
+
+
+async def test_tls_with_a_self_signed_certificate(tmp_path: Path) -> None:
+    cert, key = make_certificate(tmp_path)
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/t.db",
+        spool=tmp_path / "s.jsonl",
+        certfile=cert,
+        keyfile=key,
+    )
+    async with open_server(options) as server:
+        trusting = ssl.create_default_context(cafile=str(cert))
+        welcome, _ = await hello_over(
+            f"wss://127.0.0.1:{server.port}", Hello(PROTOCOL_VERSION, "ann"), ssl=trusting
+        )
+        assert isinstance(welcome, Welcome)
+        # A client that does not trust the certificate cannot connect.
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await hello_over(
+                f"wss://127.0.0.1:{server.port}",
+                Hello(PROTOCOL_VERSION, "bob"),
+                ssl=ssl.create_default_context(),
+            )
+        # Plain ws:// is not served on a TLS port.
+        with pytest.raises((ConnectionClosed, OSError, asyncio.TimeoutError, Exception)):
+            await hello_over(f"ws://127.0.0.1:{server.port}", Hello(PROTOCOL_VERSION, "eve"))
+
+
+async def test_a_bad_certificate_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "nothing.pem"
+    bad.write_text("not a certificate")
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/b.db",
+        spool=tmp_path / "s.jsonl",
+        certfile=bad,
+        keyfile=bad,
+    )
+    with pytest.raises(StartupError, match="TLS certificate"):
+        async with open_server(options):
+            pass
+
+
+async def test_connections_beyond_the_limit_are_told_to_come_back(tmp_path: Path) -> None:
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/l.db",
+        spool=tmp_path / "s.jsonl",
+        hub=HubConfig(max_connections=2),
+    )
+    async with open_server(options) as server:
+        uri = f"ws://127.0.0.1:{server.port}"
+        async with connect(uri), connect(uri), connect(uri) as third:
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(third.recv(), TIMEOUT)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
