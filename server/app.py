@@ -23,9 +23,11 @@ from protocol import Rules
 
 from .connection import RaceServer
 from .daily import utc_date
+from .http import HttpPages
 from .leaderboard import Leaderboards
 from .rooms import Hub, HubConfig
 from .storage import migrate
+from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
 from .storage.sql import DEFAULT_URL, SqlStore, describe_error
 
@@ -103,12 +105,19 @@ async def open_server(
         await writer.recover()
         wall = (hub_options or {}).get("wall_clock", time.time)
         boards = Leaderboards(store, today=lambda: utc_date(wall()), daily_code=hub.daily_code)
-        server = RaceServer(hub, store, writer, boards)
+        journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
+        server = RaceServer(hub, store, writer, boards, journal)
+        server.http = HttpPages(server)
         try:
             context = options.ssl_context()
         except (OSError, ssl.SSLError) as exc:
             raise StartupError(f"cannot load the TLS certificate or key: {exc}") from exc
         await server.start(options.host, options.port, ssl=context)
+        # Races that were running when the server last stopped (or crashed) go on.
+        loop = asyncio.get_running_loop()
+        for live, actions, alive_ms in await store.live_races():
+            server.apply(hub.restore(live, actions, alive_ms, loop.time()))
+        journal.start()
         try:
             yield server
         finally:
@@ -118,10 +127,12 @@ async def open_server(
                 "restarting" if restart else "shutting down",
                 hub.connections,
             )
+            await journal.checkpoint()  # the clocks stop here, for a later restore
             if restart:
                 await server.close(1012, "server restarting")
             else:
                 await server.close()
+            await journal.stop()
     finally:
         await store.close()
 

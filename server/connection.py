@@ -23,10 +23,11 @@ from websockets.http11 import Request, Response
 
 from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME, Error, Message, Progress, encode
 
-from .effects import Authenticate, BeginDaily, Close, Effect, Persist, Query, Send
+from .effects import Authenticate, BeginDaily, Close, Effect, Journal, Persist, Query, Send
 from .leaderboard import Leaderboards
 from .metrics import Metrics
 from .rooms import Hub
+from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
 from .storage.sql import NameTakenError, SqlStore
 
@@ -99,12 +100,18 @@ class RaceServer:
     """Runs a ``Hub`` behind a websocket server and carries out its effects."""
 
     def __init__(
-        self, hub: Hub, store: SqlStore, writer: ResultWriter, boards: Leaderboards
+        self,
+        hub: Hub,
+        store: SqlStore,
+        writer: ResultWriter,
+        boards: Leaderboards,
+        journal: JournalWriter | None = None,
     ) -> None:
         self.hub = hub
         self.store = store
         self.writer = writer
         self.boards = boards
+        self.journal = journal
         self.metrics = Metrics()
         #: Set on SIGTERM: clients are told the server is restarting (1012), not leaving.
         self.closing_for_restart = False
@@ -198,6 +205,10 @@ class RaceServer:
                 self.metrics.move_ack.observe(done - arrived)
                 return
 
+    def apply(self, effects: Iterable[Effect]) -> None:
+        """Carry out effects that did not come from a frame (a restored race's)."""
+        self._apply(effects)
+
     def _apply(self, effects: Iterable[Effect]) -> None:
         encoded: dict[int, bytes] = {}
         for effect in effects:
@@ -225,6 +236,8 @@ class RaceServer:
                 self._spawn(self._begin_daily(effect))
             elif isinstance(effect, Query):
                 self._spawn(self._query(effect))
+            elif isinstance(effect, Journal) and self.journal is not None:
+                self.journal.add(effect.entry)
         self._schedule()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:

@@ -22,6 +22,9 @@ __all__ = [
     "Effect",
     "RaceRecord",
     "PlayerResult",
+    "LiveRace",
+    "LiveAction",
+    "Journal",
 ]
 
 
@@ -109,4 +112,44 @@ class Query:
     message: Message
 
 
-Effect = Send | Close | Persist | Authenticate | BeginDaily | Query
+@dataclass(frozen=True, slots=True)
+class LiveRace:
+    """What it takes to rebuild a running race after a restart, written when it starts."""
+
+    uid: str
+    room: str
+    code: str
+    rules: str
+    daily_date: dt.date | None
+    attempt: int
+    undo: bool
+    time_limit: int
+    max_players: int
+    fixed: bool
+    host_id: int
+    #: ``(player_id, name)`` in the room's order.
+    players: tuple[tuple[int, str], ...]
+    started_wall: float
+
+
+@dataclass(frozen=True, slots=True)
+class LiveAction:
+    """One accepted action of a running race: a move text, ``undo`` or ``resign``."""
+
+    uid: str
+    n: int
+    player_id: int
+    seq: int | None
+    at_ms: int
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """Record a running race's start or one of its actions. Written in groups, a little
+    later: an answer never waits for it (docs/protocol.md, restarts)."""
+
+    entry: LiveRace | LiveAction
+
+
+Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Journal

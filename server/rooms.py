@@ -74,6 +74,9 @@ from .effects import (
     BeginDaily,
     Close,
     Effect,
+    Journal,
+    LiveAction,
+    LiveRace,
     Persist,
     PlayerResult,
     Query,
@@ -191,6 +194,9 @@ class _Room:
     attempt: int = 0
     #: Player ids by name, fixed when the race starts (a player may leave before the end).
     ids: dict[str, int] = field(default_factory=dict)
+    #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
+    uid: str = ""
+    journal_n: int = 0
 
     def members(self) -> list[_Player]:
         return self.players + self.spectators
@@ -457,8 +463,11 @@ class Hub:
             if p is None:
                 p = _Player(player_id, name, token)
                 self._players[player_id] = p
-                self._tokens[token] = p
                 log.info("%s said hello", name)
+            elif p.token != token:  # a player restored after a restart: now we know it
+                self._tokens.pop(p.token, None)
+                p.token = token
+            self._tokens[token] = p
             self._attach(c, p, now)
         return self._flush()
 
@@ -642,9 +651,30 @@ class Hub:
         )
         room.started_wall = self._wall()
         room.ids = {m.name: m.id for m in room.players}
+        room.uid = f"{self._boot}-{room.race_id}"
+        room.journal_n = 0
         room.state = "racing"
         room.result = None
         self._timer(room.race.deadline, "limit", room)
+        self._out.append(
+            Journal(
+                LiveRace(
+                    uid=room.uid,
+                    room=room.code,
+                    code=str(room.deal),
+                    rules=str(room.rules),
+                    daily_date=room.daily,
+                    attempt=room.attempt,
+                    undo=room.undo,
+                    time_limit=room.time_limit,
+                    max_players=room.max_players,
+                    fixed=room.fixed is not None,
+                    host_id=room.host.id,
+                    players=tuple((m.id, m.name) for m in room.players),
+                    started_wall=room.started_wall,
+                )
+            )
+        )
         log.info(
             "room %s: race %d started with %d players", room.code, room.race_id, len(room.players)
         )
@@ -676,6 +706,7 @@ class Hub:
         )
         self._send(p, reply)
         if reply.TYPE != "refused":
+            self._journal(room, p.id, seq, move or "undo", race.elapsed_ms(now))
             self._progress(room, now)
             self._check_over(room)
 
@@ -688,6 +719,7 @@ class Hub:
             self._error(c, "finished", f"your race is over ({runner.state.value})")
             return
         race.resign(runner, now)
+        self._journal(room, p.id, None, "resign", race.elapsed_ms(now))
         log.info("room %s: %s resigned", room.code, p.name)
         self._progress(room, now)
         self._check_over(room)
@@ -901,6 +933,106 @@ class Hub:
             if m is not skip:
                 self._send(m, msg)
 
+    def _journal(self, room: _Room, player_id: int, seq: int | None, action: str, ms: int) -> None:
+        room.journal_n += 1
+        self._out.append(Journal(LiveAction(room.uid, room.journal_n, player_id, seq, ms, action)))
+
+    # -- restarts ----------------------------------------------------------------------------
+
+    def live_elapsed(self, now: float) -> dict[str, int]:
+        """Each running race's clock, for the journal's checkpoints."""
+        return {
+            room.uid: room.race.elapsed_ms(now)
+            for room in self._rooms.values()
+            if room.race is not None and room.state == "racing"
+        }
+
+    def restore(
+        self, live: LiveRace, actions: list[LiveAction], alive_ms: int, now: float
+    ) -> list[Effect]:
+        """Rebuild a race that was running when the server stopped, from its journal.
+
+        Its clock resumes at ``alive_ms`` (the last moment the journal knew it was alive):
+        the time the server was away is not charged. Every player starts disconnected, with
+        a fresh resume window; a client that resumes learns the last ``seq`` the server
+        has and resends any later move it had been told was accepted.
+        """
+        self._out = []
+        self._now = now
+        if live.room in self._rooms:
+            log.error("restore: room %s exists already; race %s not restored", live.room, live.uid)
+            return self._flush()
+        players = []
+        for pid, name in live.players:
+            p = self._players.get(pid)
+            if p is None:
+                p = _Player(pid, name, "")
+                self._players[pid] = p
+                p.gone_at = now
+                self._timer(now + self.config.resume_window_s, "gone", p)
+            players.append(p)
+        host = next((p for p in players if p.id == live.host_id), players[0])
+        code = GameCode.parse(live.code)
+        room = _Room(
+            live.room,
+            host,
+            code.rules,
+            code if live.fixed else None,
+            code,
+            live.max_players,
+            live.undo,
+            live.time_limit,
+            daily=live.daily_date,
+        )
+        room.attempt = live.attempt
+        room.players = players
+        room.ready = {p.name for p in players}
+        for p in players:
+            p.room = room
+            p.spectator = False
+        self._race_ids += 1
+        room.race_id = self._race_ids
+        room.uid = live.uid
+        room.ids = {p.name: p.id for p in players}
+        room.started_wall = live.started_wall
+        started = now - alive_ms / 1000
+        race = Race(
+            code,
+            [p.name for p in players],
+            started=started,
+            time_limit_s=live.time_limit,
+            undo=live.undo,
+        )
+        room.race = race
+        room.state = "racing"
+        names = {pid: name for pid, name in live.players}
+        for a in sorted(actions, key=lambda a: a.n):
+            runner = race.runners[names[a.player_id]]
+            at = started + a.at_ms / 1000
+            if a.action == "resign":
+                race.resign(runner, at)
+            elif a.action == "undo":
+                assert a.seq is not None
+                race.undo(runner, a.seq, at)
+            else:
+                assert a.seq is not None
+                reply = race.move(runner, a.seq, a.action, at)
+                if reply.TYPE == "refused":  # cannot happen with an intact journal
+                    log.error("restore %s: journaled move %s refused", live.uid, a.action)
+            room.journal_n = max(room.journal_n, a.n)
+        self._rooms[room.code] = room
+        self._timer(race.deadline, "limit", room)
+        log.info(
+            "room %s: race %s restored at %.1f s with %d actions",
+            room.code,
+            live.uid,
+            alive_ms / 1000,
+            len(actions),
+        )
+        self._enforce_limit(room, now)
+        self._check_over(room)
+        return self._flush()
+
     def _enforce_limit(self, room: _Room, now: float) -> None:
         """Past the time limit nobody plays on, whether or not the timer has fired yet."""
         if room.race is not None and room.state == "racing" and room.race.expire(now):
@@ -933,7 +1065,7 @@ class Hub:
             self._out.append(
                 Persist(
                     RaceRecord(
-                        uid=f"{self._boot}-{room.race_id}",
+                        uid=room.uid,
                         race_id=room.race_id,
                         room=None if room.daily else room.code,
                         code=str(room.deal),

@@ -119,6 +119,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             password=args.password or None,
             max_rooms=args.max_rooms,
             max_connections=args.max_connections,
+            bucket_rate=args.msg_rate,
+            bucket_capacity=args.msg_burst,
         ),
     )
     return run(options)
@@ -258,6 +260,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=_env("MAX_ROOMS", "10000"),
         help="rooms beyond this are refused with server_full (YUKON_MAX_ROOMS)",
+    )
+    p.add_argument(
+        "--msg-rate",
+        type=_positive,
+        default=_env("MSG_RATE", "20"),
+        help="messages per second a connection may send, on average (YUKON_MSG_RATE)",
+    )
+    p.add_argument(
+        "--msg-burst",
+        type=_positive,
+        default=_env("MSG_BURST", "40"),
+        help="messages a connection may send at once before the rate applies"
+        " (YUKON_MSG_BURST); a connection beyond both is closed with 1008",
     )
     p.add_argument(
         "--spool",

@@ -168,3 +168,42 @@ def board_key(*, won: bool, time_ms: int, moves: int, foundations: int, score: i
     score_gap = (1 << _SCORE_BITS) - 1 - min(score, (1 << _SCORE_BITS) - 1)
     t = min(time_ms, (1 << _TIME_BITS) - 1)
     return (1 << 62) | (missing << (_TIME_BITS + _SCORE_BITS)) | (score_gap << _TIME_BITS) | t
+
+
+class LiveRaceRow(Base):
+    """A race still running: enough to rebuild it after a restart or a crash. Deleted in the
+    same transaction that stores its result."""
+
+    __tablename__ = "live_races"
+
+    uid: Mapped[str] = mapped_column(String(40), primary_key=True)
+    room: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(32))
+    rules: Mapped[str] = mapped_column(String(8))
+    daily_date: Mapped[dt.date | None] = mapped_column(Date)
+    attempt: Mapped[int] = mapped_column(Integer)
+    undo: Mapped[bool] = mapped_column(Boolean)
+    time_limit: Mapped[int] = mapped_column(Integer)
+    max_players: Mapped[int] = mapped_column(Integer)
+    fixed: Mapped[bool] = mapped_column(Boolean)
+    host_id: Mapped[int] = mapped_column(Integer)
+    #: JSON: ``[[player_id, name], ...]`` in the room's order.
+    players: Mapped[str] = mapped_column(Text)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: The race clock at the last checkpoint: where it resumes after a crash.
+    alive_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class LiveActionRow(Base):
+    """One accepted action of a running race, in order."""
+
+    __tablename__ = "live_actions"
+
+    race_uid: Mapped[str] = mapped_column(
+        ForeignKey("live_races.uid", ondelete="CASCADE"), primary_key=True
+    )
+    n: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int | None] = mapped_column(Integer)
+    at_ms: Mapped[int] = mapped_column(BigInteger)
+    action: Mapped[str] = mapped_column(String(8))

@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, event, func, insert, select, tuple_
+from sqlalchemy import Table, and_, event, func, insert, select, tuple_, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from ..effects import RaceRecord
-from .models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, Setting, board_key
+from ..effects import LiveAction, LiveRace, RaceRecord
+from .models import (
+    DailyAttempt,
+    LiveActionRow,
+    LiveRaceRow,
+    MoveRow,
+    Player,
+    RaceRow,
+    ResultRow,
+    Setting,
+    board_key,
+)
 
 __all__ = [
     "SqlStore",
@@ -44,6 +55,8 @@ _results = cast(Table, ResultRow.__table__)
 _moves = cast(Table, MoveRow.__table__)
 _attempts = cast(Table, DailyAttempt.__table__)
 _settings = cast(Table, Setting.__table__)
+_live = cast(Table, LiveRaceRow.__table__)
+_live_actions = cast(Table, LiveActionRow.__table__)
 
 
 class NameTakenError(Exception):
@@ -278,11 +291,138 @@ class SqlStore:
                 if await self._has_race(conn, record.uid):
                     return
                 await self._insert_race(conn, record)
+                # Stored: the race needs no rebuilding after a restart any more.
+                await conn.execute(
+                    _live_actions.delete().where(_live_actions.c.race_uid == record.uid)
+                )
+                await conn.execute(_live.delete().where(_live.c.uid == record.uid))
         except IntegrityError:
             async with self.engine.connect() as conn:
                 if await self._has_race(conn, record.uid):
                     return  # a concurrent retry stored it
             raise
+
+    # -- the journal of running races -------------------------------------------------------
+
+    def _insert_ignoring_duplicates(self, table: Table) -> Any:
+        """INSERT that skips rows already there: a retried journal batch is harmless."""
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert(table).on_conflict_do_nothing()
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table).on_conflict_do_nothing()
+
+    async def journal(self, *, races: Sequence[LiveRace], actions: Sequence[LiveAction]) -> None:
+        """Write a batch of journal entries in one transaction, idempotently. Entries of a
+        race whose result is already stored are dropped: it needs no rebuilding."""
+        uids = {r.uid for r in races} | {a.uid for a in actions}
+        if not uids:
+            return
+        async with self.engine.begin() as conn:
+            stored = set(
+                (await conn.execute(select(_races.c.uid).where(_races.c.uid.in_(uids)))).scalars()
+            )
+            fresh = [r for r in races if r.uid not in stored]
+            if fresh:
+                await conn.execute(
+                    self._insert_ignoring_duplicates(_live),
+                    [
+                        {
+                            "uid": r.uid,
+                            "room": r.room,
+                            "code": r.code,
+                            "rules": r.rules,
+                            "daily_date": r.daily_date,
+                            "attempt": r.attempt,
+                            "undo": r.undo,
+                            "time_limit": r.time_limit,
+                            "max_players": r.max_players,
+                            "fixed": r.fixed,
+                            "host_id": r.host_id,
+                            "players": json.dumps([list(p) for p in r.players]),
+                            "started_at": _utc(r.started_wall),
+                            "alive_ms": 0,
+                        }
+                        for r in fresh
+                    ],
+                )
+            live = set(
+                (await conn.execute(select(_live.c.uid).where(_live.c.uid.in_(uids)))).scalars()
+            )
+            rows = [
+                {
+                    "race_uid": a.uid,
+                    "n": a.n,
+                    "player_id": a.player_id,
+                    "seq": a.seq,
+                    "at_ms": a.at_ms,
+                    "action": a.action,
+                }
+                for a in actions
+                if a.uid in live
+            ]
+            if rows:
+                await conn.execute(self._insert_ignoring_duplicates(_live_actions), rows)
+
+    async def checkpoint(self, *, alive: dict[str, int]) -> None:
+        """Note how far each running race's clock has got: a crash costs at most the time
+        since the last checkpoint, never the time the server was away."""
+        if not alive:
+            return
+        async with self.engine.begin() as conn:
+            for uid, ms in alive.items():
+                await conn.execute(
+                    _live.update()
+                    .where(_live.c.uid == uid, _live.c.alive_ms < ms)
+                    .values(alive_ms=ms)
+                )
+
+    async def live_races(self) -> list[tuple[LiveRace, list[LiveAction], int]]:
+        """Every journaled race still to be rebuilt, its actions in order, and the clock to
+        resume it at. Races whose result was stored meanwhile are removed instead."""
+        out = []
+        async with self.engine.begin() as conn:
+            rows = (await conn.execute(select(_live).order_by(_live.c.started_at))).all()
+            for row in rows:
+                if await self._has_race(conn, row.uid):
+                    await conn.execute(
+                        _live_actions.delete().where(_live_actions.c.race_uid == row.uid)
+                    )
+                    await conn.execute(_live.delete().where(_live.c.uid == row.uid))
+                    continue
+                actions = [
+                    LiveAction(row.uid, a.n, a.player_id, a.seq, a.at_ms, a.action)
+                    for a in (
+                        await conn.execute(
+                            select(_live_actions)
+                            .where(_live_actions.c.race_uid == row.uid)
+                            .order_by(_live_actions.c.n)
+                        )
+                    ).all()
+                ]
+                started = row.started_at
+                if started.tzinfo is None:
+                    started = started.replace(tzinfo=dt.UTC)
+                live = LiveRace(
+                    uid=row.uid,
+                    room=row.room,
+                    code=row.code,
+                    rules=row.rules,
+                    daily_date=row.daily_date,
+                    attempt=row.attempt,
+                    undo=row.undo,
+                    time_limit=row.time_limit,
+                    max_players=row.max_players,
+                    fixed=row.fixed,
+                    host_id=row.host_id,
+                    players=tuple((int(p), str(n)) for p, n in json.loads(row.players)),
+                    started_wall=started.timestamp(),
+                )
+                alive = max([row.alive_ms, *(a.at_ms for a in actions)])
+                out.append((live, actions, alive))
+        return out
 
     @staticmethod
     async def _has_race(conn: AsyncConnection, uid: str) -> bool:
@@ -440,12 +580,16 @@ class SqlStore:
     async def _board(
         self, scope: Any, offset: int, limit: int, player_id: int | None, around: bool
     ) -> Board:
+        """One page of a board, with absolute ranks.
+
+        Built for boards of tens of thousands of rows (bench/leaderboard.py): the page's ids
+        come from the index alone (OFFSET skips index entries, not joined rows), names are
+        joined for the page only, one counting pass gives the total, the asker's rank and
+        place, and "around me" walks the index both ways from the asker's row.
+        """
         r = _results.c
         order = (r.board_key, r.id)
         async with self.engine.connect() as conn:
-            total = (
-                await conn.execute(select(func.count()).select_from(_results).where(scope))
-            ).scalar_one()
             mine = None
             if player_id is not None:
                 mine = (
@@ -456,28 +600,73 @@ class SqlStore:
                         .limit(1)
                     )
                 ).first()
-            you = None
-            if mine is not None:
-                you_rank = 1 + await self._count_better(conn, scope, mine.board_key)
-                position = await self._position(conn, scope, mine.board_key, mine.id)
+            you_rank = 0
+            if mine is None:
+                total = (
+                    await conn.execute(select(func.count()).select_from(_results).where(scope))
+                ).scalar_one()
+                if around:
+                    return Board(total, 0, (), None)
+                keys: Any = select(r.id).where(scope).order_by(*order).offset(offset).limit(limit)
+            else:
+                mine_key = tuple_(mine.board_key, mine.id)
+                total, better, position = (
+                    await conn.execute(
+                        select(
+                            func.count(),
+                            func.count().filter(r.board_key < mine.board_key),
+                            func.count().filter(tuple_(r.board_key, r.id) < mine_key),
+                        )
+                        .select_from(_results)
+                        .where(scope)
+                    )
+                ).one()
+                you_rank = 1 + better
                 if around:
                     offset = max(0, position - limit // 2)
-            elif around:
-                return Board(total, 0, (), None)
+                    head = position - offset  # rows of the page above mine
+                    above = (
+                        select(r.id)
+                        .where(scope, tuple_(r.board_key, r.id) < mine_key)
+                        .order_by(r.board_key.desc(), r.id.desc())
+                        .limit(head)
+                        .subquery()
+                    )
+                    below = (
+                        select(r.id)
+                        .where(scope, tuple_(r.board_key, r.id) >= mine_key)
+                        .order_by(*order)
+                        .limit(limit - head)
+                        .subquery()
+                    )
+                    keys = union_all(select(above.c.id), select(below.c.id))
+                else:
+                    keys = select(r.id).where(scope).order_by(*order).offset(offset).limit(limit)
+            page_ids = keys.subquery()
             page = (
                 await conn.execute(
                     select(*self._entry_columns())
+                    .select_from(page_ids)
+                    .join(_results, _results.c.id == page_ids.c.id)
                     .join(_players, _players.c.id == r.player_id)
-                    .where(scope)
                     .order_by(*order)
-                    .offset(offset)
-                    .limit(limit)
                 )
             ).all()
-            first_rank = 1 + await self._count_better(conn, scope, page[0].board_key) if page else 0
+            first_rank = 0
+            if page:
+                # ``offset`` rows are above page[0]; those tied with it share its rank.
+                tied = (
+                    await conn.execute(
+                        select(func.count())
+                        .select_from(_results)
+                        .where(scope, r.board_key == page[0].board_key, r.id < page[0].id)
+                    )
+                ).scalar_one()
+                first_rank = 1 + offset - tied
         rows = []
         previous_key = None
         rank = first_rank
+        you = None
         for i, row in enumerate(page):
             if previous_key is not None and row.board_key != previous_key:
                 rank = offset + i + 1
@@ -499,25 +688,6 @@ class SqlStore:
         if mine is not None and you is None:
             you = await self._entry(mine.id, you_rank)
         return Board(total, offset, tuple(rows), you)
-
-    @staticmethod
-    async def _count_better(conn: AsyncConnection, scope: Any, key: int) -> int:
-        r = _results.c
-        found = await conn.execute(
-            select(func.count()).select_from(_results).where(scope, r.board_key < key)
-        )
-        return int(found.scalar_one())
-
-    @staticmethod
-    async def _position(conn: AsyncConnection, scope: Any, key: int, result_id: int) -> int:
-        """0-based place of a result in board order (ties broken by id)."""
-        r = _results.c
-        found = await conn.execute(
-            select(func.count())
-            .select_from(_results)
-            .where(scope, tuple_(r.board_key, r.id) < tuple_(key, result_id))
-        )
-        return int(found.scalar_one())
 
     async def _entry(self, result_id: int, rank: int) -> BoardEntry:
         async with self.engine.connect() as conn:

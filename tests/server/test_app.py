@@ -85,9 +85,10 @@ async def test_the_daily_deal_first_attempt_counts_later_ones_are_practice(
         assert (page.date, page.code, page.total) == ("2026-11-29", None, 2)
         # Two first attempts (ann's practice is not on the board), in board order.
         assert {(r.name, r.moves) for r in page.rows} == {("ann", 1), ("bob", 0)}
-        assert [r.rank for r in page.rows] == [1, 2]
         keys = [(-r.foundations, -r.score, r.time_ms) for r in page.rows]
         assert keys == sorted(keys)
+        # Equal keys share a rank (both may resign within the same millisecond).
+        assert [r.rank for r in page.rows] == ([1, 1] if keys[0] == keys[1] else [1, 2])
         assert page.you is not None and page.you.name == "ann"
         ann_rank = page.you.rank
         # Asking for today's code's board must not confirm the code either.
@@ -106,7 +107,7 @@ async def test_the_daily_deal_first_attempt_counts_later_ones_are_practice(
         await bob.send(Board("daily", date="2026-11-29"))
         page = await bob.expect(BoardPage)
         assert page.code == str(code)
-        assert page.you is not None and page.you.rank == 3 - ann_rank
+        assert page.you is not None and page.you.rank in (1, 3 - ann_rank)
         await bob.send(Board("deal", code=str(code)))
         assert (await bob.expect(BoardPage)).total == 2
         await ann.send(History())

@@ -16,7 +16,16 @@ from server.storage import migrate
 from server.storage.models import Base
 from server.storage.sql import SqlStore
 
-TABLES = {"players", "races", "results", "moves", "daily_attempts", "settings"}
+TABLES = {
+    "players",
+    "races",
+    "results",
+    "moves",
+    "daily_attempts",
+    "settings",
+    "live_races",
+    "live_actions",
+}
 INDEXES = {"ix_results_daily_board", "ix_results_code_board", "ix_results_player_finished"}
 
 

@@ -1,0 +1,112 @@
+"""The journal of running races, written in groups so that no answer waits for a disk.
+
+Every accepted action is queued here as the hub answers it; a background task writes the
+queue every ``interval`` seconds in one transaction, and every ``checkpoint_every``
+seconds notes each race's clock. A crash loses at most the last group: the players'
+clients hold those moves (they were told they were accepted) and resend them when they
+resume, because the server tells them the last ``seq`` it has (docs/protocol.md,
+"Restarts").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from ..effects import LiveAction, LiveRace
+from .sql import SqlStore, describe_error
+
+__all__ = ["JournalWriter"]
+
+log = logging.getLogger("yukon.storage")
+
+
+class JournalWriter:
+    def __init__(
+        self,
+        store: SqlStore,
+        alive: Callable[[], dict[str, int]],
+        *,
+        interval: float = 0.05,
+        checkpoint_every: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.alive = alive
+        self.interval = interval
+        self.checkpoint_every = checkpoint_every
+        self._races: list[LiveRace] = []
+        self._actions: list[LiveAction] = []
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._failing = False
+        #: Figures for metrics: batches written and failed writes.
+        self.batches = 0
+        self.failures = 0
+
+    def add(self, entry: LiveRace | LiveAction) -> None:
+        if isinstance(entry, LiveRace):
+            self._races.append(entry)
+        else:
+            self._actions.append(entry)
+
+    @property
+    def pending(self) -> int:
+        return len(self._races) + len(self._actions)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """Write what is queued (a clean shutdown loses nothing), then stop.
+
+        The clocks are not checkpointed here: ``checkpoint`` is called when the shutdown
+        begins, so the time spent closing connections is not charged to anyone either.
+        """
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.flush()
+
+    async def checkpoint(self) -> None:
+        """Note every running race's clock now."""
+        await self._checkpoint()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            races, actions = self._races, self._actions
+            if not races and not actions:
+                return
+            self._races, self._actions = [], []
+            try:
+                await self.store.journal(races=races, actions=actions)
+            except Exception as exc:
+                # Keep them, in order, ahead of anything queued meanwhile; try again later.
+                self._races = races + self._races
+                self._actions = actions + self._actions
+                self.failures += 1
+                if not self._failing:
+                    log.warning("journal: write failed (%s); will retry", describe_error(exc))
+                self._failing = True
+                return
+            self.batches += 1
+            if self._failing:
+                log.info("journal: writing again")
+            self._failing = False
+
+    async def _checkpoint(self) -> None:
+        # On failure the next checkpoint will do: a stale one only costs a little race time.
+        with contextlib.suppress(Exception):
+            await self.store.checkpoint(alive=self.alive())
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_checkpoint = loop.time() + self.checkpoint_every
+        while True:
+            await asyncio.sleep(self.interval)
+            await self.flush()
+            if loop.time() >= next_checkpoint:
+                await self._checkpoint()
+                next_checkpoint = loop.time() + self.checkpoint_every

@@ -1,0 +1,557 @@
+"""Plain HTTP on the websocket port: /healthz, /metrics and the public daily leaderboard.
+
+Every test talks to a real server (``running_server``) over a raw socket, the way a load
+balancer, Prometheus or a browser would; the leaderboard is also opened in headless
+Chromium when it is installed (and must be, under ``CI=true``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from html import unescape as html_unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from protocol import Game
+from protocol.messages import Accepted, Daily, MoveMsg, Race, Refused, Resign, Result, Undo, Undone
+from server.app import ServeOptions, open_server
+from server.connection import RaceServer
+from server.effects import PlayerResult, RaceRecord
+from server.http import PAGE_SIZE, HttpPages, format_time
+from server.rooms import HubConfig
+
+from .tcp_proxy import TcpProxy
+from .wire import open_client, room_with, running_server, start_race, winning_line
+
+NOON = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC).timestamp()
+DAY = 86_400.0
+TODAY = dt.date(2026, 11, 29)
+TIMEOUT = 10.0
+
+
+class Clock:
+    """A wall clock the test moves forward."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode()
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+async def fetch(server: RaceServer, path: str, method: str = "GET") -> Reply:
+    """One HTTP/1.1 request on its own connection; the server closes it after answering."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        writer.write(
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n"
+            "User-Agent: yukon-test\r\n\r\n".encode()
+        )
+        await writer.drain()
+        raw = await asyncio.wait_for(reader.read(), TIMEOUT)
+    finally:
+        writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    version, status, _ = status_line.split(" ", 2)
+    assert version == "HTTP/1.1"
+    headers = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    assert int(headers["content-length"]) == len(body)
+    return Reply(int(status), headers, body)
+
+
+def metric_values(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of an exposition, by name and labels, as prometheus_client reads it."""
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+async def add_daily_results(
+    server: RaceServer, date: dt.date, results: list[tuple[Any, ...]]
+) -> None:
+    """Store first attempts at ``date``'s deal directly, as finished races would be:
+    ``(name, outcome, time_ms, moves, score, foundations)`` each."""
+    code = str(server.hub.daily_code(date))
+    start = dt.datetime.combine(date, dt.time(12), dt.UTC).timestamp()
+    for i, (name, outcome, time_ms, moves, score, foundations) in enumerate(results):
+        player = await server.store.register_player(name=name, now=start)
+        result = PlayerResult(
+            player.player_id, name, 1, outcome, time_ms, moves, score, foundations, 0, False, ()
+        )
+        record = RaceRecord(
+            f"http-test-{date}-{i}",
+            i,
+            None,
+            code,
+            "C",
+            date,
+            start,
+            start + time_ms / 1000,
+            (result,),
+        )
+        await server.store.record_race(record)
+
+
+async def play_daily(server: RaceServer, name: str, moves: int) -> None:
+    """A player's first daily attempt through the websocket: ``moves`` moves, then resign."""
+    client = await open_client(server, name)
+    await client.send(Daily())
+    await client.expect(Race)
+    game = Game.from_code(server.hub.daily_code(TODAY))  # the test may know every card
+    for seq in range(1, moves + 1):
+        move = sorted(game.legal_moves())[0]
+        game.play(move)
+        await client.send(MoveMsg(seq, move))
+        await client.expect(Accepted, seq=seq)
+    await client.send(Resign())
+    await client.expect(Result)
+    await client.ws.close()
+
+
+def board_rows(html: str) -> list[list[str]]:
+    """The cells of each table row, tags stripped (entities left as they are)."""
+    rows = re.findall(r"<tr(?: class=\"r\d\")?>(.*?)</tr>", html, re.S)
+    return [
+        [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for row in rows
+        if "<td" in row
+    ]
+
+
+# -- /healthz ---------------------------------------------------------------------------------
+
+
+async def test_healthz_is_ok_while_the_database_answers(db_url: str, tmp_path: Path) -> None:
+    async with running_server(db_url, tmp_path) as server:
+        reply = await fetch(server, "/healthz")
+        assert (reply.status, reply.text) == (200, "ok\n")
+        assert reply.headers["content-type"] == "text/plain; charset=utf-8"
+        assert reply.headers["cache-control"] == "no-store"
+        assert reply.headers["connection"] == "close"
+
+
+async def test_healthz_is_503_when_the_database_fails_or_hangs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with running_server(f"sqlite:///{tmp_path}/yukon.db", tmp_path) as server:
+        pages = server.http
+        assert isinstance(pages, HttpPages)
+
+        async def refused() -> None:
+            raise ConnectionRefusedError("connection refused\nsecond line")
+
+        monkeypatch.setattr(server.store, "ping", refused)
+        reply = await fetch(server, "/healthz")
+        assert reply.status == 503
+        assert reply.text == "database unavailable: ConnectionRefusedError: connection refused\n"
+
+        async def hangs() -> None:
+            await asyncio.Event().wait()
+
+        monkeypatch.setattr(server.store, "ping", hangs)
+        monkeypatch.setattr(pages, "ping_timeout", 0.2)
+        began = time.monotonic()
+        reply = await fetch(server, "/healthz")
+        assert time.monotonic() - began < 1.5
+        assert (reply.status, reply.text) == (503, "database did not answer within 0.2 s\n")
+
+
+async def test_healthz_and_metrics_through_a_database_outage(
+    fresh_postgres: str, tmp_path: Path
+) -> None:
+    """PostgreSQL behind a proxy the test cuts: 503 while it is away, ok once it is back,
+    and the result finished meanwhile shows as pending, then as written."""
+    host_port = fresh_postgres.split("@", 1)[1].split("/", 1)[0]
+    host, port = host_port.split(":")
+    proxy = TcpProxy(host, int(port))
+    await proxy.start()
+    db = fresh_postgres.replace(host_port, f"127.0.0.1:{proxy.port}")
+    config = HubConfig(countdown_s=0.2, bucket_capacity=200, bucket_rate=100)
+    options = ServeOptions(port=0, db=db, spool=tmp_path / "spool.jsonl", hub=config)
+    code, _ = winning_line()
+    try:
+        async with open_server(options) as server:
+            assert (await fetch(server, "/healthz")).status == 200
+            ann, bob = await open_client(server, "ann"), await open_client(server, "bob")
+            await room_with(ann, bob, code=code)
+            await start_race(ann, bob)
+
+            await proxy.cut()
+            began = time.monotonic()
+            reply = await fetch(server, "/healthz")
+            assert time.monotonic() - began < 2.5
+            assert reply.status == 503
+            assert reply.text.startswith("database ") and reply.text.count("\n") == 1
+
+            await ann.send(Resign())
+            await bob.send(Resign())
+            for _ in range(100):  # until the writer has failed at least once
+                values = metric_values((await fetch(server, "/metrics")).text)
+                if values[("yukon_db_write_failures_total", ())] >= 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert values[("yukon_results_pending", ())] == 1
+            assert values[("yukon_db_write_failures_total", ())] >= 1
+            lb = await fetch(server, "/leaderboard")
+            assert lb.status == 503 and "the leaderboard is unavailable" in lb.text
+
+            await proxy.restore()
+            await asyncio.wait_for(ann.expect(Result), 30)
+            assert (await fetch(server, "/healthz")).text == "ok\n"
+            values = metric_values((await fetch(server, "/metrics")).text)
+            assert values[("yukon_results_pending", ())] == 0
+            assert values[("yukon_db_write_retries_total", ())] >= 1
+            for c in (ann, bob):
+                await c.ws.close()
+    finally:
+        await proxy.cut()
+
+
+# -- /metrics ---------------------------------------------------------------------------------
+
+
+async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
+    code, line = winning_line()
+    async with running_server(db_url, tmp_path) as server:
+        empty = metric_values((await fetch(server, "/metrics")).text)
+        assert empty[("yukon_connections", ())] == 0
+        assert empty[("yukon_move_ack_seconds_count", ())] == 0
+
+        ann, bob = await open_client(server, "ann"), await open_client(server, "bob")
+        await room_with(ann, bob, code=code)
+        await start_race(ann, bob)
+        for seq, move in enumerate(line[:3], start=1):  # three accepted moves
+            await ann.send(MoveMsg(seq, move))
+            await ann.expect(Accepted, seq=seq)
+        await ann.send(Undo(4))  # an undo is accepted too
+        await ann.expect(Undone, seq=4)
+        for seq in (1, 2):  # two refused: the cards are not where the moves need them
+            await bob.send(MoveMsg(seq, line[2]))
+            await bob.expect(Refused, seq=seq)
+
+        reply = await fetch(server, "/metrics")
+        assert reply.status == 200
+        assert reply.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+        families = {f.name: f for f in text_string_to_metric_families(reply.text)}
+        kinds = {name: f.type for name, f in families.items()}
+        assert kinds == {
+            "yukon_connections": "gauge",
+            "yukon_rooms": "gauge",
+            "yukon_races_running": "gauge",
+            "yukon_results_pending": "gauge",
+            "yukon_moves_accepted": "counter",
+            "yukon_moves_refused": "counter",
+            "yukon_connections_opened": "counter",
+            "yukon_db_write_failures": "counter",
+            "yukon_db_write_retries": "counter",
+            "yukon_move_ack_seconds": "histogram",
+        }
+        assert all(f.documentation for f in families.values())
+        values = metric_values(reply.text)
+        assert values[("yukon_connections", ())] == 2
+        assert values[("yukon_rooms", ())] == 1
+        assert values[("yukon_races_running", ())] == 1
+        assert values[("yukon_results_pending", ())] == 0
+        assert values[("yukon_moves_accepted_total", ())] == 4
+        assert values[("yukon_moves_refused_total", ())] == 2
+        assert values[("yukon_connections_opened_total", ())] == 2  # HTTP requests are not
+        assert values[("yukon_db_write_failures_total", ())] == 0
+        assert values[("yukon_db_write_retries_total", ())] == 0
+
+        buckets = [
+            (float(labels[0][1]), v)
+            for (name, labels), v in values.items()
+            if name == "yukon_move_ack_seconds_bucket"
+        ]
+        assert buckets[-1] == (float("inf"), 6)
+        assert [b for b, _ in buckets] == sorted(b for b, _ in buckets)
+        counts = [v for _, v in buckets]
+        assert counts == sorted(counts)  # cumulative
+        assert values[("yukon_move_ack_seconds_count", ())] == 6
+        assert 'yukon_move_ack_seconds_bucket{le="+Inf"} 6\n' in reply.text
+        assert 0 < values[("yukon_move_ack_seconds_sum", ())] < 6 * 1.0
+
+        await ann.send(Resign())
+        await bob.send(Resign())
+        await ann.expect(Result)
+        values = metric_values((await fetch(server, "/metrics")).text)
+        assert values[("yukon_races_running", ())] == 0
+        for c in (ann, bob):
+            await c.ws.close()
+
+
+# -- /leaderboard -----------------------------------------------------------------------------
+
+
+async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
+    db_url: str, tmp_path: Path
+) -> None:
+    clock = Clock(NOON)
+    async with running_server(db_url, tmp_path, wall_clock=clock) as server:
+        code = str(server.hub.daily_code(TODAY))
+        await play_daily(server, "ann", moves=2)
+        await play_daily(server, "<b>x</b>", moves=1)
+        await play_daily(server, "bob", moves=0)
+
+        page = await fetch(server, "/leaderboard")
+        assert page.status == 200
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+        html = page.text
+        assert code not in html and code.split("-")[-1] not in html
+        assert "Sunday 29 November 2026" in html
+        assert "stays secret until the day ends" in html
+        rows = board_rows(html)
+        assert sorted(r[1] for r in rows) == ["&lt;b&gt;x&lt;/b&gt;", "ann", "bob"]
+        ranks = [int(r[0]) for r in rows]
+        assert ranks[0] == 1 and ranks == sorted(ranks)  # equal results share a rank
+        assert all(r[2].startswith("resigned") for r in rows)
+        assert all(re.fullmatch(r"\d\d:\d\d\.\d", r[3]) for r in rows)
+        assert "<b>x</b>" not in html
+        assert 'rel="prev" href="/leaderboard?date=2026-11-28"' in html
+        assert 'rel="next"' not in html  # no board for tomorrow yet
+
+        data = (await fetch(server, "/leaderboard?format=json")).json()
+        assert (data["date"], data["code"], data["total"], data["page"]) == (
+            "2026-11-29",
+            None,
+            3,
+            1,
+        )
+        # The same rows as the page, in the same order, with the name as it was typed.
+        assert [
+            [str(r["rank"]), r["name"], format_time(r["time_ms"]), str(r["moves"]), str(r["score"])]
+            for r in data["rows"]
+        ] == [[html_unescape(r[1]) if i == 1 else r[i] for i in (0, 1, 3, 4, 5)] for r in rows]
+        assert {(r["name"], r["moves"]) for r in data["rows"]} == {
+            ("ann", 2),
+            ("<b>x</b>", 1),
+            ("bob", 0),
+        }
+        assert set(data["rows"][0]) == {
+            "rank",
+            "name",
+            "outcome",
+            "time_ms",
+            "moves",
+            "score",
+            "foundations",
+            "undos",
+        }
+        explicit = await fetch(server, "/leaderboard?date=2026-11-29&format=json")
+        assert explicit.json() == data
+        assert code not in (await fetch(server, "/leaderboard?format=json")).text
+
+        clock.now += DAY  # the day is over: its code may be shown; the new day's may not
+        tomorrow = str(server.hub.daily_code(TODAY + dt.timedelta(days=1)))
+        past = await fetch(server, "/leaderboard?date=2026-11-29")
+        assert code in past.text and tomorrow not in past.text
+        assert 'rel="next" href="/leaderboard?date=2026-11-30"' in past.text
+        assert board_rows(past.text) == rows
+        data = (await fetch(server, "/leaderboard?date=2026-11-29&format=json")).json()
+        assert data["code"] == code
+        now = await fetch(server, "/leaderboard")
+        assert "Monday 30 November 2026" in now.text and board_rows(now.text) == []
+        assert "No results yet today" in now.text and tomorrow not in now.text
+        assert (await fetch(server, "/leaderboard?format=json")).json()["code"] is None
+
+
+async def test_the_leaderboard_pages_by_fifty(db_url: str, tmp_path: Path) -> None:
+    clock = Clock(NOON)
+    async with running_server(db_url, tmp_path, wall_clock=clock) as server:
+        date = TODAY - dt.timedelta(days=1)
+        results = [(f"p{i:02d}", "won", 60_000 + i * 1_000, 100 + i, 500, 52) for i in range(53)]
+        await add_daily_results(server, date, results)
+
+        first = await fetch(server, "/leaderboard?date=2026-11-28")
+        rows = board_rows(first.text)
+        assert len(rows) == PAGE_SIZE
+        assert rows[0] == ["1", "p00", "won", "01:00.0", "100", "500"]
+        assert rows[-1][:2] == ["50", "p49"]
+        assert "53 players &middot; page 1 of 2" in first.text
+        assert 'href="/leaderboard?date=2026-11-28&amp;page=2"' in first.text
+
+        second = await fetch(server, "/leaderboard?date=2026-11-28&page=2")
+        assert [r[:2] for r in board_rows(second.text)] == [
+            ["51", "p50"],
+            ["52", "p51"],
+            ["53", "p52"],
+        ]
+        assert 'href="/leaderboard?date=2026-11-28"' in second.text  # back to page 1
+
+        data = (await fetch(server, "/leaderboard?date=2026-11-28&page=2&format=json")).json()
+        assert (data["total"], data["page"], data["pages"], data["per_page"]) == (53, 2, 2, 50)
+        assert [r["name"] for r in data["rows"]] == ["p50", "p51", "p52"]
+        assert data["rows"][0]["time_ms"] == 110_000
+
+        beyond = await fetch(server, "/leaderboard?date=2026-11-28&page=3")
+        assert beyond.status == 200 and board_rows(beyond.text) == []
+        assert "Page 3 is empty" in beyond.text
+        assert (await fetch(server, "/leaderboard?date=2026-11-28&page=3&format=json")).json()[
+            "rows"
+        ] == []
+
+
+async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
+    async with running_server(f"sqlite:///{tmp_path}/yukon.db", tmp_path) as server:
+        bad = {
+            "/leaderboard?date=29/11/2026": "date '29/11/2026' is not a day like 2026-11-29",
+            "/leaderboard?date=2026-02-30": "date '2026-02-30' is not a day",
+            "/leaderboard?date=20261129": "date '20261129' is not a day",
+            "/leaderboard?date=": "date '' is not a day",
+            "/leaderboard?page=0": "page '0' is not a whole number from 1",
+            "/leaderboard?page=-1": "page '-1' is not a whole number",
+            "/leaderboard?page=two": "page 'two' is not a whole number",
+            "/leaderboard?page=10000000": "page '10000000' is not a whole number",
+            "/leaderboard?format=xml": "format 'xml' is not html or json",
+            "/leaderboard?format=": "format '' is not html or json",
+            "/leaderboard?page=1000000": "page '1000000' is not a whole number",
+            "/leaderboard?page=%D9%A1": "page '١' is not a whole number",
+            "/leaderboard?data=2026-11-29": "unknown parameter 'data'",
+            "/leaderboard?date=2026-11-29&date=2026-11-28": "date is given 2 times",
+        }
+        for path, message in bad.items():
+            reply = await fetch(server, path)
+            assert reply.status == 400, path
+            assert reply.headers["content-type"] == "text/plain; charset=utf-8"
+            assert reply.text.startswith(message), (path, reply.text)
+            assert reply.text.count("\n") == 1
+
+        for path in ("/nope", "/leaderboard/", "/leaderboard.json", "/healthz/x", "/METRICS"):
+            reply = await fetch(server, path)
+            assert reply.status == 404, path
+            assert "try /leaderboard, /healthz or /metrics" in reply.text
+
+        for method, path in (
+            ("POST", "/leaderboard"),
+            ("DELETE", "/metrics"),
+            ("HEAD", "/healthz"),
+            ("PUT", "/healthz"),
+        ):
+            reply = await fetch(server, path, method)
+            assert reply.status == 405, (method, path)
+            assert reply.headers["allow"] == "GET"
+            assert reply.text == f"{method} is not allowed here; only GET\n"
+
+        # "/" is the websocket's: a plain request is told to upgrade, as before.
+        assert (await fetch(server, "/")).status == 426
+
+
+@pytest.mark.parametrize(
+    ("ms", "shown"),
+    [
+        (0, "00:00.0"),
+        (1_234, "00:01.2"),
+        (59_960, "01:00.0"),
+        (61_049, "01:01.0"),
+        (6_000_000, "100:00.0"),
+    ],
+)
+def test_times_show_as_minutes_seconds_and_tenths(ms: int, shown: str) -> None:
+    assert format_time(ms) == shown
+
+
+# -- a real browser ---------------------------------------------------------------------------
+
+
+def _chromium() -> str | None:
+    for name in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if os.access(name, os.X_OK):
+            return name
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+async def _run_chromium(binary: str, profile: Path, *args: str) -> str:
+    """Run headless Chromium to completion without blocking the server's event loop."""
+    process = await asyncio.create_subprocess_exec(
+        binary,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), 90)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise
+    assert process.returncode == 0, err.decode(errors="replace")[-2000:]
+    return out.decode()
+
+
+async def test_the_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
+    binary = _chromium()
+    if binary is None:
+        message = "Chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    clock = Clock(NOON)
+    async with running_server(
+        f"sqlite:///{tmp_path}/yukon.db", tmp_path, wall_clock=clock
+    ) as server:
+        await add_daily_results(
+            server,
+            TODAY,
+            [
+                ("ann", "won", 312_450, 143, 610, 52),
+                ("<b>x</b>", "won", 401_000, 171, 585, 52),
+                ("Bjørn", "resigned", 95_300, 41, 210, 17),
+                ("cat", "timeout", 900_000, 260, 480, 38),
+            ],
+        )
+        url = f"http://127.0.0.1:{server.port}/leaderboard"
+        dom = await _run_chromium(binary, tmp_path / "profile-dom", "--dump-dom", url)
+        shot = tmp_path / "leaderboard.png"
+        await _run_chromium(
+            binary, tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1000,800", url
+        )
+    rows = board_rows(dom)
+    assert [r[1] for r in rows] == ["ann", "&lt;b&gt;x&lt;/b&gt;", "cat", "Bjørn"]
+    assert rows[0] == ["1", "ann", "won", "05:12.5", "143", "610"]
+    assert rows[2][2] == "timeout38/52 cards"
+    assert "<b>x</b>" not in dom  # the browser saw text, not an element
+    assert "Sunday 29 November 2026" in dom
+    assert str(server.hub.daily_code(TODAY)) not in dom
+    assert shot.stat().st_size > 10_000  # a real rendering, not a blank page
+    if target := os.environ.get("YUKON_SCREENSHOT"):
+        shutil.copy(shot, target)

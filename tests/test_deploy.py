@@ -1,0 +1,533 @@
+"""The deployment files: docker-compose.yml, the Dockerfile and the container's entrypoint.
+
+No container engine runs here, so the compose file and the Dockerfile are checked for their
+structure (and by ``docker compose config`` where a compose command is installed), while
+``deploy/entrypoint.sh``, which is what the container runs, is run for real: against the
+PostgreSQL server of the test suite, with the ``yukon`` command of this environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = ROOT / "docker-compose.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+ENTRYPOINT = ROOT / "deploy" / "entrypoint.sh"
+
+#: Values the operator must give: compose refuses to start without them.
+SECRETS = ("POSTGRES_PASSWORD", "YUKON_DAILY_SECRET")
+#: Passed on when set, left out when not.
+OPTIONAL_SECRETS = ("YUKON_PASSWORD",)
+#: The one form of interpolation allowed: ``${VAR:?message}``, never a default.
+REQUIRED_VAR = re.compile(r"\$\{([A-Z_][A-Z0-9_]*):\?[^}]+\}")
+WAIT = 30.0  # seconds: the bound on every wait for the server
+
+
+# --- docker-compose.yml ------------------------------------------------------------------
+
+
+def compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
+    return data
+
+
+def fill(text: str, values: dict[str, str]) -> str:
+    """Interpolate ``${VAR:?message}`` as compose would when every VAR is set."""
+    return REQUIRED_VAR.sub(lambda m: values[m.group(1)], text)
+
+
+def test_compose_has_the_database_and_the_server() -> None:
+    services = compose()["services"]
+    assert set(services) == {"db", "server"}
+    db, server = services["db"], services["server"]
+    assert db["image"].startswith("postgres:16")
+    assert server["build"] in (".", {"context": "."})
+    assert server["restart"] == "unless-stopped"
+    assert server["stop_signal"] == "SIGTERM"
+    assert re.fullmatch(r"\d+s", server["stop_grace_period"])
+
+
+def test_compose_database_is_healthchecked_and_keeps_its_data_in_a_named_volume() -> None:
+    data = compose()
+    db = data["services"]["db"]
+    check = db["healthcheck"]
+    assert "pg_isready" in " ".join(check["test"])
+    assert {"interval", "timeout", "retries"} <= set(check)
+    mounts = dict(volume.split(":", 1)[::-1] for volume in db["volumes"])
+    assert mounts["/var/lib/postgresql/data"] in data["volumes"]
+    assert "ports" not in db  # the database is reached by the server only
+
+
+def test_compose_server_waits_for_a_healthy_database() -> None:
+    server = compose()["services"]["server"]
+    assert server["depends_on"]["db"]["condition"] == "service_healthy"
+
+
+def test_compose_named_volumes_are_declared() -> None:
+    data = compose()
+    for service in data["services"].values():
+        for volume in service.get("volumes", []):
+            source = volume.split(":", 1)[0]
+            if not source.startswith((".", "/")):
+                assert source in data["volumes"], volume
+
+
+def test_compose_secrets_have_no_defaults() -> None:
+    text = COMPOSE.read_text()
+    interpolations = re.findall(r"\$\{[^}]*\}", text)
+    assert interpolations
+    for found in interpolations:
+        assert REQUIRED_VAR.fullmatch(found), f"{found}: only ${{VAR:?message}}, no default"
+    assert set(REQUIRED_VAR.findall(text)) == set(SECRETS)
+
+    services = compose()["services"]
+    db_env, server_env = services["db"]["environment"], services["server"]["environment"]
+    assert REQUIRED_VAR.fullmatch(db_env["POSTGRES_PASSWORD"])
+    assert REQUIRED_VAR.fullmatch(server_env["YUKON_DAILY_SECRET"])
+    assert server_env["YUKON_REQUIRE_SECRETS"] == "1"
+    for name in OPTIONAL_SECRETS:  # passed on from the operator's environment, or not at all
+        assert server_env[name] is None or REQUIRED_VAR.fullmatch(server_env[name])
+
+
+def test_compose_server_database_url_points_at_the_db_service() -> None:
+    from sqlalchemy.engine import make_url
+
+    services = compose()["services"]
+    db_env = services["db"]["environment"]
+    values = {"POSTGRES_PASSWORD": "pw-from-env", "YUKON_DAILY_SECRET": "daily"}
+    url = make_url(fill(services["server"]["environment"]["YUKON_DB"], values))
+    assert url.get_backend_name() == "postgresql"
+    assert (url.host, url.port) == ("db", 5432)
+    assert url.username == db_env["POSTGRES_USER"]
+    assert url.password == "pw-from-env"
+    assert url.database == db_env["POSTGRES_DB"]
+
+
+def test_compose_publishes_the_port_the_image_exposes() -> None:
+    server = compose()["services"]["server"]
+    assert server["ports"] == ["8765:8765"]
+    exposed = {arg for name, arg in dockerfile() if name == "EXPOSE"}
+    assert exposed == {"8765"}
+    assert "YUKON_PORT" not in server["environment"]  # so the entrypoint's 8765 applies
+
+
+def compose_command() -> list[str] | None:
+    """``docker compose`` (the plugin) or ``docker-compose``; None if neither is here.
+
+    ``config`` only reads the files: it needs no container engine."""
+    if shutil.which("docker"):
+        probe = subprocess.run(
+            ["docker", "compose", "version"], capture_output=True, text=True, timeout=30
+        )
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    return None
+
+
+def run_compose_config(**values: str) -> subprocess.CompletedProcess[str]:
+    command = compose_command()
+    if command is None:
+        pytest.skip("no docker compose (or docker-compose) to run `config`")
+    env = {k: v for k, v in os.environ.items() if k not in (*SECRETS, *OPTIONAL_SECRETS)}
+    env.update(values)
+    return subprocess.run(
+        [*command, "--file", str(COMPOSE), "config"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_compose_config_accepts_the_file_when_the_secrets_are_given() -> None:
+    result = run_compose_config(POSTGRES_PASSWORD="pw1", YUKON_DAILY_SECRET="daily1")
+    assert result.returncode == 0, result.stderr
+    server = yaml.safe_load(result.stdout)["services"]["server"]
+    assert server["environment"]["YUKON_DB"] == "postgresql://yukon:pw1@db:5432/yukon"
+    assert server["environment"]["YUKON_DAILY_SECRET"] == "daily1"
+
+
+@pytest.mark.parametrize("missing", SECRETS)
+def test_compose_config_refuses_a_missing_secret(missing: str) -> None:
+    values = {"POSTGRES_PASSWORD": "pw1", "YUKON_DAILY_SECRET": "daily1"}
+    del values[missing]
+    result = run_compose_config(**values)
+    assert result.returncode != 0
+    assert f"set {missing}" in result.stderr
+
+
+# --- Dockerfile and .dockerignore ------------------------------------------------------------
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (NAME, arguments), continuation lines joined."""
+    instructions: list[tuple[str, str]] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text().splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = pending + line
+        pending = ""
+        name, _, args = line.partition(" ")
+        instructions.append((name.upper(), args.strip()))
+    assert not pending, "the Dockerfile ends in a continuation line"
+    return instructions
+
+
+def instruction(name: str) -> list[str]:
+    return [args for found, args in dockerfile() if found == name]
+
+
+def test_dockerfile_builds_on_python_slim_and_installs_without_a_cache() -> None:
+    assert instruction("FROM") == ["python:3.11-slim"]
+    installs = [run for run in instruction("RUN") if "pip install" in run]
+    assert len(installs) == 1
+    assert "--no-cache-dir" in installs[0]
+
+
+def test_dockerfile_copies_only_what_is_needed() -> None:
+    sources = []
+    for args in instruction("COPY"):
+        assert not args.startswith("--from"), args
+        *srcs, _dest = args.split()
+        sources += [src.rstrip("/") for src in srcs if not src.startswith("--")]
+    assert "." not in sources  # never the whole context
+    for source in sources:
+        assert (ROOT / source).exists(), source
+    # .dockerignore leaves out everything but what is copied.
+    patterns = [
+        line.strip()
+        for line in DOCKERIGNORE.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert patterns[0] == "*"
+    kept = {p[1:].rstrip("/") for p in patterns if p.startswith("!")}
+    assert set(sources) <= kept, set(sources) - kept
+
+
+def test_dockerfile_runs_as_an_unprivileged_user() -> None:
+    users = instruction("USER")
+    assert users
+    assert users[-1].split(":")[0] not in ("root", "0")
+
+
+def test_dockerfile_entrypoint_is_the_entrypoint_script() -> None:
+    (entry,) = instruction("ENTRYPOINT")
+    command = json.loads(entry)  # exec form, so the server gets the signals itself
+    copied = {}
+    for args in instruction("COPY"):
+        *srcs, dest = [a for a in args.split() if not a.startswith("--")]
+        for src in srcs:
+            copied[dest] = src
+    assert copied[command[0]] == "deploy/entrypoint.sh"
+    assert ENTRYPOINT.is_file()
+    assert os.access(ENTRYPOINT, os.X_OK)
+    assert ENTRYPOINT.read_text().startswith("#!/bin/sh\n")
+
+
+def healthcheck_command() -> list[str]:
+    (check,) = instruction("HEALTHCHECK")
+    options, _, command = check.partition("CMD ")
+    assert "--interval=" in options and "--timeout=" in options
+    parsed: list[str] = json.loads(command)
+    return parsed
+
+
+def test_dockerfile_healthcheck_asks_healthz_on_the_server_port() -> None:
+    command = healthcheck_command()
+    assert command[:2] == ["python", "-c"]  # no curl in the slim image
+    assert "urllib" in command[2]
+    assert "/healthz" in command[2]
+    assert "YUKON_PORT" in command[2]
+
+
+def run_healthcheck(port: int) -> subprocess.CompletedProcess[str]:
+    command = healthcheck_command()
+    env = {**os.environ, "YUKON_PORT": str(port)}
+    return subprocess.run(
+        [sys.executable, *command[1:]], env=env, capture_output=True, text=True, timeout=30
+    )
+
+
+def test_dockerfile_healthcheck_fails_when_nothing_listens() -> None:
+    assert run_healthcheck(free_port()).returncode == 1
+
+
+def test_entrypoint_shell_is_shellcheck_clean() -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed")
+    result = subprocess.run(
+        ["shellcheck", "--shell=sh", str(ENTRYPOINT)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- deploy/entrypoint.sh, run for real --------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def entrypoint_env(**values: str) -> dict[str, str]:
+    """This environment less any YUKON_ setting, with ``yukon`` of this venv first on PATH."""
+    bin_dir = Path(sys.executable).parent
+    assert (bin_dir / "yukon").exists(), f"no yukon command in {bin_dir}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("YUKON_")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env.update(values)
+    return env
+
+
+class Output:
+    """The lines of a process's output, read on a thread so every wait has a bound."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        self._stream = proc.stdout
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self._stream:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_for(self, pattern: str, timeout: float = WAIT) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError(f"output ended before {pattern!r}:\n{self.text()}")
+            self.seen.append(line)
+            if match := re.search(pattern, line):
+                return match
+        raise AssertionError(f"no {pattern!r} within {timeout}s:\n{self.text()}")
+
+    def rest(self, timeout: float = WAIT) -> str:
+        """Everything up to the end of the output."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the output did not end"
+        while (line := self._lines.get_nowait()) is not None:
+            self.seen.append(line)
+        return self.text()
+
+    def text(self) -> str:
+        return "".join(self.seen)
+
+
+@contextlib.contextmanager
+def entrypoint(env: dict[str, str], cwd: Path) -> Iterator[tuple[subprocess.Popen[str], Output]]:
+    proc = subprocess.Popen(
+        [str(ENTRYPOINT)],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield proc, Output(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+
+
+def say_hello(port: int, then: Any = None) -> int | None:
+    """Hello on a websocket, expect Welcome, call ``then``; the code the server closes with."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from protocol.messages import Hello, Welcome, decode_server, encode
+
+    async def talk() -> int | None:
+        async with connect(f"ws://127.0.0.1:{port}", open_timeout=WAIT) as ws:
+            await ws.send(encode(Hello(1, "tester")))
+            assert isinstance(decode_server(await asyncio.wait_for(ws.recv(), WAIT)), Welcome)
+            if then is not None:
+                then()
+            try:
+                await asyncio.wait_for(ws.recv(), WAIT)
+            except ConnectionClosed as exc:
+                return exc.rcvd.code if exc.rcvd else None
+        return None
+
+    return asyncio.run(talk())
+
+
+def stop(proc: subprocess.Popen[str], output: Output) -> str:
+    """SIGTERM, as ``docker stop`` sends; the server must exit 0. Returns the rest of the log."""
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=WAIT) == 0, output.rest()
+    return output.rest()
+
+
+def test_entrypoint_migrates_serves_and_stops_on_sigterm(
+    fresh_postgres: str, tmp_path: Path
+) -> None:
+    env = entrypoint_env(
+        YUKON_DB=fresh_postgres,
+        YUKON_PORT="0",
+        YUKON_SPOOL=str(tmp_path / "spool.jsonl"),
+        YUKON_DAILY_SECRET="a-test-secret",
+        YUKON_REQUIRE_SECRETS="1",
+    )
+    with entrypoint(env, tmp_path) as (proc, output):
+        output.wait_for(r"yukon entrypoint: migrating the database")
+        output.wait_for(r"upgraded from empty to \w+")
+        output.wait_for(r"is at migration \w+")
+        match = output.wait_for(r"listening on ws://0\.0\.0\.0:(\d+)")  # every interface
+        port = int(match.group(1))
+        if Path(f"/proc/{proc.pid}/cmdline").exists():  # the script exec'd into the server
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+            assert b"serve" in cmdline and b"--host" in cmdline, cmdline
+
+        closed = say_hello(port, then=lambda: proc.send_signal(signal.SIGTERM))
+        assert closed in (1001, 1012)  # a clean close: going away, or restarting
+        assert proc.wait(timeout=WAIT) == 0
+        rest = output.rest()
+    assert "stopped" in rest
+    assert "Traceback" not in rest
+
+
+def test_entrypoint_retries_a_database_that_is_not_up_yet(
+    fresh_postgres: str, tmp_path: Path
+) -> None:
+    """The database answers only after the first attempt: the entrypoint waits and goes on."""
+    from sqlalchemy.engine import make_url
+
+    from tests.server.tcp_proxy import TcpProxy
+
+    real = make_url(fresh_postgres)
+    proxy = TcpProxy(real.host or "127.0.0.1", real.port or 5432)
+    proxy.port = free_port()  # nothing listens there yet
+    env = entrypoint_env(
+        YUKON_DB=real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False),
+        YUKON_PORT="0",
+        YUKON_SPOOL=str(tmp_path / "spool.jsonl"),
+        YUKON_DB_ATTEMPTS="5",
+        YUKON_DB_RETRY_DELAY="2",
+    )
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        with entrypoint(env, tmp_path) as (proc, output):
+            output.wait_for(r"migration attempt 1 of 5 failed; retrying in 2s")
+            asyncio.run_coroutine_threadsafe(proxy.start(), loop).result(WAIT)
+            output.wait_for(r"upgraded from empty to \w+")
+            output.wait_for(r"listening on ws://")
+            rest = stop(proc, output)
+        assert "attempt 2 of" not in output.text()
+        assert "stopped" in rest
+    finally:
+        asyncio.run_coroutine_threadsafe(proxy.cut(), loop).result(WAIT)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(WAIT)
+        loop.close()
+
+
+def test_entrypoint_gives_up_on_a_database_that_never_answers(tmp_path: Path) -> None:
+    env = entrypoint_env(
+        YUKON_DB=f"postgresql://yukon@127.0.0.1:{free_port()}/yukon",
+        YUKON_DB_ATTEMPTS="2",
+        YUKON_DB_RETRY_DELAY="0",
+    )
+    with entrypoint(env, tmp_path) as (proc, output):
+        assert proc.wait(timeout=WAIT) == 1
+        text = output.rest()
+    assert "migration attempt 1 of 2 failed" in text
+    assert text.rstrip().endswith("cannot migrate the database after 2 attempts; not starting")
+    assert "listening" not in text
+
+
+def refusal(tmp_path: Path, **values: str) -> str:
+    """Run the entrypoint, expect it to refuse to start; its one line of output."""
+    result = subprocess.run(
+        [str(ENTRYPOINT)],
+        env=entrypoint_env(**values),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert list(tmp_path.iterdir()) == []  # no database was made, nothing was written
+    return lines[0]
+
+
+def test_entrypoint_refuses_to_start_without_a_database(tmp_path: Path) -> None:
+    line = refusal(tmp_path, YUKON_DAILY_SECRET="s")
+    assert line.startswith("yukon entrypoint: YUKON_DB is not set")
+
+
+def test_entrypoint_refuses_to_start_without_the_daily_secret_when_required(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path}/yukon.db"
+    line = refusal(tmp_path, YUKON_DB=db, YUKON_REQUIRE_SECRETS="1")
+    assert line.startswith("yukon entrypoint: YUKON_DAILY_SECRET is not set")
+
+
+def test_entrypoint_refuses_a_port_that_is_not_a_number(tmp_path: Path) -> None:
+    line = refusal(tmp_path, YUKON_DB=f"sqlite:///{tmp_path}/yukon.db", YUKON_PORT="http")
+    assert "YUKON_PORT must be a whole number" in line
+
+
+def test_dockerfile_healthcheck_passes_on_a_running_server(tmp_path: Path) -> None:
+    """The image's HEALTHCHECK command, run against the entrypoint's server."""
+    env = entrypoint_env(YUKON_DB=f"sqlite:///{tmp_path}/yukon.db", YUKON_PORT="0")
+    with entrypoint(env, tmp_path) as (proc, output):
+        port = int(output.wait_for(r"listening on ws://\S+:(\d+)").group(1))
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=WAIT).close()
+        except urllib.error.HTTPError as exc:
+            if exc.code in (404, 426):  # plain HTTP is not answered: no /healthz yet
+                stop(proc, output)
+                pytest.skip(f"the server does not serve /healthz yet (HTTP {exc.code})")
+        result = run_healthcheck(port)
+        assert result.returncode == 0, result.stderr
+        stop(proc, output)
