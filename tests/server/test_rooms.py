@@ -46,7 +46,18 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
-from server.effects import Authenticate, BeginDaily, Close, Effect, Persist, RaceRecord, Send
+from server.effects import (
+    Authenticate,
+    BeginDaily,
+    Close,
+    Effect,
+    Journal,
+    LiveAction,
+    LiveRace,
+    Persist,
+    RaceRecord,
+    Send,
+)
 from server.race import REPLY_MEMORY
 from server.rooms import CLOSE_POLICY, ROOM_ALPHABET, Hub, HubConfig
 
@@ -103,6 +114,7 @@ class Clients:
         self.inbox: dict[int, list[Any]] = defaultdict(list)
         self.closed: dict[int, Close] = {}
         self.persisted: list[RaceRecord] = []
+        self.journal: list[LiveRace | LiveAction] = []
         self.tokens: dict[str, str] = {}
         self.names: dict[int, str] = {}
         self.seqs: dict[str, int] = defaultdict(int)
@@ -149,6 +161,8 @@ class Clients:
                 self.closed[e.conn] = e
             elif isinstance(e, Persist):
                 self.persisted.append(e.record)
+            elif isinstance(e, Journal):
+                self.journal.append(e.entry)
         return resolved
 
     def _at(self, at: float | None) -> float:
@@ -1661,3 +1675,39 @@ def test_face_down_cards_are_never_sent_before_they_turn_up() -> None:
     assert any(isinstance(m, Undone) for m in cl.inbox[ann])
     assert any(isinstance(m, RaceMsg) for m in cl.inbox[bob2])
     assert cl.last(sue, Result).code == WIN_CODE
+
+
+# -- restarts -----------------------------------------------------------------------------------
+
+
+def test_a_restored_race_asks_for_the_moves_its_journal_lost() -> None:
+    """After a crash the journal may lack the last few accepted moves. The restored race says
+    how far it got (``race.seq``); the client resends the rest and the engine checks them."""
+    cl = Clients()
+    conns = race(cl, ["ann", "bob"])
+    ann = conns["ann"]
+    for n, move in enumerate(WIN_MOVES[:6], start=1):
+        cl.move(ann, move, at=cl.race_start + n)
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    actions = [e for e in cl.journal if isinstance(e, LiveAction)]
+    assert [a.action for a in actions] == WIN_MOVES[:6]
+    view_before = cl.last(ann, Accepted)
+
+    # A new process: the same players in storage, and a journal that lost the last two moves.
+    after = Clients()
+    after.registry = cl.registry
+    after.tokens = dict(cl.tokens)
+    effects = after.hub.restore(live, actions[:4], alive_ms=4_500, now=after.now)
+    assert persists(effects) == []
+    conn, effects = after.resume("ann", at=after.now + 2)
+    [resumed] = [m for m in to(effects, conn) if isinstance(m, RaceMsg)]
+    assert resumed.seq == 4 and resumed.moves == 4
+    # The clock resumed at 4.5 s, not at the time the server was away.
+    assert resumed.elapsed_ms == 6_500
+    for seq in (5, 6):
+        effects = after.send(conn, MoveMsg(seq, WIN_MOVES[seq - 1]))
+        [accepted] = [m for m in to(effects, conn) if isinstance(m, Accepted)]
+        assert accepted.move == WIN_MOVES[seq - 1]
+    assert (accepted.score, accepted.moves) == (view_before.score, view_before.moves)
+    # Bob was restored too; he has the resume window to come back, like any dropped player.
+    assert after.hub.races_running == 1
