@@ -63,6 +63,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
+from bench.engine import cpu_model
 from protocol import GameCode, Rules
 from protocol.codes import MAX_DEAL
 from server.storage.migrate import upgrade
@@ -130,19 +131,6 @@ class Timing:
 
 
 # -- the machine ------------------------------------------------------------------------------
-
-
-def cpu_model() -> str:
-    """The CPU's name from /proc/cpuinfo where there is one, else what platform says."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                key, sep, value = line.partition(":")
-                if sep and key.strip() in ("model name", "Hardware", "Processor", "cpu model"):
-                    return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 def memory_gib() -> str:

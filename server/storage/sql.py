@@ -155,6 +155,21 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _board_entry(row: Any, rank: int) -> BoardEntry:
+    """A board row from a result row selected with ``SqlStore._entry_columns``."""
+    return BoardEntry(
+        rank,
+        row.player_id,
+        row.name,
+        row.outcome,
+        row.time_ms,
+        row.moves,
+        row.score,
+        row.foundations,
+        row.undos,
+    )
+
+
 def _utc(ts: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(ts, dt.UTC)
 
@@ -671,17 +686,7 @@ class SqlStore:
             if previous_key is not None and row.board_key != previous_key:
                 rank = offset + i + 1
             previous_key = row.board_key
-            entry = BoardEntry(
-                rank,
-                row.player_id,
-                row.name,
-                row.outcome,
-                row.time_ms,
-                row.moves,
-                row.score,
-                row.foundations,
-                row.undos,
-            )
+            entry = _board_entry(row, rank)
             rows.append(entry)
             if mine is not None and row.id == mine.id:
                 you = entry
@@ -698,17 +703,7 @@ class SqlStore:
                     .where(_results.c.id == result_id)
                 )
             ).one()
-        return BoardEntry(
-            rank,
-            row.player_id,
-            row.name,
-            row.outcome,
-            row.time_ms,
-            row.moves,
-            row.score,
-            row.foundations,
-            row.undos,
-        )
+        return _board_entry(row, rank)
 
     # -- a player's own history ------------------------------------------------------------------
 
