@@ -112,11 +112,12 @@ async def open_server(
             context = options.ssl_context()
         except (OSError, ssl.SSLError) as exc:
             raise StartupError(f"cannot load the TLS certificate or key: {exc}") from exc
-        await server.start(options.host, options.port, ssl=context)
-        # Races that were running when the server last stopped (or crashed) go on.
+        # Races that were running when the server last stopped (or crashed) go on. They are
+        # rebuilt before the first client can say hello, so a resume always finds its race.
         loop = asyncio.get_running_loop()
         for live, actions, alive_ms in await store.live_races():
             server.apply(hub.restore(live, actions, alive_ms, loop.time()))
+        await server.start(options.host, options.port, ssl=context)
         journal.start()
         try:
             yield server

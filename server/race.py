@@ -78,7 +78,8 @@ class Race:
     # -- time ---------------------------------------------------------------------------
 
     def elapsed_ms(self, now: float) -> int:
-        return max(0, int((now - self.started) * 1000))
+        # Rounded, not truncated: a time rebuilt from a journaled offset comes out exact.
+        return max(0, round((now - self.started) * 1000))
 
     @property
     def deadline(self) -> float:

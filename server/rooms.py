@@ -154,6 +154,8 @@ class _Conn:
     closed: bool = False
     #: A hello is being checked against storage; the connection waits for the answer.
     authenticating: bool = False
+    #: A wrong password's answer is being held back; the hello deadline no longer applies.
+    refusing: bool = False
 
 
 @dataclass(eq=False)
@@ -323,7 +325,7 @@ class Hub:
             _, _, kind, ref = heapq.heappop(timers)
             if kind == "hello":
                 c = self._conns.get(ref)  # type: ignore[call-overload]
-                if c is not None and c.player is None and not c.closed:
+                if c is not None and c.player is None and not c.closed and not c.refusing:
                     self._close(c, CLOSE_POLICY, "no hello in time")
             elif kind == "password":
                 assert isinstance(ref, _Conn)
@@ -434,6 +436,7 @@ class Hub:
             for address in sorted(self._pw_failures, key=lambda a: self._pw_failures[a][1])[:5_000]:
                 del self._pw_failures[address]
         c.authenticating = True  # nothing else is heard from this connection
+        c.refusing = True
         over = count - self.config.password_free_failures
         delay = min(2.0**over, self.config.password_max_delay_s) if over > 0 else 0.0
         log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", count)
@@ -734,6 +737,8 @@ class Hub:
             if runner is not None and not runner.done:
                 self._error(c, "in_race", "you are racing: resign first, then leave")
                 return
+            if runner is not None:  # a restart must not bring them back into the room
+                self._journal(room, p.id, None, "leave", room.race.elapsed_ms(now))
         self._remove_member(room, p, now)
         self._send(p, Left(room.code))
 
@@ -910,6 +915,7 @@ class Hub:
                 runner = room.race.runners.get(p.name)
                 if runner is not None and not runner.done:
                     room.race.abandon(runner, now)
+                    self._journal(room, p.id, None, "abandon", room.race.elapsed_ms(now))
                     log.info("room %s: %s abandoned the race", room.code, p.name)
                     self._check_over(room)
             self._remove_member(room, p, now)
@@ -1011,6 +1017,15 @@ class Hub:
             at = started + a.at_ms / 1000
             if a.action == "resign":
                 race.resign(runner, at)
+            elif a.action in ("abandon", "leave"):
+                # Out of the room for good (the result stays in the race).
+                if a.action == "abandon":
+                    race.abandon(runner, at)
+                gone = next(p for p in players if p.id == a.player_id)
+                if gone in room.players:
+                    room.players.remove(gone)
+                    room.ready.discard(gone.name)
+                    gone.room = None
             elif a.action == "undo":
                 assert a.seq is not None
                 race.undo(runner, a.seq, at)
@@ -1020,6 +1035,8 @@ class Hub:
                 if reply.TYPE == "refused":  # cannot happen with an intact journal
                     log.error("restore %s: journaled move %s refused", live.uid, a.action)
             room.journal_n = max(room.journal_n, a.n)
+        if room.host not in room.players and room.players:
+            room.host = room.players[0]
         self._rooms[room.code] = room
         self._timer(race.deadline, "limit", room)
         log.info(

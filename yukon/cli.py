@@ -102,6 +102,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except YukonError as exc:
         print(f"yukon serve: --daily-rules: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.password is not None and not 0 < len(args.password) <= 128:
+        print("yukon serve: --password must be 1 to 128 characters", file=sys.stderr)
+        return EXIT_USAGE
     if (args.certfile is None) != (args.keyfile is None):
         print("yukon serve: --certfile and --keyfile go together", file=sys.stderr)
         return EXIT_USAGE

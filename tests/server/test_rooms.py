@@ -1711,3 +1711,30 @@ def test_a_restored_race_asks_for_the_moves_its_journal_lost() -> None:
     assert (accepted.score, accepted.moves) == (view_before.score, view_before.moves)
     # Bob was restored too; he has the resume window to come back, like any dropped player.
     assert after.hub.races_running == 1
+
+
+def test_an_abandon_and_a_leave_are_journaled_and_restored() -> None:
+    cl = Clients(HubConfig(resume_window_s=5))
+    conns = race(cl, ["ann", "bob", "cat"])
+    t = cl.race_start
+    cl.send(conns["cat"], Resign(), at=t + 1)
+    cl.send(conns["cat"], Leave(), at=t + 2)
+    cl.disconnect(conns["bob"], at=t + 3)
+    cl.tick(t + 9)  # bob's window is over: abandoned
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    actions = [e for e in cl.journal if isinstance(e, LiveAction)]
+    assert [a.action for a in actions] == ["resign", "leave", "abandon"]
+
+    after = Clients(HubConfig(resume_window_s=5))
+    after.registry = cl.registry
+    after.tokens = dict(cl.tokens)
+    after.hub.restore(live, actions, alive_ms=9_000, now=after.now)
+    conn, effects = after.resume("ann", at=after.now + 1)
+    room = next(m for m in to(effects, conn) if isinstance(m, Room))
+    assert [p.name for p in room.players] == ["ann"]  # cat left, bob was abandoned
+    progress = next(m for m in to(effects, conn) if isinstance(m, Progress))
+    assert {p.name: p.state for p in progress.players} == {
+        "ann": "playing",
+        "bob": "abandoned",
+        "cat": "resigned",
+    }
