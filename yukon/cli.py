@@ -171,6 +171,68 @@ def _positive(text: str) -> float:
     return value
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from client.app import YukonApp
+    from client.config import LOCAL_KEY, TokenStore, data_dir, local_db_url
+    from protocol.messages import normalize_name
+
+    if args.name is not None:
+        try:
+            normalize_name(args.name)
+        except ValueError as exc:
+            print(f"yukon play: --name: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    url = args.url.strip()
+    if "://" not in url:
+        url = "ws://" + url
+    if not url.startswith(("ws://", "wss://")):
+        print(f"yukon play: {args.url} is not a ws:// or wss:// address", file=sys.stderr)
+        return EXIT_USAGE
+    store = TokenStore()
+    where = data_dir()
+    # Logs go to a file in the data directory: nothing may write over the game's screen.
+    handler: logging.Handler
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(where / ("local.log" if args.local else "client.log"))
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    logging.getLogger("websockets").setLevel(logging.WARNING)
+    if not args.local:
+        YukonApp(url, name=args.name, password=args.password, ascii=args.ascii, store=store).run()
+        return 0
+
+    from server.app import ServeOptions, StartupError, open_server
+
+    async def local() -> None:
+        options = ServeOptions(
+            host="127.0.0.1", port=0, db=local_db_url(where), spool=where / "local-spool.jsonl"
+        )
+        async with open_server(options) as server:
+            app = YukonApp(
+                f"ws://127.0.0.1:{server.port}",
+                name=args.name,
+                ascii=args.ascii,
+                store=store,
+                key=LOCAL_KEY,
+            )
+            await app.run_async()
+
+    try:
+        asyncio.run(local())
+    except StartupError as exc:
+        print(f"yukon play --local: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"yukon play --local: cannot start the local server: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _port(text: str) -> int:
     port = int(text)
     if not 0 <= port <= 65535:
@@ -290,6 +352,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="(YUKON_LOG_LEVEL)",
     )
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "play",
+        help="race in the terminal",
+        description="Race in the terminal: on a server, or alone with --local.",
+    )
+    p.add_argument(
+        "url", nargs="?", default="ws://127.0.0.1:8765", help="server (default ws://127.0.0.1:8765)"
+    )
+    p.add_argument(
+        "--name", help="your name, the first time on a server (the next start needs none)"
+    )
+    p.add_argument(
+        "--password",
+        default=os.environ.get("YUKON_PASSWORD") or None,
+        help="the password of a private server (env YUKON_PASSWORD)",
+    )
+    p.add_argument("--ascii", action="store_true", help="letters S H D C instead of suit glyphs")
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="start a server of your own in this process (SQLite in your data directory)",
+    )
+    p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("db", help="the database schema: upgrade it, or show where it is")
     p.add_argument("action", choices=("upgrade", "current"))

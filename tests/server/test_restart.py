@@ -91,6 +91,12 @@ class ServerProcess:
         self.proc.send_signal(sig)
         return self.proc.wait(TIMEOUT)
 
+    def kill(self) -> None:
+        """Whatever happened in the test, no server is left behind."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(TIMEOUT)
+
 
 async def join(url: str, hello: Hello) -> Client:
     client = Client(await connect(url))
@@ -124,9 +130,21 @@ async def resume(url: str, token: str, acked: list[tuple[int, str]]) -> tuple[Cl
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 async def test_a_race_survives_a_restart(db_url: str, tmp_path: Path, sig: signal.Signals) -> None:
+    servers: list[ServerProcess] = []
+    try:
+        await race_through_a_restart(db_url, tmp_path, sig, servers)
+    finally:
+        for server in servers:
+            server.kill()
+
+
+async def race_through_a_restart(
+    db_url: str, tmp_path: Path, sig: signal.Signals, servers: list[ServerProcess]
+) -> None:
     code, line = winning_line()
     spool = tmp_path / "spool.jsonl"
     first = ServerProcess(db_url, spool)
+    servers.append(first)
     ann = await join(first.url, Hello(1, "ann"))
     bob = await join(first.url, Hello(1, "bob"))
     tokens = {"ann": ann.frames[0].token, "bob": bob.frames[0].token}
@@ -161,6 +179,7 @@ async def test_a_race_survives_a_restart(db_url: str, tmp_path: Path, sig: signa
     bob.ws.transport.abort()  # bob never read his frames; his socket just goes
 
     second = ServerProcess(db_url, spool)
+    servers.append(second)
     assert any("restored" in x for x in second.lines)
     ann2, race = await resume(second.url, tokens["ann"], acked)
     # The time the server was away is not charged: the clock resumes where it was.

@@ -1,0 +1,238 @@
+"""The Textual app: one session, one connection, and the screen the session's phase calls for.
+
+Every server message goes to ``Session.receive``; every key or click becomes a session
+call whose messages ``send`` passes to the connection; after either, ``sync`` shows the
+screen of the session's phase (lobby, room, race, watch, results) and redraws it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from protocol.messages import Message, MoveMsg, Undo, Welcome
+
+from .config import DEFAULT_URL, TokenStore
+from .connection import BACKOFF, Connection, Link, LinkStatus
+from .screens import (
+    Base,
+    ConfirmScreen,
+    HelpScreen,
+    LobbyScreen,
+    NameScreen,
+    RaceScreen,
+    ResultsScreen,
+    RoomScreen,
+    WatchScreen,
+)
+from .state import Session
+from .widgets import Target
+
+__all__ = ["YukonApp"]
+
+#: After a reconnect, the server's resync follows its welcome at once; without it in this
+#: many seconds, the room is gone.
+RESYNC_WAIT = 1.0
+
+CSS = """
+Screen { background: $background; }
+.row { height: 1; width: 100%; }
+.row > * { margin-right: 1; }
+.label { width: 10; color: $text-muted; }
+.label2 { width: 5; color: $text-muted; }
+.box {
+    height: auto;
+    border: round $primary-darken-1;
+    border-title-color: $text;
+    border-title-style: bold;
+    padding: 0 1;
+    margin: 0 1;
+}
+#lobby { height: 1fr; padding-top: 1; }
+#lobby .row { margin-bottom: 1; }
+#lobby .box .row:last-of-type { margin-bottom: 0; }
+#variant { width: 14; }
+#players { width: 8; }
+#time { width: 12; }
+#code { width: 24; }
+#room-code { width: 12; }
+Checkbox.-textual-compact:focus { border: none !important; }
+Select { width: 16; }
+
+#room-body { height: 1fr; padding: 1 1; }
+#countdown { width: auto; margin: 1 2; color: $success; }
+#room-note { height: auto; margin: 1 1; }
+#room-buttons { margin: 0 1; }
+
+#race-body { height: 1fr; }
+#board { width: 1fr; min-width: 44; max-width: 60; }
+#standings { width: 1fr; min-width: 34; border-left: vkey $panel-lighten-1; }
+
+#watch-note { height: 1; margin: 1 1 0 1; }
+#watch-standings { height: 1fr; margin: 1 0; }
+Button { width: auto; min-width: 8; }
+
+#results-body { height: 1fr; padding: 1 1; }
+#results-head { height: auto; margin: 0 1 1 1; }
+#results-buttons { margin: 1 1; }
+
+#board-head { height: 1; margin: 1 0; }
+#code-row { margin: 0 1 1 1; }
+#board-code { width: 30; }
+
+HelpScreen, ConfirmScreen, NameScreen { align: center middle; }
+#help-box {
+    width: 78; height: auto; border: round $accent; padding: 0 1; background: $surface;
+}
+#confirm-box {
+    width: 40; height: auto; border: round $error; padding: 1 2; background: $surface;
+}
+#confirm-box .row { margin-top: 1; }
+#name-box {
+    width: 60; height: auto; border: round $accent; padding: 1 2; background: $surface;
+}
+#name-box Input { margin: 1 0; }
+"""
+
+
+class YukonApp(App[None]):
+    """The terminal client; ``yukon play`` runs it."""
+
+    TITLE = "Yukon Race"
+    CSS = CSS
+    ENABLE_COMMAND_PALETTE = False
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[None]]]] = {
+        "lobby": LobbyScreen,
+        "room": RoomScreen,
+        "race": RaceScreen,
+        "watch": WatchScreen,
+        "results": ResultsScreen,
+    }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "quit", priority=True),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        name: str | None = None,
+        password: str | None = None,
+        ascii: bool = False,
+        store: TokenStore | None = None,
+        key: str | None = None,
+        link: Link | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        backoff: Sequence[float] = BACKOFF,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.clock = clock
+        self.session = Session(ascii=ascii)
+        self.link_state = LinkStatus("connecting", f"connecting to {url}")
+        #: The status serial when the link last changed: older statuses give way to it.
+        self.link_serial = 0
+        self.link: Link = link or Connection(
+            url, self, name=name, password=password, store=store, key=key, backoff=backoff
+        )
+        self._asking_name = False
+
+    @property
+    def where(self) -> str:
+        return self.url.split("://", 1)[-1].rstrip("/")
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.switch_mode("lobby")
+        self.run_worker(self.link.run(), name="link", exit_on_error=False)
+
+    async def action_quit(self) -> None:
+        await self.link.close()
+        self.exit()
+
+    async def on_unmount(self) -> None:
+        await self.link.close()
+
+    # -- the connection's events ------------------------------------------------------------------
+
+    def link_message(self, message: Message) -> None:
+        for reply in self.session.receive(message, self.clock()):
+            self.link.send(reply)
+        if isinstance(message, Welcome) and self.session.awaiting_resync:
+            self.set_timer(RESYNC_WAIT, self._resync_check)
+        if self.session.out_of_step:
+            self.session.out_of_step = False
+            self.link.reconnect()
+        self.sync()
+
+    def link_status(self, status: LinkStatus) -> None:
+        was = self.link_state
+        self.link_state = status
+        self.link_serial = self.session.status.serial
+        if was.kind == "online" and status.kind != "online":
+            self.session.connection_lost()
+        if status.kind == "need_name" and not self._asking_name:
+            self._ask_name(status.text)
+        self.sync()
+
+    def _resync_check(self) -> None:
+        if self.session.resync_missed():
+            self.sync()
+
+    def _ask_name(self, problem: str) -> None:
+        self._asking_name = True
+
+        def chosen(name: str | None) -> None:
+            self._asking_name = False
+            if name:
+                self.link.login(name)
+
+        self.push_screen(NameScreen(self.where, problem), chosen)
+
+    # -- doing things -----------------------------------------------------------------------------
+
+    def send(self, *messages: Message) -> None:
+        """Send what the player did; say so when the connection is down."""
+        for message in messages:
+            if not self.link.send(message):
+                race = self.session.race
+                if race is not None and isinstance(message, (MoveMsg, Undo)):
+                    race.pending.pop(message.seq, None)
+                    race.next_seq = message.seq  # unused: the number may be used again
+                self.session.say(f"not connected ({self.link_state.text})", "error")
+                break
+        self.sync()
+
+    def board_clicked(self, target: Target) -> None:
+        session = self.session
+        if target.kind == "card":
+            self.send(*session.click_card(target.column, target.card, self.clock()))
+        elif target.kind == "column":
+            self.send(*session.click_column(target.column))
+        elif target.kind == "foundation":
+            self.send(*session.click_foundation(target.suit))
+
+    # -- showing the session ----------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Show the screen of the session's phase and redraw every screen on the stack."""
+        phase = self.session.phase()
+        if self.current_mode != phase and phase in self.MODES:
+            while len(self.screen_stack) > 1 and isinstance(
+                self.screen, (HelpScreen, ConfirmScreen)
+            ):
+                self.pop_screen()
+            if not any(isinstance(s, NameScreen) for s in self.screen_stack):
+                while len(self.screen_stack) > 1:
+                    self.pop_screen()
+            self.switch_mode(phase)
+        for screen in self.screen_stack:
+            if isinstance(screen, Base):
+                screen.refresh_view()

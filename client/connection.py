@@ -1,0 +1,419 @@
+"""The client's one websocket: hello, messages in and out, and coming back after a drop.
+
+``Connection.run`` keeps a connection to the server for as long as the client runs:
+
+* it says hello with the saved token (or the name, the first time) and saves the token
+  the ``welcome`` brings, per server (``config.TokenStore``);
+* it hands every server message to ``Events.link_message`` and tells
+  ``Events.link_status`` what the connection is doing, in one line a player understands
+  (refused, wrong protocol version, name taken, the server closed with code X);
+* after a dropped connection it reconnects with backoff and resumes with the token: the
+  server answers with the resync (``room``, ``race``, ``progress``) and the race goes on.
+
+It stops for good (status ``failed``) only where retrying cannot help: another protocol
+version, another connection of the same player (4001), an address that is not a URL.
+A name the server refuses puts it in ``need_name`` until ``login`` gives another.
+Nothing here raises into the caller: every problem becomes a status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import (
+    ConnectionClosed,
+    InvalidHandshake,
+    InvalidStatus,
+    InvalidURI,
+    WebSocketException,
+)
+
+from protocol.messages import (
+    CLOSE_REPLACED,
+    CLOSE_TOO_SLOW,
+    CLOSE_VERSION,
+    MAX_FRAME,
+    PROTOCOL_VERSION,
+    Error,
+    Hello,
+    Message,
+    MessageError,
+    Welcome,
+    decode_server,
+    encode,
+)
+
+from .config import Identity, TokenStore
+
+__all__ = ["BACKOFF", "Connection", "Events", "Link", "LinkStatus", "describe_close"]
+
+log = logging.getLogger("yukon.client")
+
+#: Seconds to wait before each reconnection attempt; the last one repeats.
+BACKOFF: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
+#: How long the server may take to answer a hello (it looks the player up in its database).
+HELLO_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class LinkStatus:
+    """What the connection is doing.
+
+    ``kind`` is ``connecting``, ``online``, ``retrying`` (a problem; it will try again),
+    ``need_name`` (the server needs a (new) name: call ``login``), ``failed`` (it stopped
+    for good) or ``closed`` (the client closed it).
+    """
+
+    kind: str
+    text: str
+
+
+class Events(Protocol):
+    """What a connection reports to (the app)."""
+
+    def link_message(self, message: Message) -> None: ...
+
+    def link_status(self, status: LinkStatus) -> None: ...
+
+
+class Link(Protocol):
+    """What the app needs of a connection; tests may give it a stand-in."""
+
+    def send(self, message: Message) -> bool: ...
+
+    def login(self, name: str) -> None: ...
+
+    def reconnect(self) -> None: ...
+
+    async def run(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def describe_close(code: int | None, reason: str) -> str:
+    """A close code in words."""
+    why = f": {reason}" if reason else ""
+    if code == 1001:
+        return "the server is going away (shutting down or restarting)"
+    if code == 1012:
+        return "the server is restarting"
+    if code == 1013:
+        return "the server is full just now"
+    if code == 1008:
+        return f"the server closed the connection{why or ' (policy)'}"
+    if code == 1011:
+        return f"the server closed the connection with code 1011{why}"
+    if code == CLOSE_TOO_SLOW:
+        return "the server closed the connection: this client fell behind"
+    if code in (None, 1005, 1006):
+        return "the connection was lost"
+    return f"the server closed the connection with code {code}{why}"
+
+
+def _describe_os_error(exc: BaseException, where: str) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return f"cannot reach {where}: connection refused"
+    if isinstance(exc, TimeoutError):
+        return f"no answer from {where}"
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return f"cannot reach {where}: {text}"
+
+
+class _Stop(Exception):
+    """End this connection attempt: ``kind`` (retrying, need_name, failed) and why."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(text)
+        self.kind = kind
+        self.text = text
+
+
+class Connection:
+    """One player's connection to one server; see the module docstring."""
+
+    def __init__(
+        self,
+        url: str,
+        events: Events,
+        *,
+        name: str | None = None,
+        password: str | None = None,
+        store: TokenStore | None = None,
+        key: str | None = None,
+        backoff: Sequence[float] = BACKOFF,
+    ) -> None:
+        self.url = url
+        self.events = events
+        self.store = store
+        #: Where the token is kept: the URL, or ``config.LOCAL_KEY`` for the embedded server.
+        self.key = key or url
+        self.backoff = tuple(backoff) or (1.0,)
+        #: For a private server: sent with every hello.
+        self.password = password
+        saved = self._load()
+        self._name = name
+        self._token: str | None = None
+        if saved is not None and (name is None or name.strip().casefold() == saved.name.casefold()):
+            self._token = saved.token  # the token wins; a different --name means a new player
+            self._name = name or saved.name
+        self._ws: ClientConnection | None = None
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._closing = False
+        self._wake = asyncio.Event()
+        self._fresh = False  # reconnect at once, without backoff
+        self._went_online = False
+        self.status = LinkStatus("connecting", f"connecting to {url}")
+        self.player: str | None = None
+
+    @property
+    def where(self) -> str:
+        return self.url.split("://", 1)[-1].rstrip("/")
+
+    # -- the caller's side ----------------------------------------------------------------------
+
+    @property
+    def online(self) -> bool:
+        return self._ws is not None and self.status.kind == "online"
+
+    def send(self, message: Message) -> bool:
+        """Queue a message; False (and nothing sent) while not connected."""
+        if not self.online:
+            return False
+        self._queue.put_nowait(encode(message))
+        return True
+
+    def login(self, name: str) -> None:
+        """Say hello with this name (a new player), now or on the next connection."""
+        self._name = name
+        self._token = None
+        self._fresh = True
+        self._wake.set()
+
+    def reconnect(self) -> None:
+        """Drop the connection and come back at once (the resync refreshes everything)."""
+        self._fresh = True
+        ws = self._ws
+        if ws is not None:
+            asyncio.get_running_loop().create_task(ws.close(1000, "resync"))
+        self._wake.set()
+
+    async def close(self) -> None:
+        """Close for good (a normal 1000 close: the server keeps our place for a while)."""
+        self._closing = True
+        self._wake.set()
+        ws = self._ws
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(1000, "bye"), 2.0)
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def _report(self, kind: str, text: str) -> None:
+        self.status = LinkStatus(kind, text)
+        try:
+            self.events.link_status(self.status)
+        except Exception:  # the app's problem; the connection carries on
+            log.exception("link_status handler failed")
+
+    def _deliver(self, message: Message) -> None:
+        try:
+            self.events.link_message(message)
+        except Exception:  # the app's problem; the connection carries on
+            log.exception("link_message handler failed on %s", type(message).__name__)
+
+    def _load(self) -> Identity | None:
+        if self.store is None:
+            return None
+        try:
+            return self.store.load(self.key)
+        except OSError:
+            return None
+
+    def _save(self, welcome: Welcome) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.save(self.key, Identity(welcome.name, welcome.token))
+        except OSError as exc:
+            log.warning("cannot save the resume token: %s", exc)
+
+    def _forget(self) -> None:
+        if self.store is None:
+            return
+        with contextlib.suppress(OSError):
+            self.store.forget(self.key)
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep, unless woken (close, login, reconnect)."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def run(self) -> None:
+        """Connect, and reconnect after every drop, until ``close`` (or a final failure)."""
+        failures = 0
+        while not self._closing:
+            if self._token is None and self._name is None:
+                if self.status.kind != "need_name":
+                    self._report("need_name", f"first time on {self.where}: choose a name")
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            self._fresh = False
+            self._went_online = False
+            self._report("connecting" if failures == 0 else "retrying", f"connecting to {self.url}")
+            try:
+                kind, text = await self._attempt()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # never a traceback: whatever it was, say it and retry
+                log.exception("connection failed")
+                kind, text = "retrying", f"connection problem: {type(exc).__name__}: {exc}"
+            if self._closing:
+                break
+            if self._went_online:  # a drop after a good connection: start the backoff afresh
+                failures = 0
+            if kind in ("failed", "need_name"):
+                self._report(kind, text)
+                if kind == "failed":
+                    return
+                continue
+            if self._fresh:
+                continue
+            delay = self.backoff[min(failures, len(self.backoff) - 1)]
+            failures += 1
+            shown = f"{delay:.0f}" if delay >= 1 else f"{delay:.1f}"
+            self._report("retrying", f"{text}; retrying in {shown} s")
+            await self._pause(delay)
+        self._report("closed", "disconnected")
+
+    async def _attempt(self) -> tuple[str, str]:
+        """One connection, from opening to its end: ``(kind, what happened)``."""
+        try:
+            ws = await connect(
+                self.url,
+                max_size=MAX_FRAME * 4,
+                compression=None,
+                open_timeout=10,
+                ping_interval=20,
+                ping_timeout=20,
+                close_timeout=2,
+            )
+        except InvalidURI as exc:
+            return (
+                "failed",
+                f"{self.url} is not a websocket address ({exc.msg}); try ws://host:port",
+            )
+        except InvalidStatus as exc:
+            code = exc.response.status_code
+            return "retrying", f"{self.where} is not a Yukon race server (HTTP {code})"
+        except InvalidHandshake as exc:
+            return "retrying", f"{self.where} did not answer as a websocket server ({exc})"
+        except (OSError, TimeoutError) as exc:
+            return "retrying", _describe_os_error(exc, self.where)
+        except WebSocketException as exc:
+            return "retrying", f"cannot connect to {self.where}: {exc}"
+        try:
+            try:
+                welcome = await self._hello(ws)
+            except _Stop as stop:
+                return stop.kind, stop.text
+            except TimeoutError:
+                return "retrying", f"{self.where} did not answer the hello"
+            return await self._online(ws, welcome)
+        except ConnectionClosed as exc:
+            return self._closed(
+                exc.rcvd.code if exc.rcvd else None, exc.rcvd.reason if exc.rcvd else ""
+            )
+        finally:
+            self._ws = None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), 2.0)
+
+    def _closed(self, code: int | None, reason: str) -> tuple[str, str]:
+        if code == CLOSE_REPLACED:
+            return "failed", "you connected again from somewhere else; this window has stopped"
+        if code == CLOSE_VERSION:
+            return "failed", "the server speaks another protocol version; update this client"
+        return "retrying", describe_close(code, reason)
+
+    async def _recv(self, ws: ClientConnection) -> Message | None:
+        data = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT)
+        try:
+            return decode_server(data)
+        except MessageError:
+            return None  # a newer server's message, or garbage: not ours to show
+
+    def _hello_msg(self, name: str | None, token: str | None) -> Hello:
+        return Hello(PROTOCOL_VERSION, name, token, self.password)
+
+    async def _hello(self, ws: ClientConnection) -> Welcome:
+        token = self._token
+        await ws.send(encode(self._hello_msg(None if token else self._name, token)))
+        while True:
+            msg = await self._recv(ws)
+            if isinstance(msg, Welcome):
+                return msg
+            if not isinstance(msg, Error):
+                continue
+            if msg.code == "version":
+                raise _Stop("failed", f"wrong protocol version: {msg.text}")
+            if msg.code == "password":
+                given = "wrong" if self.password else "missing"
+                raise _Stop(
+                    "failed",
+                    f"{self.where} is private and the password is {given}: start with --password",
+                )
+            if msg.code == "bad_token":
+                self._token = None
+                self._forget()
+                if self._name is None:
+                    raise _Stop("need_name", f"{self.where} no longer knows you: choose a name")
+                await ws.send(encode(self._hello_msg(self._name, None)))
+                continue
+            if msg.code == "name_taken":
+                taken, self._name = self._name, None
+                raise _Stop("need_name", f"the name {taken!r} is taken on {self.where}")
+            if msg.code == "name_invalid":
+                self._name = None
+                raise _Stop("need_name", f"that name will not do: {msg.text}")
+            raise _Stop("retrying", f"{self.where} refused the hello: {msg.text}")
+
+    async def _online(self, ws: ClientConnection, welcome: Welcome) -> tuple[str, str]:
+        self._token, self._name, self.player = welcome.token, welcome.name, welcome.name
+        self._went_online = True
+        self._save(welcome)
+        self._queue = asyncio.Queue()
+        self._ws = ws
+        self._report("online", f"connected to {self.where} as {welcome.name}")
+        self._deliver(welcome)
+        writer = asyncio.create_task(self._write(ws))
+        try:
+            async for data in ws:
+                try:
+                    msg = decode_server(data)
+                except MessageError:
+                    continue
+                self._deliver(msg)
+        finally:
+            self._ws = None
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
+        if self._closing:
+            return "closed", "disconnected"
+        return self._closed(ws.close_code, ws.close_reason or "")
+
+    async def _write(self, ws: ClientConnection) -> None:
+        while True:
+            data = await self._queue.get()
+            try:
+                await ws.send(data)
+            except ConnectionClosed:
+                return

@@ -1,0 +1,972 @@
+"""The screens: lobby, room, race, watch, results, leaderboards, help, and two small dialogs.
+
+A screen draws the session and turns keys and clicks into the app's actions; it holds no
+game state of its own (the leaderboard screen remembers which page it shows, no more).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Checkbox, Digits, Input, Label, Select, Static
+
+from protocol import GameCode, InvalidCodeError
+from protocol.messages import (
+    Board,
+    BoardPage,
+    BoardRow,
+    Create,
+    Daily,
+    Join,
+    Leave,
+    Ready,
+    Rematch,
+    Start,
+    Watch,
+)
+
+from .state import FOUNDATION, Session, format_ms
+from .widgets import (
+    BoardView,
+    Live,
+    RaceHeader,
+    ResultsView,
+    RoomView,
+    StandingsView,
+    StatusLine,
+    describe_rules,
+    outcome_text,
+)
+
+if TYPE_CHECKING:
+    from .app import YukonApp
+
+__all__ = [
+    "ConfirmScreen",
+    "HelpScreen",
+    "LeaderboardScreen",
+    "LobbyScreen",
+    "NameScreen",
+    "RaceScreen",
+    "ResultsScreen",
+    "RoomScreen",
+    "WatchScreen",
+]
+
+VARIANTS = [
+    ("C Classic", "C"),
+    ("R Relaxed", "R"),
+    ("S Russian", "S"),
+    ("A Alaska", "A"),
+    ("M Moosehide", "M"),
+]
+PLAYER_LIMITS = [(f"{n}", n) for n in range(2, 9)]
+TIME_LIMITS = [("5 min", 300), ("10 min", 600), ("15 min", 900), ("30 min", 1800), ("60 min", 3600)]
+
+
+class Hints(Live):
+    """The key line at the bottom of a screen; its text comes from the screen."""
+
+    DEFAULT_CSS = """
+    Hints { height: 1; background: $panel; padding: 0 1; color: $text-muted; }
+    """
+
+    def render(self) -> RenderableType:
+        screen = self.screen
+        text = screen.hints() if isinstance(screen, Base) else ""
+        if self.session.ascii:
+            for fancy, plain in (("←", "left"), ("→", "right"), ("↑↓", "up/down"), ("⏎", "Enter")):
+                text = text.replace(fancy, plain)
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for i, part in enumerate(text.split(" · ")):
+            if i:
+                out.append("  ")
+            if part.startswith("("):  # a remark, not a key
+                out.append(part, style="italic")
+                continue
+            key, _, what = part.partition(" ")
+            out.append(key, style="bold")
+            out.append(f" {what}" if what else "")
+        return out
+
+
+class Title(Live):
+    """The first line of the lobby, room and results screens: what this is, and who I am."""
+
+    DEFAULT_CSS = """
+    Title { height: 1; background: $panel; }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.text = text
+
+    def render(self) -> RenderableType:
+        session = self.session
+        left = Text(" Yukon Race", style="bold")
+        if self.text:
+            left.append(f" · {self.text}")
+        room = session.room
+        if self.text in ("room", "results") and room is not None and room.max_players > 1:
+            left.append(f" · room {room.room}" if self.text == "results" else f" {room.room}")
+        right = Text()
+        if session.me:
+            right.append(session.me, style="bold")
+            right.append(f" @ {self.client.where} ", style="#8a8a8a")
+        else:
+            right.append(f"{self.client.where} ", style="#8a8a8a")
+        grid = Table.grid(expand=True)
+        grid.add_column(justify="left", no_wrap=True, overflow="ellipsis")
+        grid.add_column(justify="right", no_wrap=True)
+        grid.add_row(left, right)
+        return grid
+
+
+class Base(Screen[None]):
+    """What every full screen shares: the app, the session, a status line, key hints."""
+
+    HINTS = ""
+
+    @property
+    def client(self) -> YukonApp:
+        return cast("YukonApp", self.app)
+
+    @property
+    def session(self) -> Session:
+        return self.client.session
+
+    def hints(self) -> str:
+        return self.HINTS
+
+    def refresh_view(self) -> None:
+        """Redraw from the session."""
+        for widget in self.query(Live):
+            widget.refresh()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_view()
+
+    def action_help(self) -> None:
+        self.client.push_screen(HelpScreen())
+
+
+# -- lobby ---------------------------------------------------------------------------------
+
+
+class LobbyScreen(Base):
+    """Create a room, join or watch one, play the daily deal, open the leaderboards."""
+
+    AUTO_FOCUS = "#create"
+    HINTS = "n new room · j join · w watch · d daily deal · l leaderboards · ? help · q quit"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "create", "new room"),
+        Binding("j", "join", "join"),
+        Binding("w", "watch", "watch"),
+        Binding("d", "daily", "daily deal"),
+        Binding("l", "boards", "leaderboards"),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+        Binding("escape", "unfocus", "back to the buttons", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Title("lobby")
+        with Vertical(id="lobby"):
+            with Container(classes="box", id="new-room") as box:
+                box.border_title = "New room"
+                with Horizontal(classes="row"):
+                    yield Label("Rules", classes="label")
+                    yield Select(VARIANTS, value="C", allow_blank=False, compact=True, id="variant")
+                    yield Checkbox("E open spaces", compact=True, id="opt-e")
+                    yield Checkbox("G groups", compact=True, id="opt-g")
+                    yield Checkbox("T take-back", compact=True, id="opt-t")
+                with Horizontal(classes="row"):
+                    yield Label("or code", classes="label")
+                    yield Input(placeholder="YU1-C-AAAAAAB", compact=True, id="code")
+                with Horizontal(classes="row"):
+                    yield Label("Players", classes="label")
+                    yield Select(
+                        PLAYER_LIMITS, value=4, allow_blank=False, compact=True, id="players"
+                    )
+                    yield Label("Time", classes="label2")
+                    yield Select(
+                        TIME_LIMITS, value=1800, allow_blank=False, compact=True, id="time"
+                    )
+                    yield Checkbox("undo", value=True, compact=True, id="undo")
+                    yield Button("Create room (n)", compact=True, variant="primary", id="create")
+            with Container(classes="box", id="join-box") as box:
+                box.border_title = "Join or watch a room"
+                with Horizontal(classes="row"):
+                    yield Label("Room code", classes="label")
+                    yield Input(placeholder="K7WQM", max_length=16, compact=True, id="room-code")
+                    yield Button("Join (j)", compact=True, id="join")
+                    yield Button("Watch (w)", compact=True, id="watch")
+            with Container(classes="box", id="alone-box") as box:
+                box.border_title = "On your own"
+                with Horizontal(classes="row"):
+                    yield Button("Today's daily deal (d)", compact=True, id="daily")
+                    yield Button("Leaderboards (l)", compact=True, id="boards")
+                    yield Button("Quit (q)", compact=True, id="quit")
+        yield StatusLine()
+        yield Hints()
+
+    def create_message(self) -> Create | None:
+        """The ``create`` the form describes, or None (and a status) if the code is wrong."""
+        code = self.query_one("#code", Input).value.strip()
+        players = cast(int, self.query_one("#players", Select).value)
+        time_limit = cast(int, self.query_one("#time", Select).value)
+        undo = self.query_one("#undo", Checkbox).value
+        if code:
+            try:
+                parsed = GameCode.parse(code)
+            except InvalidCodeError as exc:
+                self.session.say(f"game code: {exc}", "error")
+                self.client.sync()
+                return None
+            return Create(code=str(parsed), max_players=players, undo=undo, time_limit=time_limit)
+        rules = cast(str, self.query_one("#variant", Select).value)
+        for letter in "EGT":
+            if self.query_one(f"#opt-{letter.lower()}", Checkbox).value:
+                rules += letter
+        return Create(rules=rules, max_players=players, undo=undo, time_limit=time_limit)
+
+    def _room_code(self) -> str | None:
+        field = self.query_one("#room-code", Input)
+        code = field.value.strip()
+        if not code:
+            field.focus()
+            self.session.say("type the room code, then Enter (or w to watch)")
+            self.client.sync()
+            return None
+        return code
+
+    def action_create(self) -> None:
+        message = self.create_message()
+        if message is not None:
+            self.client.send(message)
+
+    def action_join(self) -> None:
+        code = self._room_code()
+        if code is not None:
+            self.client.send(Join(code))
+
+    def action_watch(self) -> None:
+        code = self._room_code()
+        if code is not None:
+            self.client.send(Watch(code))
+
+    def action_daily(self) -> None:
+        self.client.send(Daily())
+
+    def action_boards(self) -> None:
+        self.client.push_screen(LeaderboardScreen())
+
+    def action_quit(self) -> None:
+        self.client.exit()
+
+    def action_unfocus(self) -> None:
+        self.query_one("#create", Button).focus()
+
+    @on(Input.Submitted, "#room-code")
+    def _submitted_room(self) -> None:
+        self.action_join()
+
+    @on(Input.Submitted, "#code")
+    def _submitted_code(self) -> None:
+        self.action_create()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        action = {
+            "create": self.action_create,
+            "join": self.action_join,
+            "watch": self.action_watch,
+            "daily": self.action_daily,
+            "boards": self.action_boards,
+            "quit": self.action_quit,
+        }.get(event.button.id or "")
+        if action is not None:
+            action()
+
+
+# -- room ----------------------------------------------------------------------------------
+
+
+class RoomScreen(Base):
+    """Who is in, who is ready; the host starts; the countdown."""
+
+    AUTO_FOCUS = ""  # keys, not a focused button: space must never start a race
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "ready", "ready"),
+        Binding("s", "start", "start"),
+        Binding("l", "leave", "leave"),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Title("room")
+        with Vertical(id="room-body"):
+            yield RoomView()
+            yield Static("", id="room-note")
+            yield Digits("", id="countdown")
+            with Horizontal(classes="row", id="room-buttons"):
+                yield Button("Ready (space)", compact=True, variant="success", id="ready")
+                yield Button("Start (s)", compact=True, variant="primary", id="start")
+                yield Button("Leave (l)", compact=True, id="leave")
+        yield StatusLine()
+        yield Hints()
+
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self._tick)
+
+    def hints(self) -> str:
+        room = self.session.room
+        if room is None:
+            return ""
+        if room.you == "spectator":
+            return "l leave · ? help"
+        if room.state == "countdown":
+            return "l leave · ? help"
+        if self.session.is_host:
+            return "s start · l leave · ? help"
+        if room.state == "finished":
+            return "l leave · ? help"
+        return "space ready · l leave · ? help"
+
+    def _me_ready(self) -> bool:
+        room, me = self.session.room, self.session.me
+        if room is None:
+            return False
+        return any(p.name == me and p.ready for p in room.players)
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        room = self.session.room
+        if room is None:
+            return
+        try:
+            ready = self.query_one("#ready", Button)
+            start = self.query_one("#start", Button)
+            note = self.query_one("#room-note", Static)
+        except NoMatches:  # not mounted yet
+            return
+        player = room.you == "player"
+        lobby = room.state == "lobby"
+        ready.display = player and lobby and not self.session.is_host
+        label = "Not ready (space)" if self._me_ready() else "Ready (space)"
+        if str(ready.label) != label:
+            ready.label = label
+            ready.refresh(layout=True)
+        start.display = player and lobby and self.session.is_host
+        note.update(self._note())
+        self._tick()
+
+    def _note(self) -> Text:
+        session = self.session
+        room = session.room
+        assert room is not None
+        text = Text()
+        if room.state == "countdown":
+            text.append("Get ready: the race starts in", style="bold #5fd75f")
+        elif room.state == "finished":
+            text.append(f"Waiting for {room.host} to start a rematch", style="#8a8a8a")
+        elif room.you == "spectator":
+            text.append(f"You watch; {room.host} starts the race", style="#8a8a8a")
+        elif session.is_host:
+            waiting = [p.name for p in room.players if not p.ready]
+            if waiting:
+                text.append(f"Waiting for {', '.join(waiting)} to be ready", style="#d7af00")
+            else:
+                text.append("Everyone is ready: press s to start", style="bold #5fd75f")
+                if len(room.players) == 1:
+                    text.append(" (a race alone is fine)", style="#8a8a8a")
+            text.append(f"\nOthers join with the room code {room.room}", style="#8a8a8a")
+        else:
+            text.append(f"{room.host} starts the race when everyone is ready", style="#8a8a8a")
+        return text
+
+    def _tick(self) -> None:
+        left = self.session.countdown_left(self.client.clock())
+        try:
+            digits = self.query_one("#countdown", Digits)
+        except NoMatches:  # not mounted yet
+            return
+        digits.display = left is not None
+        if left is not None:
+            digits.update(str(max(1, math.ceil(left))))
+
+    def action_ready(self) -> None:
+        room = self.session.room
+        if room is None or room.you != "player" or self.session.is_host or room.state != "lobby":
+            return
+        self.client.send(Ready(not self._me_ready()))
+
+    def action_start(self) -> None:
+        if self.session.is_host:
+            self.client.send(Start())
+
+    def action_leave(self) -> None:
+        self.client.send(Leave())
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        {"ready": self.action_ready, "start": self.action_start, "leave": self.action_leave}.get(
+            event.button.id or "", lambda: None
+        )()
+
+
+# -- race ----------------------------------------------------------------------------------
+
+
+class RaceScreen(Base):
+    """The board and the standings; every key of the race."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(str(n), f"column({n})", f"column {n}", show=False) for n in range(1, 8)),
+        Binding("f", "foundation", "foundation"),
+        Binding("up", "step(1)", "deeper", show=False),
+        Binding("down", "step(-1)", "shallower", show=False),
+        Binding("k", "step(1)", "deeper", show=False),
+        Binding("j", "step(-1)", "shallower", show=False),
+        Binding("enter", "tap", "tap"),
+        Binding("space", "tap", "tap", show=False),
+        Binding("escape", "cancel", "cancel"),
+        Binding("u", "undo", "undo"),
+        Binding("r", "resign", "resign"),
+        Binding("l", "leave", "leave"),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield RaceHeader()
+        with Horizontal(id="race-body"):
+            yield BoardView(id="board")
+            yield StandingsView(id="standings")
+        yield StatusLine()
+        yield Hints()
+
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:
+        for widget in self.query(RaceHeader):
+            widget.refresh()
+
+    def hints(self) -> str:
+        session = self.session
+        race = session.race
+        if race is None:
+            return ""
+        if session.result is None and session.race_done():
+            return "l leave · ? help · (waiting for the others to finish)"
+        if race.state == "stuck":
+            return "u undo · r resign · ? help"
+        if race.pick is None:
+            return "1-7 pick · ⏎ home (twice: a column) · f foundation · u undo · r resign · ? help"
+        if race.pick.source == FOUNDATION:
+            return "1-7 drop · ↑↓ other foundation · esc cancel"
+        return "1-7 drop · f foundation · ↑↓ deeper/higher · ⏎ auto · esc cancel"
+
+    def action_column(self, n: int) -> None:
+        self.client.send(*self.session.press_column(n))
+
+    def action_foundation(self) -> None:
+        self.client.send(*self.session.press_foundation())
+
+    def action_step(self, delta: int) -> None:
+        self.session.step(delta)
+        self.client.sync()
+
+    def action_tap(self) -> None:
+        self.client.send(*self.session.tap(self.client.clock()))
+
+    def action_cancel(self) -> None:
+        self.session.cancel()
+        self.client.sync()
+
+    def action_undo(self) -> None:
+        self.client.send(*self.session.undo())
+
+    def action_resign(self) -> None:
+        if self.session.race is None or self.session.race_done():
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.client.send(*self.session.resign())
+
+        self.client.push_screen(ConfirmScreen("Resign this race?"), answered)
+
+    def action_leave(self) -> None:
+        if self.session.race_done():
+            self.client.send(Leave())
+        else:
+            self.session.say("you are racing: resign first (r), then leave", "error")
+            self.client.sync()
+
+
+class WatchScreen(Base):
+    """A race seen from the stands: everyone's progress, nobody's cards."""
+
+    HINTS = "l leave · ? help"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("l", "leave", "leave"),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield RaceHeader()
+        yield Static("", id="watch-note")
+        yield StandingsView(id="watch-standings")
+        yield StatusLine()
+        yield Hints()
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        room = self.session.room
+        try:
+            note = self.query_one("#watch-note", Static)
+        except NoMatches:  # not mounted yet
+            return
+        if room is not None:
+            text = Text(f"You watch room {room.room}", style="bold")
+            text.append(f" · {describe_rules(room.rules)} · host {room.host}", style="#8a8a8a")
+            if room.spectators > 1:
+                text.append(f" · {room.spectators} watching", style="#8a8a8a")
+            note.update(text)
+
+    def action_leave(self) -> None:
+        self.client.send(Leave())
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+class ResultsScreen(Base):
+    """Ranks, times, moves and the revealed game code; rematch, again, or back to the lobby."""
+
+    AUTO_FOCUS = ""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "rematch", "rematch"),
+        Binding("a", "again", "again"),
+        Binding("b", "board", "leaderboard"),
+        Binding("l", "leave", "lobby"),
+        Binding("escape", "leave", "lobby", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Title("results")
+        with Vertical(id="results-body"):
+            yield Static("", id="results-head")
+            yield ResultsView()
+            with Horizontal(classes="row", id="results-buttons"):
+                yield Button("Rematch (m)", compact=True, variant="primary", id="rematch")
+                yield Button("Again (a)", compact=True, variant="primary", id="again")
+                yield Button("Leaderboard (b)", compact=True, id="leaderboard")
+                yield Button("Lobby (l)", compact=True, id="leave")
+        yield StatusLine()
+        yield Hints()
+
+    def _daily(self) -> bool:
+        room = self.session.room
+        return self.session.daily is not None and room is not None and room.max_players == 1
+
+    def hints(self) -> str:
+        if self._daily():
+            return "a again (practice) · b leaderboard · l lobby · ? help"
+        if self.session.is_host:
+            return "m rematch · b leaderboard · l lobby · ? help"
+        return "b leaderboard · l lobby · ? help"
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        try:
+            head = self.query_one("#results-head", Static)
+            rematch = self.query_one("#rematch", Button)
+            again = self.query_one("#again", Button)
+        except NoMatches:  # not mounted yet
+            return
+        head.update(self._head())
+        daily = self._daily()
+        rematch.display = not daily and self.session.is_host
+        again.display = daily
+
+    def _head(self) -> Text:
+        session = self.session
+        result, room = session.result, session.room
+        text = Text()
+        if result is None or room is None:
+            return text
+        me = next((r for r in result.ranks if r.name == session.me), None)
+        if me is not None and me.outcome == "won":
+            text.append(f"You won in {format_ms(me.time_ms)}!", style="bold #5fd75f")
+        elif me is not None:
+            text.append(f"You finished #{me.rank} of {len(result.ranks)}", style="bold")
+        else:
+            text.append("The race is over", style="bold")
+        text.append("\n")
+        if self._daily() and session.daily is not None:
+            kind = "practice" if session.daily.practice else "counts for the leaderboard"
+            text.append(
+                f"Daily deal {session.daily.date}, attempt {session.daily.attempt} ({kind})"
+            )
+            text.append("\n")
+        if result.code:
+            text.append("Game code ", style="#8a8a8a")
+            text.append(result.code, style="bold")
+            text.append(f"  ({describe_rules(room.rules)})", style="#8a8a8a")
+        else:
+            text.append("The game code stays secret until the day is over", style="#8a8a8a")
+        return text
+
+    def action_rematch(self) -> None:
+        if self.session.is_host and not self._daily():
+            self.client.send(Rematch())
+
+    def action_again(self) -> None:
+        if self._daily():
+            self.client.send(Daily())
+
+    def action_board(self) -> None:
+        result = self.session.result
+        if self._daily() and self.session.daily is not None:
+            self.client.push_screen(LeaderboardScreen(date=self.session.daily.date))
+        elif result is not None and result.code:
+            self.client.push_screen(LeaderboardScreen(code=result.code))
+        else:
+            self.client.push_screen(LeaderboardScreen())
+
+    def action_leave(self) -> None:
+        self.client.send(Leave())
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        {
+            "rematch": self.action_rematch,
+            "again": self.action_again,
+            "leaderboard": self.action_board,
+            "leave": self.action_leave,
+        }.get(event.button.id or "", lambda: None)()
+
+
+# -- leaderboards --------------------------------------------------------------------------
+
+
+def _players(n: int) -> str:
+    return f"{n} player" if n == 1 else f"{n} players"
+
+
+class BoardTable(Live):
+    """One page of a leaderboard, with my own row marked (and shown below if off the page)."""
+
+    DEFAULT_CSS = """
+    BoardTable { height: 1fr; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        session = self.session
+        page = session.board
+        screen = self.screen
+        if page is None or not isinstance(screen, LeaderboardScreen) or not screen.matches(page):
+            return Text("loading…", style="#8a8a8a")
+        if not page.rows:
+            return Text("nobody on this board yet", style="#8a8a8a")
+        table = Table(box=None, pad_edge=False, header_style="bold #8a8a8a")
+        for name, justify in (
+            ("#", "right"),
+            ("player", "left"),
+            ("outcome", "left"),
+            ("time", "right"),
+            ("moves", "right"),
+            ("score", "right"),
+            ("cards", "right"),
+            ("undos", "right"),
+        ):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        you = page.you
+        for row in page.rows:
+            mine = you is not None and row.name == you.name and row.rank == you.rank
+            table.add_row(*self._cells(row), style="bold #5fafff" if mine else "")
+        if you is not None and you not in page.rows:
+            table.add_row("", "...", "", "", "", "", "", "")
+            table.add_row(*self._cells(you), style="bold #5fafff")
+        return table
+
+    @staticmethod
+    def _cells(r: BoardRow) -> list[RenderableType]:
+        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
+        return [
+            str(r.rank),
+            r.name,
+            Text(outcome_text(r.outcome), style=colour),
+            format_ms(r.time_ms),
+            str(r.moves),
+            str(r.score),
+            f"{r.foundations}/52",
+            str(r.undos),
+        ]
+
+
+class LeaderboardScreen(Base):
+    """Today's daily board (with my row), earlier days, and any game code's board."""
+
+    AUTO_FOCUS = ""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "day(-1)", "previous day"),
+        Binding("right", "day(1)", "next day"),
+        Binding("t", "today", "today"),
+        Binding("c", "code", "game code"),
+        Binding("y", "mine", "your row"),
+        Binding("pagedown", "page(1)", "next page", show=False),
+        Binding("pageup", "page(-1)", "previous page", show=False),
+        Binding("escape", "back", "back"),
+        Binding("q", "back", "back", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def __init__(self, *, date: str | None = None, code: str | None = None) -> None:
+        super().__init__()
+        self.kind = "deal" if code else "daily"
+        self.date: str | None = date
+        self.code: str | None = code
+        self.page_offset = 0
+        self.around = False
+        #: Today (UTC, as the server counts days): by this clock, until a reply says.
+        self.today: str | None = dt.datetime.now(dt.UTC).date().isoformat()
+
+    def compose(self) -> ComposeResult:
+        yield Title("leaderboards")
+        yield Static("", id="board-head")
+        with Horizontal(id="code-row", classes="row"):
+            yield Label("Game code", classes="label")
+            yield Input(placeholder="YU1-C-AAAAAAB, then Enter", compact=True, id="board-code")
+        yield BoardTable()
+        yield StatusLine()
+        yield Hints()
+
+    def hints(self) -> str:
+        if self.kind == "daily":
+            return "← → day · t today · y your row · c a game code · PgUp PgDn page · esc back"
+        return "t today's daily board · y your row · c another code · PgUp PgDn · esc back"
+
+    def on_mount(self) -> None:
+        self.query_one("#code-row").display = False
+        self.ask()
+
+    def page_size(self) -> int:
+        return max(5, self.size.height - 8) if self.size.height else 14
+
+    def matches(self, page: BoardPage | None) -> bool:
+        """Is ``page`` the answer to what this screen shows?"""
+        if page is None or page.kind != self.kind:
+            return False
+        if self.kind == "daily":
+            return self.date is None or page.date == self.date
+        return page.code is not None and self.code is not None and page.code == self.code
+
+    def ask(self) -> None:
+        where = {"date": self.date} if self.kind == "daily" else {"code": self.code}
+        limit = self.page_size()
+        self.client.send(
+            Board(self.kind, offset=self.page_offset, limit=limit, around=self.around, **where)
+        )
+        self.around = False
+
+    def refresh_view(self) -> None:
+        page = self.session.board
+        if page is not None and self.matches(page):
+            if self.kind == "daily" and self.date is None:
+                self.date = self.today = page.date  # the server's today
+            self.page_offset = page.offset  # (a page around my row starts where it starts)
+        super().refresh_view()
+        try:
+            head = self.query_one("#board-head", Static)
+        except NoMatches:  # not mounted yet
+            return
+        head.update(self._head())
+
+    def _head(self) -> Text:
+        page = self.session.board
+        text = Text(" ")
+        if self.kind == "daily":
+            text.append(f"Daily deal {self.date or 'today'}", style="bold")
+            if self.date is not None and self.date == self.today:
+                text.append(" (today)", style="bold")
+            if page is not None and self.matches(page):
+                text.append(f" · {_players(page.total)}", style="#8a8a8a")
+                if page.code:
+                    text.append(f" · {page.code}", style="#8a8a8a")
+                else:
+                    text.append(" · its code shows when the day is over", style="#8a8a8a")
+        else:
+            text.append(f"Game code {self.code}", style="bold")
+            if page is not None and self.matches(page):
+                text.append(f" · {_players(page.total)}", style="#8a8a8a")
+        return text
+
+    def _shift(self, days: int) -> None:
+        base = dt.date.fromisoformat(self.date) if self.date else dt.datetime.now(dt.UTC).date()
+        self.date = (base + dt.timedelta(days=days)).isoformat()
+
+    def action_day(self, days: int) -> None:
+        if self.kind != "daily":
+            return
+        self._shift(days)
+        self.page_offset = 0
+        self.ask()
+        self.refresh_view()
+
+    def action_today(self) -> None:
+        self.kind, self.date, self.code, self.page_offset = "daily", None, None, 0
+        self.ask()
+        self.refresh_view()
+
+    def action_page(self, pages: int) -> None:
+        page = self.session.board
+        total = page.total if page is not None and self.matches(page) else 0
+        offset = max(0, self.page_offset + pages * self.page_size())
+        if offset != self.page_offset and (pages < 0 or offset < total):
+            self.page_offset = offset
+            self.ask()
+
+    def action_mine(self) -> None:
+        self.around = True
+        self.ask()
+
+    def action_code(self) -> None:
+        row = self.query_one("#code-row")
+        row.display = True
+        self.query_one("#board-code", Input).focus()
+
+    def action_back(self) -> None:
+        field = self.query_one("#board-code", Input)
+        if field.has_focus:
+            self.query_one("#code-row").display = False
+            self.set_focus(None)
+            return
+        self.dismiss()
+
+    @on(Input.Submitted, "#board-code")
+    def _code(self, event: Input.Submitted) -> None:
+        try:
+            code = str(GameCode.parse(event.value))
+        except InvalidCodeError as exc:
+            self.session.say(f"game code: {exc}", "error")
+            self.client.sync()
+            return
+        self.kind, self.code, self.page_offset = "deal", code, 0
+        self.query_one("#code-row").display = False
+        self.set_focus(None)
+        self.ask()
+        self.refresh_view()
+
+
+# -- dialogs -------------------------------------------------------------------------------
+
+HELP = """\
+[b]Racing[/b]
+  [b]1[/b]-[b]7[/b]      pick the exposed card of a column; with a card picked,
+           drop it (and the cards on it) on that column
+  [b]↑ ↓[/b]      pick a deeper / higher face-up card of the column
+           (the same column key again also goes deeper)
+  [b]f[/b]        the picked card to its foundation
+  [b]Enter[/b]    tap: the picked card to its foundation;
+           twice quickly: to the longest column that takes it
+  [b]Esc[/b]      put the card back       [b]u[/b] undo       [b]r[/b] resign
+  Mouse: click a card to pick it, then a column or a foundation to drop
+  it; click a picked card to tap it. Legal destinations light up green.
+
+[b]Everywhere[/b]
+  [b]?[/b] this help    [b]l[/b] leave the room / back to the lobby    [b]ctrl+q[/b] quit
+
+[dim]Esc or ? closes this help[/dim]"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "close"),
+        Binding("question_mark", "close", "close"),
+        Binding("q", "close", "close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        text = HELP
+        if cast("YukonApp", self.app).session.ascii:
+            text = text.replace("↑ ↓", "up down")
+        with Container(id="help-box") as box:
+            box.border_title = "Keys"
+            yield Static(text, markup=True)
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question: y or Enter says yes, n or Esc no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "yes"),
+        Binding("n", "answer(False)", "no"),
+        Binding("escape", "answer(False)", "no"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Container(id="confirm-box"):
+            yield Static(Text(self.question, style="bold"), id="question")
+            with Horizontal(classes="row"):
+                yield Button("Yes (y)", compact=True, variant="error", id="yes")
+                yield Button("No (n)", compact=True, id="no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class NameScreen(ModalScreen[str]):
+    """The first time on a server (or when a name is refused): choose a name."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "quit")]
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__()
+        self.where = where
+        self.problem = problem
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = "Your name"
+            yield Static(Text(self.problem, style="bold #d7af00"), id="name-problem")
+            yield Static(
+                f"Choose the name others see on {self.where} (1-20 characters). "
+                "It is yours from now on: the next start needs no name."
+            )
+            yield Input(placeholder="name, then Enter", max_length=20, id="name")
+            yield Static(Text("Esc quits", style="#8a8a8a"))
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    @on(Input.Submitted, "#name")
+    def _submitted(self, event: Input.Submitted) -> None:
+        name = event.value.strip()
+        if name:
+            self.dismiss(name)

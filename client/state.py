@@ -1,0 +1,783 @@
+"""The client's model of the game, pure: no Textual, no sockets, no clock of its own.
+
+``Session`` follows what the server says (``receive``) and turns what the player does
+(pick a card, drop it, tap, undo, resign) into the messages to send. The screens only
+draw it. Times are passed in (``now``, seconds on any monotonic clock), so every path is
+tested with plain numbers.
+
+The server is the authority: a move is applied to the local copy only when its
+``accepted`` arrives (with the card it turned up), and a move the local engine thinks
+illegal is still sent, so that the player reads the server's reason. The engine is used
+for placement help only: which destinations the picked card has (``destinations``), and
+where a double tap sends it (``tableau_destination``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from protocol import Game, YukonError
+from protocol.messages import (
+    Accepted,
+    BoardPage,
+    Countdown,
+    DailyDeal,
+    Error,
+    HistoryPage,
+    Left,
+    Message,
+    MoveMsg,
+    PlayerProgress,
+    Progress,
+    Race,
+    Refused,
+    Resign,
+    Result,
+    Room,
+    Undo,
+    Undone,
+    Welcome,
+)
+
+from .cards import SUIT_ORDER, label, move_label
+
+__all__ = [
+    "DOUBLE_TAP_S",
+    "DONE_STATES",
+    "FOUNDATION",
+    "Pick",
+    "Status",
+    "RaceBoard",
+    "Session",
+    "format_ms",
+]
+
+#: A second Enter within this many seconds is a double tap.
+DOUBLE_TAP_S = 0.4
+#: Player states that end a race for good (``stuck`` too, in a room without undo).
+DONE_STATES = frozenset({"won", "resigned", "timeout", "abandoned"})
+#: ``Pick.source`` of a card picked from a foundation (a take-back, option T).
+FOUNDATION = 0
+
+_RANKS = "A23456789TJQK"
+
+
+def format_ms(ms: int | None, *, tenths: bool = True) -> str:
+    """``83456`` as ``1:23.4``; an hour and more as ``1:02:03.4``; None as ``-``."""
+    if ms is None:
+        return "-"
+    ms = max(0, ms)
+    seconds, rest = divmod(ms, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    text = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+    return f"{text}.{rest // 100}" if tenths else text
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The card the player holds: from column ``source`` (1-7), or a foundation (0)."""
+
+    source: int
+    card: str
+
+
+@dataclass(frozen=True)
+class Status:
+    """The status line: the last thing worth telling the player."""
+
+    text: str = ""
+    kind: str = "info"  # info, good, error
+    #: Counts up with every status said, so that a newer one can be told from an older.
+    serial: int = 0
+
+
+class RaceBoard:
+    """My own race: the engine's copy of my position, kept in step with the server."""
+
+    def __init__(self, race: Race, now: float, *, ascii: bool = False) -> None:
+        self.ascii = ascii
+        #: Moves and undos sent and not answered yet: seq -> move text (None: an undo).
+        self.pending: dict[int, str | None] = {}
+        #: Moves and undos the server accepted, in order: a server restored after a crash
+        #: may have lost the last few, and asks for them again (``resync``).
+        self.played: list[tuple[int, str | None]] = []
+        self.pick: Pick | None = None
+        #: The connection dropped: the next ``race`` is a resync of this one.
+        self.resyncing = False
+        self._load(race, now)
+
+    def _load(self, race: Race, now: float) -> None:
+        self.game = Game.from_position(race.view)
+        self.time_limit = race.time_limit
+        self.last_seq = race.seq
+        self.next_seq = race.seq + 1
+        self.score = race.score
+        self.moves = race.moves
+        self.state = race.state
+        self.foundations = self.game.cards_on_foundations
+        self.clock_ms = race.elapsed_ms
+        self.clock_at = now
+        #: When my race ended on the race clock, once the server says so.
+        self.final_ms: int | None = None
+        self._tap: tuple[float, str] | None = None
+        self._legal: list[str] | None = None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def rules(self) -> str:
+        return str(self.game.rules)
+
+    def column(self, n: int) -> list[str]:
+        return self.game.column(n)
+
+    def face_up(self, n: int) -> list[str]:
+        """The face-up cards of column ``n``, bottom to top."""
+        return self.game.column(n)[self.game.face_down_count(n) :]
+
+    def foundation_tops(self) -> list[str | None]:
+        """The top card of each foundation (spades, hearts, diamonds, clubs), or None."""
+        return [
+            _RANKS[h - 1] + suit if h else None
+            for suit, h in zip(SUIT_ORDER, self.game.foundation_heights(), strict=True)
+        ]
+
+    def legal_moves(self) -> list[str]:
+        if self._legal is None:
+            self._legal = self.game.legal_moves()
+        return self._legal
+
+    def elapsed_ms(self, now: float) -> int:
+        """The race clock: frozen once my race is over, else counted on from the server's."""
+        if self.final_ms is not None:
+            return self.final_ms
+        ms = self.clock_ms + int((now - self.clock_at) * 1000)
+        return max(0, min(ms, self.time_limit * 1000))
+
+    def is_done(self, *, undo: bool = True) -> bool:
+        if self.final_ms is not None or self.state in DONE_STATES:
+            return True
+        return self.state == "stuck" and not undo
+
+    # -- following the server -------------------------------------------------------------
+
+    def _changed(self) -> None:
+        self._legal = None
+        self._tap = None
+        pick = self.pick
+        if pick is None:
+            return
+        if pick.source == FOUNDATION:
+            if pick.card not in self.foundation_tops():
+                self.pick = None
+        elif pick.card not in self.face_up(pick.source):
+            self.pick = None
+
+    def _clock(self, elapsed_ms: int, now: float) -> None:
+        self.clock_ms, self.clock_at = elapsed_ms, now
+
+    def accepted(self, msg: Accepted, now: float) -> bool:
+        """Play an accepted move on my copy; False if my copy cannot follow (out of step)."""
+        if msg.seq <= self.last_seq and msg.seq not in self.pending:
+            return True  # the answer to a resend of a move already played: nothing new
+        self.pending.pop(msg.seq, None)
+        self.played.append((msg.seq, msg.move))
+        self.last_seq = max(self.last_seq, msg.seq)
+        try:
+            self.game.play(msg.move, reveal=msg.turned)
+        except YukonError:
+            return False
+        finally:
+            self.score, self.moves, self.state = msg.score, msg.moves, msg.state
+            self.foundations = msg.foundations
+            self._clock(msg.elapsed_ms, now)
+            self._changed()
+        return True
+
+    def undone(self, msg: Undone, now: float) -> None:
+        if msg.seq <= self.last_seq and msg.seq not in self.pending:
+            return
+        self.pending.pop(msg.seq, None)
+        self.played.append((msg.seq, None))
+        self.last_seq = max(self.last_seq, msg.seq)
+        self.game = Game.from_position(msg.view)
+        self.score, self.moves, self.state = msg.score, msg.moves, msg.state
+        self.foundations = msg.foundations
+        self._clock(msg.elapsed_ms, now)
+        self._changed()
+
+    def answered(self, seq: int) -> str | None:
+        """A refusal or error for ``seq``: forget it; the move it was, if any."""
+        self.last_seq = max(self.last_seq, seq)
+        return self.pending.pop(seq, None)
+
+    def observe(self, entry: PlayerProgress, elapsed_ms: int, now: float) -> None:
+        """My own line of a ``progress``: my state (a resign has no other answer), my end."""
+        self.state = entry.state
+        self.foundations = entry.foundations
+        if entry.time_ms is not None:
+            self.final_ms = entry.time_ms
+        self._clock(elapsed_ms, now)
+
+    def resync(self, race: Race, now: float) -> list[tuple[int, str | None]]:
+        """The resync after a reconnect: take the server's copy; what to send again.
+
+        Everything up to ``race.seq`` is in ``race.view``. Moves sent after it never
+        arrived, or (a server restored after a crash) were accepted and then lost: they
+        go again, in order, under the same numbers.
+        """
+        lost = [(s, m) for s, m in self.played if s > race.seq]
+        again = sorted(lost + [(s, m) for s, m in self.pending.items() if s > race.seq])
+        played = [(s, m) for s, m in self.played if s <= race.seq]
+        self._load(race, now)
+        self._changed()
+        self.resyncing = False
+        self.played = played
+        self.pending = dict(again)
+        if again:
+            self.next_seq = max(self.next_seq, again[-1][0] + 1)
+        return again
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def take_seq(self, move: str | None) -> int:
+        seq = self.next_seq
+        self.next_seq += 1
+        self.pending[seq] = move
+        return seq
+
+    # -- picking and placement help ---------------------------------------------------------
+
+    def pick_column(self, n: int) -> str | None:
+        """Pick the exposed card of column ``n``; a problem for the status line, or None."""
+        cards = self.face_up(n)
+        if not cards:
+            self.pick = None
+            return f"column {n} is empty"
+        self.pick = Pick(n, cards[-1])
+        self._tap = None
+        return None
+
+    def pick_card(self, n: int, card: str) -> bool:
+        """Pick a face-up ``card`` of column ``n`` directly (a click)."""
+        if card not in self.face_up(n):
+            return False
+        self.pick = Pick(n, card)
+        self._tap = None
+        return True
+
+    def pick_foundation(self, suit: int | None = None) -> str | None:
+        """Pick a foundation's top card, to bring it back (option T)."""
+        if not self.game.rules.take_back:
+            return "a card on a foundation stays there (these rules have no take-back)"
+        tops = self.foundation_tops()
+        order = [suit] if suit is not None else list(range(4))
+        for s in order:
+            top = tops[s]
+            if top is not None:
+                self.pick = Pick(FOUNDATION, top)
+                self._tap = None
+                return None
+        return "the foundations are empty"
+
+    def step(self, delta: int) -> None:
+        """Move the pick ``delta`` cards deeper (negative: towards the exposed card).
+
+        In a column the pick stops at either end; on the foundations it cycles.
+        """
+        pick = self.pick
+        if pick is None:
+            return
+        self._tap = None
+        if pick.source == FOUNDATION:
+            tops = [t for t in self.foundation_tops() if t is not None]
+            if pick.card in tops:
+                i = (tops.index(pick.card) - delta) % len(tops)
+                self.pick = Pick(FOUNDATION, tops[i])
+            return
+        cards = self.face_up(pick.source)
+        if pick.card not in cards:
+            self.pick = None
+            return
+        i = max(0, min(len(cards) - 1, cards.index(pick.card) - delta))
+        self.pick = Pick(pick.source, cards[i])
+
+    def deeper_or_wrap(self) -> None:
+        """The picked column's key again: one card deeper, back to the exposed card at the end."""
+        pick = self.pick
+        if pick is None or pick.source == FOUNDATION:
+            return
+        cards = self.face_up(pick.source)
+        if pick.card not in cards:
+            self.pick = None
+            return
+        i = cards.index(pick.card)
+        self.pick = Pick(pick.source, cards[i - 1] if i > 0 else cards[-1])
+        self._tap = None
+
+    def cancel(self) -> None:
+        self.pick = None
+        self._tap = None
+
+    def lifted(self) -> list[str]:
+        """The picked card and every card on top of it (they move together)."""
+        pick = self.pick
+        if pick is None:
+            return []
+        if pick.source == FOUNDATION:
+            return [pick.card]
+        cards = self.face_up(pick.source)
+        return cards[cards.index(pick.card) :] if pick.card in cards else []
+
+    def destinations(self) -> frozenset[str]:
+        """Where the picked card may go: ``"1"``-``"7"`` and ``"F"``, by the shared engine."""
+        pick = self.pick
+        if pick is None:
+            return frozenset()
+        prefix = pick.card + ">"
+        return frozenset(m[3:] for m in self.legal_moves() if m.startswith(prefix))
+
+    def tableau_destination(self, card: str) -> int | None:
+        """The column a double tap sends ``card`` to: the longest column that takes it,
+        then an empty column (for a king, or anything under option E)."""
+        prefix = card + ">"
+        columns = [int(m[3:]) for m in self.legal_moves() if m.startswith(prefix) and m[3] != "F"]
+        filled = sorted(
+            (d for d in columns if self.column(d)), key=lambda d: (-len(self.column(d)), d)
+        )
+        empty = sorted(d for d in columns if not self.column(d))
+        ranked = filled + empty
+        return ranked[0] if ranked else None
+
+    def move_for(self, dest: str) -> str | None:
+        """The move text that drops the picked card on ``dest`` (``"1"``-``"7"`` or ``"F"``)."""
+        pick = self.pick
+        if pick is None:
+            return None
+        return f"{pick.card}>{dest}"
+
+    def tap(self, now: float) -> tuple[str | None, str]:
+        """Enter on the picked card: ``(move to send or None, what to tell the player)``.
+
+        One tap sends an exposed card to its foundation when it can go. A second tap
+        within ``DOUBLE_TAP_S`` looks for a column for the card and the cards on it.
+        """
+        pick = self.pick
+        if pick is None:
+            return None, "pick a card first: 1-7, or click it"
+        shown = label(pick.card, ascii=self.ascii)
+        last, self._tap = self._tap, None
+        double = last is not None and last[1] == pick.card and now - last[0] <= DOUBLE_TAP_S
+        if not double and pick.source != FOUNDATION:
+            home = f"{pick.card}>F"
+            if home in self.legal_moves():
+                return home, ""
+            self._tap = (now, pick.card)
+            return None, f"{shown} cannot go to its foundation now; Enter twice finds a column"
+        dest = self.tableau_destination(pick.card)
+        if dest is None:
+            return None, f"no column takes the {shown} now"
+        return f"{pick.card}>{dest}", ""
+
+
+@dataclass
+class Session:
+    """Everything the client knows, as the server told it, plus what the player holds."""
+
+    ascii: bool = False
+    me: str | None = None
+    room: Room | None = None
+    race: RaceBoard | None = None
+    progress: Progress | None = None
+    result: Result | None = None
+    daily: DailyDeal | None = None
+    board: BoardPage | None = None
+    history: HistoryPage | None = None
+    countdown_until: float | None = None
+    status: Status = field(default_factory=Status)
+    #: My copy of the position could not follow the server: fetch it again (reconnect).
+    out_of_step: bool = False
+    #: Back after a lost connection: the resync (a ``room``) should follow the welcome.
+    awaiting_resync: bool = False
+    _lost: bool = field(default=False, init=False, repr=False)
+
+    # -- the phase decides the screen ---------------------------------------------------------
+
+    def phase(self) -> str:
+        """``lobby``, ``room``, ``race``, ``watch`` or ``results``."""
+        room = self.room
+        if room is None:
+            return "lobby"
+        if self.result is not None and room.state == "finished":
+            return "results"
+        if room.state in ("lobby", "countdown"):
+            return "room"
+        if self.race is not None:
+            return "race"
+        if room.you == "spectator" and room.state == "racing":
+            return "watch"
+        return "room"  # joined a finished room: waiting for the rematch
+
+    @property
+    def undo_allowed(self) -> bool:
+        return self.room.undo if self.room is not None else True
+
+    @property
+    def is_host(self) -> bool:
+        return self.room is not None and self.me is not None and self.room.host == self.me
+
+    def race_done(self) -> bool:
+        return self.race is not None and self.race.is_done(undo=self.undo_allowed)
+
+    def countdown_left(self, now: float) -> float | None:
+        if self.countdown_until is None:
+            return None
+        return max(0.0, self.countdown_until - now)
+
+    def say(self, text: str, kind: str = "info") -> None:
+        self.status = Status(text, kind, self.status.serial + 1)
+
+    def _card(self, card: str) -> str:
+        return label(card, ascii=self.ascii)
+
+    # -- following the server -------------------------------------------------------------
+
+    def receive(self, msg: Message, now: float) -> list[Message]:
+        """Take in one server message; what to send because of it (resent moves)."""
+        if isinstance(msg, Welcome):
+            self.me = msg.name
+            self.awaiting_resync = self._lost and self.room is not None
+            self._lost = False
+        elif isinstance(msg, Room):
+            self._room(msg, now)
+        elif isinstance(msg, Left):
+            self._outside()
+            self.say(f"you left room {msg.room}")
+        elif isinstance(msg, Countdown):
+            self.countdown_until = now + msg.ms / 1000
+        elif isinstance(msg, DailyDeal):  # its race follows at once (the result stays till then)
+            self.daily = msg
+            self.race = None
+            what = "practice" if msg.practice else "the attempt that counts"
+            self.say(f"daily deal {msg.date}, attempt {msg.attempt}: {what}")
+        elif isinstance(msg, Race):
+            return self._race(msg, now)
+        elif isinstance(msg, Accepted):
+            self._accepted(msg, now)
+        elif isinstance(msg, Refused):
+            self._refused(msg)
+        elif isinstance(msg, Undone):
+            if self.race is not None:
+                self.race.undone(msg, now)
+                self.say(f"took back {move_label(msg.move, ascii=self.ascii)}")
+        elif isinstance(msg, Progress):
+            self._progress(msg, now)
+        elif isinstance(msg, Result):
+            self.result = msg
+            self.countdown_until = None
+            if self.race is not None:
+                self.race.cancel()
+            self.say("the race is over")
+        elif isinstance(msg, BoardPage):
+            self.board = msg
+        elif isinstance(msg, HistoryPage):
+            self.history = msg
+        elif isinstance(msg, Error):
+            self._error(msg)
+        return []
+
+    def _outside(self) -> None:
+        self.room = None
+        self.race = None
+        self.progress = None
+        self.result = None
+        self.daily = None
+        self.countdown_until = None
+
+    def _room(self, msg: Room, now: float) -> None:
+        self.awaiting_resync = False
+        old = self.room
+        if old is not None and old.room == msg.room:
+            self._tell_room_changes(old, msg)
+        else:  # another room: what we knew of the last one is gone (a daily's race comes first)
+            self.result = None
+            self.progress = None
+            if msg.state != "racing":
+                self.race = None
+            if msg.max_players > 1 and msg.state in ("racing", "countdown"):
+                self.say(f"back in room {msg.room}: the race goes on", "good")
+            elif msg.max_players > 1:
+                self.say(f"room {msg.room}: {', '.join(p.name for p in msg.players)}")
+        self.room = msg
+        if msg.state != "countdown":
+            self.countdown_until = None
+        if msg.state == "lobby":  # a rematch: a new race will come
+            self.race = None
+            self.progress = None
+            self.result = None
+
+    def _tell_room_changes(self, old: Room, new: Room) -> None:
+        before = {p.name: p for p in old.players}
+        after = {p.name: p for p in new.players}
+        news: list[str] = []
+        news += [f"{n} joined" for n in after if n not in before]
+        news += [f"{n} left" for n in before if n not in after]
+        for n, p in after.items():
+            q = before.get(n)
+            if q is None:
+                continue
+            if q.connected and not p.connected:
+                news.append(f"{n} lost the connection")
+            elif not q.connected and p.connected:
+                news.append(f"{n} is back")
+            elif p.ready != q.ready and n != new.host and new.state == "lobby":
+                news.append(f"{n} is {'ready' if p.ready else 'not ready'}")
+        if new.host != old.host:
+            news.append(f"{new.host} is the host now")
+        if old.state == "finished" and new.state == "lobby":
+            news.append("rematch: a new deal; say ready")
+        if news:
+            self.say("; ".join(news))
+
+    def _race(self, msg: Race, now: float) -> list[Message]:
+        race = self.race
+        self.countdown_until = None
+        self.result = None
+        if race is not None and race.resyncing and race.rules == str(msg.view.split(" ")[0]):
+            again = race.resync(msg, now)
+            self.out_of_step = False
+            out: list[Message] = [
+                MoveMsg(seq, move) if move is not None else Undo(seq) for seq, move in again
+            ]
+            self.say("connection back: the race goes on", "good")
+            return out
+        self.race = RaceBoard(msg, now, ascii=self.ascii)
+        self.out_of_step = False
+        if msg.seq == 0 and msg.moves == 0 and msg.state == "playing":
+            daily = self.daily
+            if daily is not None:
+                kind = "practice" if daily.practice else "it counts"
+                self.say(f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): go!", "good")
+            else:
+                self.say("go! 1-7 picks a column, ? shows every key", "good")
+        elif msg.state == "stuck":
+            self.say(self._stuck_text(), "error")
+        return []
+
+    def _accepted(self, msg: Accepted, now: float) -> None:
+        race = self.race
+        if race is None:
+            return
+        if not race.accepted(msg, now):
+            self.out_of_step = True
+            race.resyncing = True
+            self.say("out of step with the server: fetching the position again", "error")
+            return
+        if msg.state == "won":
+            self.say("all 52 cards home: you won!", "good")
+        elif msg.state == "stuck":
+            self.say(self._stuck_text(), "error")
+        else:
+            played = move_label(msg.move, ascii=self.ascii)
+            turned = f", turned up {self._card(msg.turned)}" if msg.turned else ""
+            self.say(f"{played}{turned}")
+
+    def _stuck_text(self) -> str:
+        if self.undo_allowed:
+            return "stuck: no legal move left. u takes back a move, r resigns"
+        return "stuck: no legal move left, and this room has no undo"
+
+    def _refused(self, msg: Refused) -> None:
+        race = self.race
+        move = race.answered(msg.seq) if race is not None else None
+        if move is not None:
+            self.say(f"{move_label(move, ascii=self.ascii)}: {msg.reason}", "error")
+        else:
+            self.say(msg.reason, "error")
+
+    def _progress(self, msg: Progress, now: float) -> None:
+        self.progress = msg
+        race = self.race
+        if race is None or self.me is None:
+            return
+        for entry in msg.players:
+            if entry.name == self.me:
+                was = race.state
+                race.observe(entry, msg.elapsed_ms, now)
+                if entry.state != was:
+                    self._tell_state(entry)
+                break
+
+    def _tell_state(self, entry: PlayerProgress) -> None:
+        if entry.state == "resigned":
+            self.say("you resigned; the others race on", "error")
+        elif entry.state == "timeout":
+            self.say("time is up", "error")
+        elif entry.state == "stuck":
+            self.say(self._stuck_text(), "error")
+        elif entry.state == "won":
+            self.say("all 52 cards home: you won!", "good")
+
+    def _error(self, msg: Error) -> None:
+        if msg.seq is not None and self.race is not None:
+            self.race.answered(msg.seq)
+        if msg.code == "room_closed":
+            self._outside()
+        self.say(msg.text, "error")
+
+    # -- connection ----------------------------------------------------------------------------
+
+    def connection_lost(self) -> None:
+        """The next ``race`` is a resync; anything unanswered will be sent again."""
+        self._lost = True
+        if self.race is not None:
+            self.race.resyncing = True
+
+    def resync_missed(self) -> bool:
+        """The welcome came back without my room: the server no longer has it (a restart
+        that could not bring it back, or a long absence). Back to the lobby."""
+        if not self.awaiting_resync:
+            return False
+        self.awaiting_resync = False
+        code = self.room.room if self.room is not None else ""
+        self._outside()
+        self.say(f"room {code} is gone (the server restarted, or you were away too long)", "error")
+        return True
+
+    # -- what the player does during a race ---------------------------------------------------
+
+    def _playing(self) -> RaceBoard | None:
+        race = self.race
+        if race is None:
+            return None
+        if race.is_done(undo=self.undo_allowed):
+            self.say("your race is over; wait for the others", "error")
+            return None
+        return race
+
+    def _send_move(self, race: RaceBoard, move: str) -> list[Message]:
+        race.cancel()
+        return [MoveMsg(race.take_seq(move), move)]
+
+    def press_column(self, n: int) -> list[Message]:
+        """A column key: pick that column's exposed card, or drop the picked card there."""
+        race = self._playing()
+        if race is None:
+            return []
+        pick = race.pick
+        if pick is None:
+            problem = race.pick_column(n)
+            if problem:
+                self.say(problem)
+            return []
+        if pick.source == n:
+            race.deeper_or_wrap()
+            return []
+        move = race.move_for(str(n))
+        return self._send_move(race, move) if move else []
+
+    def press_foundation(self) -> list[Message]:
+        """``f``: the picked card to its foundation; with nothing picked, pick a foundation."""
+        race = self._playing()
+        if race is None:
+            return []
+        if race.pick is None or race.pick.source == FOUNDATION:
+            if race.pick is not None:
+                race.step(-1)
+                return []
+            problem = race.pick_foundation()
+            if problem:
+                self.say(problem)
+            return []
+        move = race.move_for("F")
+        return self._send_move(race, move) if move else []
+
+    def click_card(self, n: int, card: str, now: float) -> list[Message]:
+        """A click on a face-up card: pick it; on the picked card, a tap; else a drop there."""
+        race = self._playing()
+        if race is None:
+            return []
+        pick = race.pick
+        if pick is not None and pick.card == card:
+            return self.tap(now)
+        if pick is not None and pick.source != n:
+            return self.click_column(n)
+        race.pick_card(n, card)
+        return []
+
+    def click_column(self, n: int) -> list[Message]:
+        """A click on a column (not on a card of it): drop there, or pick its exposed card."""
+        race = self._playing()
+        if race is None:
+            return []
+        pick = race.pick
+        if pick is None:
+            problem = race.pick_column(n)
+            if problem:
+                self.say(problem)
+            return []
+        if pick.source == n:
+            race.cancel()
+            return []
+        move = race.move_for(str(n))
+        return self._send_move(race, move) if move else []
+
+    def click_foundation(self, suit: int) -> list[Message]:
+        race = self._playing()
+        if race is None:
+            return []
+        if race.pick is None:
+            problem = race.pick_foundation(suit)
+            if problem:
+                self.say(problem)
+            return []
+        if race.pick.source == FOUNDATION:
+            race.cancel()
+            return []
+        move = race.move_for("F")
+        return self._send_move(race, move) if move else []
+
+    def step(self, delta: int) -> None:
+        if self.race is not None:
+            self.race.step(delta)
+
+    def cancel(self) -> None:
+        if self.race is not None:
+            self.race.cancel()
+
+    def tap(self, now: float) -> list[Message]:
+        race = self._playing()
+        if race is None:
+            return []
+        move, text = race.tap(now)
+        if move is None:
+            self.say(text)
+            return []
+        return self._send_move(race, move)
+
+    def undo(self) -> list[Message]:
+        race = self.race
+        if race is None:
+            return []
+        if not self.undo_allowed:
+            self.say("this room has no undo", "error")
+            return []
+        if race.is_done(undo=True):
+            self.say("your race is over", "error")
+            return []
+        race.cancel()
+        return [Undo(race.take_seq(None))]
+
+    def resign(self) -> list[Message]:
+        race = self.race
+        if race is None or race.is_done(undo=self.undo_allowed):
+            return []
+        race.cancel()
+        return [Resign()]
+
+    # -- standings --------------------------------------------------------------------------
+
+    def standings(self) -> Sequence[PlayerProgress]:
+        return self.progress.players if self.progress is not None else ()

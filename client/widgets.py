@@ -1,0 +1,498 @@
+"""The widgets that draw the session: the board, the standings, headers and the status line.
+
+Each one renders straight from ``app.session`` when refreshed, so the app only has to call
+``refresh`` after a change. The board is drawn by hand (one Rich ``Text``) so that it fits
+an 80x24 terminal exactly, and grows with a larger one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.widget import Widget
+
+from protocol import Rules, YukonError
+from protocol.messages import PlayerProgress, RankEntry, Room
+
+from .cards import GLYPHS, SUIT_ORDER, is_red, label
+from .state import DONE_STATES, FOUNDATION, RaceBoard, Session, format_ms
+
+if TYPE_CHECKING:
+    from .app import YukonApp
+
+__all__ = [
+    "BoardView",
+    "Live",
+    "RaceHeader",
+    "ResultsView",
+    "RoomView",
+    "StandingsView",
+    "StatusLine",
+    "bar",
+    "describe_rules",
+    "outcome_text",
+]
+
+# Colours: cards look like cards (a light face, red or black ink), backs are blue.
+FACE = "#f0f0e8"
+RED = "#c00000"
+BLACK = "#101010"
+BACK = "#6f8fdf on #203060"
+PICKED = "#ffd75f"
+TARGET = "#8fdf8f"
+EMPTY = "#606060"
+
+
+def describe_rules(rules: str) -> str:
+    try:
+        return Rules.parse(rules).describe()
+    except YukonError:
+        return rules
+
+
+def outcome_text(state: str) -> str:
+    return {
+        "playing": "playing",
+        "stuck": "stuck",
+        "won": "won",
+        "resigned": "resigned",
+        "timeout": "out of time",
+        "abandoned": "abandoned",
+    }.get(state, state)
+
+
+def bar(cards: int, width: int, *, ascii: bool = False) -> str:
+    """Cards on the foundations (0-52) as a bar ``width`` cells long."""
+    cards = max(0, min(52, cards))
+    if ascii:
+        full = round(cards * width / 52)
+        return "#" * full + "." * (width - full)
+    eighths = round(cards * width * 8 / 52)
+    full, part = divmod(eighths, 8)
+    partial = " ▏▎▍▌▋▊▉"[part] if part else ""
+    return ("█" * full + partial).ljust(width, "·")
+
+
+class Live(Widget):
+    """A widget drawn from the session; ``refresh`` redraws it."""
+
+    @property
+    def client(self) -> YukonApp:
+        return cast("YukonApp", self.app)
+
+    @property
+    def session(self) -> Session:
+        return self.client.session
+
+
+# -- the board ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a click on the board hits."""
+
+    kind: str  # card, column, foundation
+    column: int = 0
+    card: str = ""
+    suit: int = 0
+
+
+class BoardView(Live):
+    """Foundations, then the seven columns drawn downwards, with the picked card lifted and
+    its legal destinations lit. Face-down cards are backs, or a count when space is short."""
+
+    DEFAULT_CSS = """
+    BoardView { width: 1fr; height: 1fr; min-width: 37; }
+    """
+
+    LEFT = 1  # margin before column 1
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._cw = 6
+        self._rows: list[list[Target | None]] = []
+
+    def cell_width(self) -> int:
+        return max(5, min(8, (self.size.width - self.LEFT) // 7))
+
+    def _face(self, card: str, *, lifted: bool = False, target: bool = False) -> Text:
+        ascii = self.session.ascii
+        ink = RED if is_red(card) else BLACK
+        bg = PICKED if lifted else TARGET if target else FACE
+        return Text(label(card, ascii=ascii).center(self._cw - 1), style=f"bold {ink} on {bg}")
+
+    def _back(self, count: int | None = None) -> Text:
+        w = self._cw - 1
+        if count is None:
+            return Text(("#" if self.session.ascii else "░") * w, style=BACK)
+        return Text(
+            f"×{count}".center(w) if not self.session.ascii else f"x{count}".center(w), style=BACK
+        )
+
+    def _slot(self, text: str, *, target: bool = False) -> Text:
+        style = f"bold black on {TARGET}" if target else EMPTY
+        return Text(text.center(self._cw - 1), style=style)
+
+    def render(self) -> RenderableType:
+        race = self.session.race
+        self._cw = self.cell_width()
+        if race is None:
+            self._rows = []
+            return Text("")
+        lines: list[Text] = []
+        hits: list[list[Target | None]] = []
+        dests = race.destinations()
+        lifted = set(race.lifted())
+        pick = race.pick
+        cw = self._cw
+
+        # Row 0: what is held (or the race's state) over columns 1-3, foundations over 4-7.
+        top = Text(" " * self.LEFT)
+        row_hits: list[Target | None] = [None] * 3
+        top.append_text(self._badge(race, 3 * cw))
+        for suit, card in enumerate(race.foundation_tops()):
+            target = "F" in dests and pick is not None and pick.card[1] == SUIT_ORDER[suit]
+            if card is None:
+                mark = "--" if self.session.ascii else f"·{GLYPHS[SUIT_ORDER[suit]]}"
+                cell = self._slot(mark, target=target)
+            else:
+                picked = pick is not None and pick.source == FOUNDATION and pick.card == card
+                cell = self._face(card, lifted=picked, target=target)
+            top.append_text(cell)
+            top.append(" ")
+            row_hits.append(Target("foundation", suit=suit))
+        lines.append(top)
+        hits.append(row_hits)
+
+        # Row 1: the column keys; a destination's key is lit.
+        keys = Text(" " * self.LEFT)
+        for n in range(1, 8):
+            text = str(n).center(cw - 1)
+            if pick is not None and pick.source == n:
+                keys.append(text, style=f"bold black on {PICKED}")
+            elif str(n) in dests:
+                keys.append(text, style=f"bold black on {TARGET}")
+            else:
+                keys.append(text, style="bold #8a8a8a")
+            keys.append(" ")
+        lines.append(keys)
+        hits.append([Target("column", column=n) for n in range(1, 8)])
+
+        # The columns, downwards.
+        room = max(1, self.size.height - 2)
+        columns = [self._column_cells(race, n, dests, lifted, room=None) for n in range(1, 8)]
+        if max(len(c) for c in columns) > room:
+            columns = [self._column_cells(race, n, dests, lifted, room=room) for n in range(1, 8)]
+        depth = max(1, max(len(c) for c in columns))
+        for row in range(min(depth, room)):
+            line = Text(" " * self.LEFT)
+            row_hits = []
+            for n, cells in enumerate(columns, start=1):
+                if row < len(cells):
+                    drawn, hit = cells[row]
+                    line.append_text(drawn)
+                    row_hits.append(hit)
+                else:
+                    line.append(" " * (cw - 1))
+                    row_hits.append(Target("column", column=n))
+                line.append(" ")
+            lines.append(line)
+            hits.append(row_hits)
+        self._rows = hits
+        return Text("\n").join(lines)
+
+    def _badge(self, race: RaceBoard, width: int) -> Text:
+        session = self.session
+        state = race.state
+        if state == "won":
+            return Text(" WON ".center(width - 1), style="bold black on #5fd75f") + Text(" ")
+        if state == "stuck":
+            return Text(" STUCK ".center(width - 1), style="bold white on #d70000") + Text(" ")
+        if state in DONE_STATES:
+            word = outcome_text(state).upper()
+            return Text(f" {word} ".center(width - 1), style="bold white on #875f00") + Text(" ")
+        if race.pick is not None:
+            cards = race.lifted()
+            held = label(race.pick.card, ascii=session.ascii)
+            more = f" +{len(cards) - 1}" if len(cards) > 1 else ""
+            return Text(f"holding {held}{more}".ljust(width)[:width], style=f"bold {PICKED}")
+        return Text(" " * width)
+
+    def _column_cells(
+        self,
+        race: RaceBoard,
+        n: int,
+        dests: frozenset[str],
+        lifted: set[str],
+        *,
+        room: int | None,
+    ) -> list[tuple[Text, Target]]:
+        down = race.game.face_down_count(n)
+        up = race.face_up(n)
+        column = Target("column", column=n)
+        target = str(n) in dests
+        if not up and not down:
+            return [(self._slot("·", target=target), column)]
+        cells: list[tuple[Text, Target]] = []
+        if room is None or down <= 1:
+            cells += [(self._back(), column)] * down
+        else:
+            cells.append((self._back(down), column))
+        for i, card in enumerate(up):
+            is_top = i == len(up) - 1
+            cells.append(
+                (
+                    self._face(card, lifted=card in lifted, target=target and is_top),
+                    Target("card", n, card),
+                )
+            )
+        if room is not None and len(cells) > room:
+            keep = room - 1
+            cut = len(cells) - keep
+            first = cells[0]
+            cells = [
+                first,
+                (Text("⋮".center(self._cw - 1), style=EMPTY), column),
+                *cells[cut + 1 :],
+            ]
+        return cells
+
+    def target_at(self, x: int, y: int) -> Target | None:
+        """What is drawn at ``(x, y)`` (widget coordinates)."""
+        if y < 0 or y >= len(self._rows) or x < self.LEFT:
+            return None
+        slot = (x - self.LEFT) // self._cw
+        if slot >= 7:
+            return None
+        return self._rows[y][slot]
+
+    def on_click(self, event: events.Click) -> None:
+        target = self.target_at(event.x, event.y)
+        if target is not None:
+            self.client.board_clicked(target)
+
+
+# -- standings ----------------------------------------------------------------------------------
+
+
+class StandingsView(Live):
+    """Every runner: cards on the foundations as a bar, moves, state, finish time."""
+
+    DEFAULT_CSS = """
+    StandingsView { width: 1fr; height: 1fr; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        session = self.session
+        players = session.standings()
+        width = max(20, self.size.width)
+        out = Text()
+        done = sum(1 for p in players if p.time_ms is not None)
+        out.append("Standings", style="bold")
+        if players:
+            out.append(f"  {done} of {len(players)} done", style="#8a8a8a")
+        out.append("\n")
+        if not players:
+            out.append("waiting for the race", style="#8a8a8a")
+            return out
+        roomy = len(players) * 3 + 2 <= max(self.size.height, 1)
+        for i, p in enumerate(players):
+            out.append("\n\n" if roomy and i else "\n")
+            out.append_text(self._runner(p, session, width))
+        return out
+
+    def _runner(self, p: PlayerProgress, session: Session, width: int) -> Text:
+        me = p.name == session.me
+        line = Text()
+        name = p.name + (" (you)" if me else "")
+        state = self._state(p, session)
+        room = max(4, width - len(state.plain) - 1)
+        line.append(name[:room].ljust(room), style="bold" if me else "")
+        line.append(" ")
+        line.append_text(state)
+        line.append("\n")
+        bar_width = max(6, min(26, width - 18))
+        colour = "#5fd75f" if p.state == "won" else "#5fafff" if me else "#d7af5f"
+        line.append(bar(p.foundations, bar_width, ascii=session.ascii), style=colour)
+        line.append(f" {p.foundations:>2}/52", style="bold")
+        line.append(f" {p.moves:>3} mv", style="#8a8a8a")
+        return line
+
+    def _state(self, p: PlayerProgress, session: Session) -> Text:
+        if not p.connected and p.time_ms is None:
+            return Text("away", style="bold #d7af00")
+        if p.state == "playing":
+            return Text("playing", style="#8a8a8a")
+        time = f" {format_ms(p.time_ms)}" if p.time_ms is not None else ""
+        style = {
+            "won": "bold #5fd75f",
+            "stuck": "bold #ff5f5f",
+            "resigned": "#d78700",
+            "timeout": "#d78700",
+            "abandoned": "#d78700",
+        }.get(p.state, "")
+        return Text(outcome_text(p.state) + time, style=style)
+
+
+# -- headers and the status line --------------------------------------------------------------
+
+
+class RaceHeader(Live):
+    """Room, rules, and my clock, score and moves."""
+
+    DEFAULT_CSS = """
+    RaceHeader { height: 1; background: $panel; }
+    """
+
+    def render(self) -> RenderableType:
+        session = self.session
+        room = session.room
+        race = session.race
+        left = Text(" Yukon Race", style="bold")
+        if session.daily is not None and (room is None or room.max_players == 1):
+            practice = " practice" if session.daily.practice else ""
+            left.append(f" · daily {session.daily.date}{practice}")
+        elif room is not None and room.max_players == 1:
+            left.append(" · daily deal")
+        elif room is not None:
+            left.append(f" · room {room.room}")
+        if room is not None:
+            left.append(f" · {describe_rules(room.rules).split(',')[0]}", style="#8a8a8a")
+        right = Text()
+        if race is not None:
+            now = self.client.clock()
+            right.append(format_ms(race.elapsed_ms(now)), style="bold")
+            right.append("  score ", style="#8a8a8a")
+            right.append(str(race.score), style="bold")
+            right.append("  moves ", style="#8a8a8a")
+            right.append(f"{race.moves} ", style="bold")
+        elif session.progress is not None:
+            right.append(f"{format_ms(session.progress.elapsed_ms)} ", style="bold")
+        grid = Table.grid(expand=True)
+        grid.add_column(justify="left", no_wrap=True, overflow="ellipsis")
+        grid.add_column(justify="right", no_wrap=True)
+        grid.add_row(left, right)
+        return grid
+
+
+class StatusLine(Live):
+    """The last message, or what the connection is doing when it is not online."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        link = self.client.link_state
+        status = self.session.status
+        newer = status.serial > self.client.link_serial  # said after the link changed
+        if link.kind not in ("online", "closed") and not newer:
+            style = "bold #ff5f5f" if link.kind in ("failed", "need_name") else "bold #d7af00"
+            return Text(link.text, style=style, overflow="ellipsis", no_wrap=True)
+        style = {"error": "bold #ff5f5f", "good": "bold #5fd75f"}.get(status.kind, "")
+        return Text(status.text, style=style, overflow="ellipsis", no_wrap=True)
+
+
+# -- room and results ----------------------------------------------------------------------------
+
+
+class RoomView(Live):
+    """Who is in the room and who is ready; the rules and, once it may be shown, the code."""
+
+    DEFAULT_CSS = """
+    RoomView { height: auto; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        session = self.session
+        room = session.room
+        if room is None:
+            return Text("")
+        out = Text()
+        out.append(f"Room {room.room}", style="bold")
+        role = "  (you watch)" if room.you == "spectator" else ""
+        out.append(role, style="#8a8a8a")
+        out.append("\n")
+        minutes = room.time_limit // 60
+        limit = f"{minutes} min" if room.time_limit % 60 == 0 else f"{room.time_limit} s"
+        out.append(
+            f"{describe_rules(room.rules)} · {'undo' if room.undo else 'no undo'}"
+            f" · time limit {limit} · up to {room.max_players} players\n",
+            style="#afafaf",
+        )
+        if room.code:
+            out.append("Game code: ", style="#8a8a8a")
+            out.append(room.code, style="bold")
+        else:
+            out.append("A random deal: its game code shows after the race", style="#8a8a8a")
+        out.append("\n\n")
+        out.append(f"Players {len(room.players)}/{room.max_players}\n", style="bold")
+        for p in room.players:
+            out.append_text(self._player(room, p.name, p.ready, p.connected, session.me))
+        if room.spectators:
+            out.append(f"\n{room.spectators} watching", style="#8a8a8a")
+        return out
+
+    def _player(self, room: Room, name: str, ready: bool, connected: bool, me: str | None) -> Text:
+        line = Text("  ")
+        host = name == room.host
+        line.append(
+            "★ " if host and not self.session.ascii else "* " if host else "  ", style="#ffd75f"
+        )
+        line.append(
+            f"{name}{' (you)' if name == me else ''}".ljust(28), style="bold" if name == me else ""
+        )
+        if host:
+            line.append("host ", style="#ffd75f")
+        if ready:
+            line.append("ready", style="bold #5fd75f")
+        else:
+            line.append("not ready", style="#d7af00")
+        if not connected:
+            line.append("  away", style="#ff5f5f")
+        line.append("\n")
+        return line
+
+
+class ResultsView(Live):
+    """The ranks of the race that just ended, and its game code."""
+
+    DEFAULT_CSS = """
+    ResultsView { height: auto; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        session = self.session
+        result = session.result
+        if result is None:
+            return Text("")
+        table = Table(box=None, pad_edge=False, expand=False, header_style="bold #8a8a8a")
+        table.add_column("#", justify="right")
+        table.add_column("player", no_wrap=True, max_width=22)
+        table.add_column("outcome")
+        table.add_column("time", justify="right")
+        table.add_column("moves", justify="right")
+        table.add_column("score", justify="right")
+        table.add_column("cards", justify="right")
+        for r in result.ranks:
+            table.add_row(*self._row(r, session.me), style="bold" if r.name == session.me else "")
+        return table
+
+    @staticmethod
+    def _row(r: RankEntry, me: str | None) -> list[RenderableType]:
+        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
+        return [
+            str(r.rank),
+            r.name + (" (you)" if r.name == me else ""),
+            Text(outcome_text(r.outcome), style=colour),
+            format_ms(r.time_ms),
+            str(r.moves),
+            str(r.score),
+            f"{r.foundations}/52",
+        ]

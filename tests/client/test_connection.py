@@ -1,0 +1,322 @@
+"""The connection against scripted servers: hello and tokens, one-line problems, reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+from websockets.asyncio.server import ServerConnection, serve
+
+from client.config import Identity, TokenStore
+from client.connection import Connection, LinkStatus, describe_close
+from protocol.messages import (
+    Error,
+    Hello,
+    Message,
+    Room,
+    RoomPlayer,
+    Welcome,
+    decode_client,
+    encode,
+)
+
+WAIT = 5.0
+Script = Callable[[ServerConnection, int], Awaitable[None]]
+
+
+class Recorder:
+    """The app's side: every status and message, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.statuses: list[LinkStatus] = []
+        self.messages: list[Message] = []
+        self.changed = asyncio.Event()
+
+    def link_message(self, message: Message) -> None:
+        self.messages.append(message)
+        self.changed.set()
+
+    def link_status(self, status: LinkStatus) -> None:
+        self.statuses.append(status)
+        self.changed.set()
+
+    async def until(self, check: Callable[[], bool]) -> None:
+        async def wait() -> None:
+            while not check():
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(wait(), WAIT)
+
+    def saw(self, kind: str, text: str = "") -> bool:
+        return any(s.kind == kind and text in s.text for s in self.statuses)
+
+
+@contextlib.asynccontextmanager
+async def scripted(script: Script) -> AsyncIterator[str]:
+    """A websocket server playing ``script`` on each connection (numbered from 1)."""
+    count = 0
+
+    async def handler(ws: ServerConnection) -> None:
+        nonlocal count
+        count += 1
+        await script(ws, count)
+
+    async with serve(handler, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        yield f"ws://127.0.0.1:{port}"
+
+
+async def read_hello(ws: ServerConnection, hellos: list[Hello]) -> Hello:
+    hello = decode_client(await ws.recv())
+    assert isinstance(hello, Hello)
+    hellos.append(hello)
+    return hello
+
+
+def welcome(name: str = "alice", token: str = "T" * 32) -> bytes:
+    return encode(Welcome(1, name, token, 60))
+
+
+@contextlib.asynccontextmanager
+async def running(conn: Connection) -> AsyncIterator[None]:
+    task = asyncio.create_task(conn.run())
+    try:
+        yield
+    finally:
+        await conn.close()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(task, WAIT)
+        task.cancel()
+
+
+async def test_hello_with_a_name_saves_the_token_and_messages_flow(tmp_path: Path) -> None:
+    hellos: list[Hello] = []
+    room = Room(
+        "K7WQM",
+        "player",
+        "alice",
+        "lobby",
+        "C",
+        None,
+        4,
+        True,
+        1800,
+        (RoomPlayer("alice", True, True),),
+        0,
+    )
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        await read_hello(ws, hellos)
+        await ws.send(welcome())
+        await ws.send(b"\xc1")  # garbage: ignored, not shown
+        await ws.send(encode(room))
+        await ws.wait_closed()
+
+    store = TokenStore(tmp_path)
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", store=store)
+        assert not conn.send(Hello(1))  # not connected yet
+        async with running(conn):
+            await events.until(lambda: room in events.messages)
+            assert conn.online and events.saw("online", "as alice")
+            assert isinstance(events.messages[0], Welcome)
+    assert hellos == [Hello(1, "alice", None)]
+    assert store.load(url) == Identity("alice", "T" * 32)
+    assert events.statuses[-1].kind == "closed"
+
+
+async def test_a_saved_token_is_used_and_a_different_name_is_a_new_player(tmp_path: Path) -> None:
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        hello = await read_hello(ws, hellos)
+        await ws.send(welcome("Bob", hello.token or "B" * 32))
+        await ws.wait_closed()
+
+    store = TokenStore(tmp_path)
+    async with scripted(script) as url:
+        store.save(url, Identity("Bob", "saved-token"))
+        for name in (None, "BOB", "robin"):
+            recorder = Recorder()
+            async with running(Connection(url, recorder, name=name, store=store)):
+                await recorder.until(lambda r=recorder: r.saw("online"))
+    assert [(h.name, h.token) for h in hellos] == [
+        (None, "saved-token"),
+        (None, "saved-token"),  # the same name, in another case: still the token
+        ("robin", None),
+    ]
+
+
+async def test_an_unknown_token_falls_back_to_the_name(tmp_path: Path) -> None:
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        hello = await read_hello(ws, hellos)
+        assert hello.token == "old"
+        await ws.send(encode(Error("bad_token", "unknown token")))
+        await read_hello(ws, hellos)
+        await ws.send(welcome("alice", "N" * 32))
+        await ws.wait_closed()
+
+    store = TokenStore(tmp_path)
+    events = Recorder()
+    async with scripted(script) as url:
+        store.save(url, Identity("alice", "old"))
+        async with running(Connection(url, events, name="alice", store=store)):
+            await events.until(lambda: events.saw("online"))
+    assert [(h.name, h.token) for h in hellos] == [(None, "old"), ("alice", None)]
+    assert store.load(url) == Identity("alice", "N" * 32)
+
+
+async def test_a_taken_name_waits_for_another(tmp_path: Path) -> None:
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        hello = await read_hello(ws, hellos)
+        if hello.name == "alice":
+            await ws.send(encode(Error("name_taken", "the name 'alice' is taken")))
+            await ws.wait_closed()
+            return
+        await ws.send(welcome(hello.name or "?"))
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", store=TokenStore(tmp_path))
+        async with running(conn):
+            await events.until(lambda: events.saw("need_name"))
+            assert events.statuses[-1].text.startswith("the name 'alice' is taken on 127.0.0.1:")
+            conn.login("alicia")
+            await events.until(lambda: events.saw("online", "as alicia"))
+    assert [h.name for h in hellos] == ["alice", "alicia"]
+
+
+async def test_no_token_and_no_name_asks_for_a_name_before_connecting(tmp_path: Path) -> None:
+    connections = 0
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        nonlocal connections
+        connections += 1
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with (
+        scripted(script) as url,
+        running(Connection(url, events, store=TokenStore(tmp_path))),
+    ):
+        await events.until(lambda: events.saw("need_name", "first time on"))
+        await asyncio.sleep(0.05)
+    assert connections == 0
+
+
+async def test_a_wrong_protocol_version_stops_for_good() -> None:
+    async def script(ws: ServerConnection, n: int) -> None:
+        await ws.recv()
+        await ws.send(encode(Error("version", "this server speaks protocol version 2, not 1")))
+        await ws.close(4000, "unsupported protocol version")
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice")
+        await asyncio.wait_for(conn.run(), WAIT)  # returns: no retry
+    assert events.statuses[-1] == LinkStatus(
+        "failed", "wrong protocol version: this server speaks protocol version 2, not 1"
+    )
+
+
+async def test_a_close_by_the_server_is_told_and_the_token_resumes() -> None:
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        await read_hello(ws, hellos)
+        await ws.send(welcome())
+        if n == 1:
+            await ws.close(1008, "too many messages")
+            return
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(0.05,))
+        async with running(conn):
+            await events.until(lambda: len([s for s in events.statuses if s.kind == "online"]) == 2)
+    assert events.saw("retrying", "the server closed the connection: too many messages; retrying")
+    assert [(h.name, h.token) for h in hellos] == [("alice", None), (None, "T" * 32)]
+
+
+async def test_replaced_by_another_connection_stops() -> None:
+    async def script(ws: ServerConnection, n: int) -> None:
+        await ws.recv()
+        await ws.send(welcome())
+        await ws.close(4001, "replaced by a newer connection")
+
+    events = Recorder()
+    async with scripted(script) as url:
+        await asyncio.wait_for(Connection(url, events, name="alice").run(), WAIT)
+    assert events.statuses[-1].kind == "failed"
+    assert "connected again from somewhere else" in events.statuses[-1].text
+
+
+async def test_an_http_server_that_is_not_ours() -> None:
+    async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(http, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    events = Recorder()
+    conn = Connection(f"ws://127.0.0.1:{port}", events, name="alice", backoff=(10.0,))
+    async with server, running(conn):
+        await events.until(lambda: events.saw("retrying", "not a Yukon race server"))
+    assert events.saw("retrying", f"127.0.0.1:{port} is not a Yukon race server (HTTP 404)")
+
+
+async def test_an_address_that_is_not_a_websocket_url_fails_at_once() -> None:
+    events = Recorder()
+    await asyncio.wait_for(Connection("http://example.org", events, name="x").run(), WAIT)
+    assert events.statuses[-1].kind == "failed"
+    assert "is not a websocket address" in events.statuses[-1].text
+
+
+def test_close_codes_in_words() -> None:
+    assert describe_close(1001, "") == "the server is going away (shutting down or restarting)"
+    assert describe_close(1006, "") == "the connection was lost"
+    assert (
+        describe_close(4002, "too slow")
+        == "the server closed the connection: this client fell behind"
+    )
+    assert describe_close(1011, "keepalive ping timeout") == (
+        "the server closed the connection with code 1011: keepalive ping timeout"
+    )
+    assert describe_close(4999, "") == "the server closed the connection with code 4999"
+
+
+async def test_a_private_server_without_the_password_stops_with_a_hint() -> None:
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        hello = await read_hello(ws, hellos)
+        if hello.password != "sesame":
+            await ws.send(encode(Error("password", "this server is private")))
+            await ws.close(1008, "wrong password")
+            return
+        await ws.send(welcome())
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        await asyncio.wait_for(Connection(url, events, name="alice").run(), WAIT)
+        assert events.statuses[-1].kind == "failed"
+        assert events.statuses[-1].text.endswith(
+            "is private and the password is missing: start with --password"
+        )
+        events = Recorder()
+        async with running(Connection(url, events, name="alice", password="sesame")):
+            await events.until(lambda: events.saw("online"))
+    assert [h.password for h in hellos] == [None, "sesame"]

@@ -1,0 +1,124 @@
+"""``yukon play`` in a real terminal: tmux runs it, the test presses keys and reads the screen.
+
+Skipped where tmux is missing. The embedded server (``--local``) keeps its SQLite database
+and the client its token in directories of the test's own (XDG variables).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from yukon.cli import main
+
+TMUX = shutil.which("tmux")
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class Terminal:
+    """One tmux session of 80x24 running a command."""
+
+    def __init__(self, name: str, command: str, env: dict[str, str]) -> None:
+        assert TMUX is not None
+        self.name = name
+        self.env = env
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        shell = f"env {exports} {command}; echo EXIT=$?; sleep 30"
+        self._tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", shell)
+
+    def _tmux(self, *args: str) -> str:
+        assert TMUX is not None
+        done = subprocess.run([TMUX, *args], capture_output=True, text=True, timeout=10)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self._tmux("send-keys", "-t", self.name, key)
+            time.sleep(0.05)  # a person's pace; what follows waits for the screen
+
+    def wait_for(self, text: str, timeout: float = 15.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never showed; the screen:\n{screen}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self._tmux("kill-session", "-t", self.name)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    if TMUX is None:
+        pytest.skip("tmux is not installed")
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm-256color",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+    }
+    command = f"{shlex.quote(sys.executable)} -m yukon play --local --name Xavier"
+    term = Terminal(f"yukon-test-{os.getpid()}-{tmp_path.name[-8:]}", command, env)
+    try:
+        yield term
+    finally:
+        term.close()
+
+
+def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> None:
+    terminal.wait_for("Join or watch a room")
+    terminal.wait_for("Xavier @ 127.0.0.1:")  # registered on the embedded server
+
+    terminal.keys("d")  # today's daily deal, alone
+    screen = terminal.wait_for("Standings")
+    assert "daily" in screen and "Xavier (you)" in screen
+    assert "1-7 pick" in screen
+
+    terminal.keys("1")
+    terminal.wait_for("holding")
+    terminal.keys("Escape")
+    terminal.wait_for("1-7 pick")  # (an Esc right before a key would make it alt+key)
+    terminal.keys("r")
+    terminal.wait_for("Resign this race?")
+    terminal.keys("y")
+    screen = terminal.wait_for("You finished #1 of 1")
+    assert "resigned" in screen and "attempt 1" in screen
+
+    terminal.keys("l")
+    terminal.wait_for("New room")
+    terminal.keys("q")
+    screen = terminal.wait_for("EXIT=0")
+    assert "Traceback" not in screen
+    assert (tmp_path / "data" / "yukon" / "local.db").exists()
+    saved = (tmp_path / "config" / "yukon" / "tokens.json").read_text()
+    assert '"local"' in saved and "Xavier" in saved
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "--name", "   "], "yukon play: --name: a name needs at least one character"),
+        (["play", "http://example.org"], "yukon play: http://example.org is not a ws:// or wss://"),
+    ],
+)
+def test_play_refuses_bad_arguments_in_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
