@@ -102,11 +102,20 @@ class JournalWriter:
             await self.store.checkpoint(alive=self.alive())
 
     async def _run(self) -> None:
+        """Flush every ``interval``; checkpoint beside it, so a slow checkpoint never holds
+        a journal group back (and never runs twice at once)."""
         loop = asyncio.get_running_loop()
         next_checkpoint = loop.time() + self.checkpoint_every
-        while True:
-            await asyncio.sleep(self.interval)
-            await self.flush()
-            if loop.time() >= next_checkpoint:
-                await self._checkpoint()
-                next_checkpoint = loop.time() + self.checkpoint_every
+        checkpointing: asyncio.Task[None] | None = None
+        try:
+            while True:
+                await asyncio.sleep(self.interval)
+                await self.flush()
+                if loop.time() >= next_checkpoint and (
+                    checkpointing is None or checkpointing.done()
+                ):
+                    checkpointing = asyncio.create_task(self._checkpoint())
+                    next_checkpoint = loop.time() + self.checkpoint_every
+        finally:
+            if checkpointing is not None and not checkpointing.done():
+                await asyncio.gather(checkpointing, return_exceptions=True)

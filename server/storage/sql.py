@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, event, func, insert, select, tuple_, union_all
+from sqlalchemy import Table, and_, bindparam, event, func, insert, select, tuple_, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -386,13 +386,15 @@ class SqlStore:
         since the last checkpoint, never the time the server was away."""
         if not alive:
             return
+        # One statement for every race (executemany): a checkpoint of 500 races must not
+        # hold the event loop for 500 round trips (bench/load.py).
+        statement = (
+            _live.update()
+            .where(_live.c.uid == bindparam("u"), _live.c.alive_ms < bindparam("ms"))
+            .values(alive_ms=bindparam("ms"))
+        )
         async with self.engine.begin() as conn:
-            for uid, ms in alive.items():
-                await conn.execute(
-                    _live.update()
-                    .where(_live.c.uid == uid, _live.c.alive_ms < ms)
-                    .values(alive_ms=ms)
-                )
+            await conn.execute(statement, [{"u": uid, "ms": ms} for uid, ms in alive.items()])
 
     async def live_races(self) -> list[tuple[LiveRace, list[LiveAction], int]]:
         """Every journaled race still to be rebuilt, its actions in order, and the clock to
