@@ -120,7 +120,6 @@ async def open_server(
             server.apply(hub.restore(live, actions, alive_ms, loop.time()))
         await server.start(options.host, options.port, ssl=context)
         journal.start()
-        gc.freeze()  # what start-up built lives for good: keep it out of every collection
         try:
             yield server
         finally:
@@ -142,6 +141,7 @@ async def open_server(
 
 async def serve_until(options: ServeOptions, stop: asyncio.Event, restart: list[bool]) -> None:
     async with open_server(options) as server:
+        gc.freeze()  # what start-up built lives for good: keep it out of every collection
         scheme = "wss" if options.certfile else "ws"
         log.info("listening on %s://%s:%d", scheme, options.host, server.port)
         await stop.wait()
