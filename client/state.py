@@ -14,7 +14,7 @@ where a double tap sends it (``tableau_destination``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from protocol import Game, YukonError
@@ -662,7 +662,11 @@ class Session:
         return [MoveMsg(race.take_seq(move), move)]
 
     def press_column(self, n: int) -> list[Message]:
-        """A column key: pick that column's exposed card, or drop the picked card there."""
+        """A column key: pick that column's exposed card, or drop the picked card there;
+        on the picked card's own column, go one card deeper."""
+        return self._column(n, same=lambda race: race.deeper_or_wrap())
+
+    def _column(self, n: int, *, same: Callable[[RaceBoard], None]) -> list[Message]:
         race = self._playing()
         if race is None:
             return []
@@ -673,7 +677,7 @@ class Session:
                 self.say(problem)
             return []
         if pick.source == n:
-            race.deeper_or_wrap()
+            same(race)
             return []
         move = race.move_for(str(n))
         return self._send_move(race, move) if move else []
@@ -708,21 +712,9 @@ class Session:
         return []
 
     def click_column(self, n: int) -> list[Message]:
-        """A click on a column (not on a card of it): drop there, or pick its exposed card."""
-        race = self._playing()
-        if race is None:
-            return []
-        pick = race.pick
-        if pick is None:
-            problem = race.pick_column(n)
-            if problem:
-                self.say(problem)
-            return []
-        if pick.source == n:
-            race.cancel()
-            return []
-        move = race.move_for(str(n))
-        return self._send_move(race, move) if move else []
+        """A click on a column (not on a card of it): drop there, or pick its exposed card;
+        on the picked card's own column, put it down again."""
+        return self._column(n, same=lambda race: race.cancel())
 
     def click_foundation(self, suit: int) -> list[Message]:
         race = self._playing()
