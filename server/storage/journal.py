@@ -39,6 +39,8 @@ class JournalWriter:
         self._races: list[LiveRace] = []
         self._actions: list[LiveAction] = []
         self._task: asyncio.Task[None] | None = None
+        self._soon = asyncio.Event()
+        self._clocks_stopped = False
         self._lock = asyncio.Lock()
         self._failing = False
         #: Figures for metrics: batches written and failed writes.
@@ -47,7 +49,10 @@ class JournalWriter:
 
     def add(self, entry: LiveRace | LiveAction) -> None:
         if isinstance(entry, LiveRace):
+            # A race that is not journaled cannot be rebuilt at all (its players could not
+            # even resend): write its start at once instead of with the next group.
             self._races.append(entry)
+            self._soon.set()
         else:
             self._actions.append(entry)
 
@@ -71,8 +76,10 @@ class JournalWriter:
         await self.flush()
 
     async def checkpoint(self) -> None:
-        """Note every running race's clock now."""
-        await self._checkpoint()
+        """Note every running race's clock now, for the last time: a shutdown begins, and
+        the time it takes (closing connections) must not be charged after a restart."""
+        self._clocks_stopped = True
+        await self._checkpoint(final=True)
 
     async def flush(self) -> None:
         async with self._lock:
@@ -96,7 +103,9 @@ class JournalWriter:
                 log.info("journal: writing again")
             self._failing = False
 
-    async def _checkpoint(self) -> None:
+    async def _checkpoint(self, *, final: bool = False) -> None:
+        if self._clocks_stopped and not final:
+            return
         # On failure the next checkpoint will do: a stale one only costs a little race time.
         with contextlib.suppress(Exception):
             await self.store.checkpoint(alive=self.alive())
@@ -109,7 +118,9 @@ class JournalWriter:
         checkpointing: asyncio.Task[None] | None = None
         try:
             while True:
-                await asyncio.sleep(self.interval)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._soon.wait(), self.interval)
+                self._soon.clear()
                 await self.flush()
                 if loop.time() >= next_checkpoint and (
                     checkpointing is None or checkpointing.done()

@@ -98,6 +98,27 @@ class ServerProcess:
             self.proc.wait(TIMEOUT)
 
 
+async def until_journaled(db_url: str) -> None:
+    """Wait (bounded) until ``live_races`` holds a race and at least one of its actions."""
+    from sqlalchemy import func, select
+
+    from server.storage.models import LiveActionRow
+
+    store = SqlStore(db_url)
+    try:
+        for _ in range(100):
+            async with store.engine.connect() as conn:
+                count = (
+                    await conn.execute(select(func.count()).select_from(LiveActionRow))
+                ).scalar_one()
+            if count:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the server journaled nothing within 5 s")
+    finally:
+        await store.close()
+
+
 async def join(url: str, hello: Hello) -> Client:
     client = Client(await connect(url))
     await client.send(hello)
@@ -166,6 +187,10 @@ async def race_through_a_restart(
         last = await ann.expect(Accepted, seq=seq)
         acked.append((seq, move))
     before_ms = last.elapsed_ms
+    # The server journals in groups: wait until its journal has the race (a crash in the
+    # very first moment would leave nothing to rebuild). The last few moves may well be
+    # missing from it when the server dies: that is what the clients' resends are for.
+    await until_journaled(db_url)
 
     stopping = asyncio.create_task(closed_code(ann))
     loop = asyncio.get_running_loop()
