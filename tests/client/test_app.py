@@ -28,8 +28,12 @@ from .helpers import CODE, keys_for, racing, until, winning_line
 
 
 def shown(app: YukonApp, widget: type[Any]) -> str:
-    """The text a widget of the current screen shows."""
-    rendered = app.screen.query_one(widget).render()
+    """The text a widget of the current screen shows ("" while the screen is still being
+    composed: a screen switch comes before its widgets exist)."""
+    found = app.screen.query(widget)
+    if not found:
+        return ""
+    rendered = found.first().render()
     return str(getattr(rendered, "plain", rendered))
 
 
@@ -368,6 +372,8 @@ async def test_clicking_a_card_and_a_column_plays_a_move(tmp_path: Path) -> None
             await create_room(pilot, app, CODE)
             await pilot.press("s")
             await until(pilot, lambda: app.current_mode == "race", "the race")
+            # The mode changes before the new screen has composed its widgets.
+            await until(pilot, lambda: bool(app.screen.query(BoardView)), "the board")
             board = app.screen.query_one(BoardView)
             await until(pilot, lambda: board.target_at(8, 3) is not None, "the board drawn")
             race = racing(app.session)
