@@ -240,6 +240,22 @@ def _port(text: str) -> int:
     return port
 
 
+def cmd_solve(args: argparse.Namespace) -> int:
+    import time
+
+    from protocol.solver import solve
+
+    game = _game_from(args.code)
+    result = solve(game, budget_seconds=args.budget, clock=time.perf_counter)
+    print(
+        f"{result.verdict}  {result.seconds:.3f} s  {result.nodes} nodes"
+        + (f"  {len(result.moves)} moves" if result.moves else "")
+    )
+    if result.moves:
+        print(" ".join(result.moves))
+    return 0
+
+
 def _add_style_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ascii", action="store_true", help="letters S H D C instead of suit glyphs")
     p.add_argument(
@@ -269,6 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("moves", nargs="*", metavar="MOVE", help="moves such as 7S>4 or AH>F")
     _add_style_options(p)
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "solve",
+        help="decide whether a deal can be won, and show a winning line",
+        description="Search every card of CODE (or a position) for a win: prints won with"
+        " the winning line, lost (proven), or unknown when the budget runs out.",
+    )
+    p.add_argument("code", help="a game code such as YU1-C-AAAAAAB (or a position)")
+    p.add_argument(
+        "--budget", type=_positive, default=10.0, metavar="SECONDS", help="time limit (10)"
+    )
+    p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
         "serve",

@@ -181,3 +181,21 @@ def test_serve_port_in_use_is_one_line() -> None:
         )
     assert result.returncode == 1
     assert "cannot serve" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_solve_prints_a_verdict_and_a_line_the_engine_replays() -> None:
+    from protocol import Game
+
+    result = yukon("solve", "YU1-C-AAAAAAB", "--budget", "20")
+    assert result.returncode == 0, result.stderr
+    verdict, line = result.stdout.splitlines()[:2]
+    assert verdict.startswith("won ")
+    game = Game.from_code("YU1-C-AAAAAAB")
+    for move in line.split():
+        game.play(move)
+    assert game.is_won()
+
+
+def test_solve_a_bad_code_is_one_line() -> None:
+    result = yukon("solve", "YU9-C-AAAAAAB")
+    assert result.returncode == 2 and "version" in result.stderr

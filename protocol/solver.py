@@ -1,0 +1,1181 @@
+"""A Yukon solver that knows every card: won (with the line), lost (proven) or unknown.
+
+Pure code beside the engine: no I/O, no clock of its own (``solve`` takes one as
+``clock=``), no threads. ``docs/solver.md`` explains the techniques; in short:
+
+* **Layout.** Seven lists of card indices, a list ``loc`` telling where each card is
+  (0-6 face up in that column, 7 on its foundation, 8 face down), foundation heights and
+  face-down counts, changed in place by a move and restored by its undo record.
+* **Transposition table** on a 64-bit Zobrist key that is kept up to date move by move.
+  Each tableau card contributes a random number chosen by (card, the card it lies on or
+  "bottom", face up or down); a card on its foundation contributes another. The
+  columns are the chains of that "lies on" relation, so the key does not depend on
+  the order of the columns, and a move changes just one or two of its terms.
+* **Safe automatic foundation moves**, per variant and option (``safe_needs``).
+* **Move ordering**: turning a card up first, then foundation moves, emptying a column,
+  uncovering a card that can go up, settling a block on a card it builds on; pure
+  shuffles last.
+* **Two passes.** A quick depth-first pass that skips shuffles exposing nothing
+  useful, then a complete depth-first pass with only sound reductions. Only the second
+  pass can prove a deal lost: it answers ``lost`` when it has searched every position
+  reachable under the sound reductions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .codes import GameCode
+from .game import Game
+from .moves import FOUNDATION, MOVE_TEXT
+from .position import UNKNOWN, PositionData, parse_position
+from .rules import BUILD_TABLE, BUILDERS, GROUP_LIMIT, Rules
+
+__all__ = [
+    "Solution",
+    "Verdict",
+    "solve",
+    "par",
+    "canonical_key",
+    "zobrist_key",
+    "solver_moves",
+    "safe_needs",
+]
+
+Verdict = Literal["won", "lost", "unknown"]
+
+#: ``loc`` values beyond the columns 0-6.
+_FOUND = FOUNDATION  # 7
+_DOWN = 8
+#: The "card" a column's bottom card lies on, in the Zobrist tables.
+_BOTTOM = 52
+#: The clock is read once every this many nodes.
+_CLOCK_EVERY = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """What ``solve`` found.
+
+    ``moves`` is the winning line in canonical move notation (empty unless ``won``); it
+    replays with ``Game.play`` from ``position``, the starting position.
+    """
+
+    verdict: Verdict
+    moves: tuple[str, ...]
+    nodes: int
+    seconds: float
+    position: str
+
+
+# -- tables ------------------------------------------------------------------------------
+
+
+def _splitmix(seed: int, count: int) -> list[int]:
+    mask = (1 << 64) - 1
+    state = seed & mask
+    out = []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append(z ^ (z >> 31))
+    return out
+
+
+#: ``_ZUP[card * 53 + under]``: a face-up card lying on ``under`` (52: the column bottom).
+_ZUP: list[int] = _splitmix(0x59554B4F4E, 52 * 53)
+#: The same for a face-down card.
+_ZDOWN: list[int] = _splitmix(0x444F574E, 52 * 53)
+#: A card on its foundation.
+_ZFOUND: list[int] = _splitmix(0x464F554E44, 52)
+
+_KINGS = (12, 25, 38, 51)
+
+
+def safe_needs(rules: Rules) -> tuple[tuple[int, int, int, int] | None, ...]:
+    """For each card, the foundation heights that make sending it up a safe automatic move.
+
+    ``needs[card]`` is ``None`` when the card is never safe, else four minimum heights
+    (spades, hearts, diamonds, clubs); the card's own suit must also be exactly one below
+    it, as for any foundation move. Derived from the variant's build table:
+
+    * without take-back, a card is safe once every card that could be built on it is on
+      its foundation for good (then nothing can ever need it as a base);
+    * with take-back, cards can come down again, so the set ``L`` of cards whose moves
+      the argument drops must be closed: it holds the card and everything below it in
+      its suit, every card that could be built on a card of ``L``, and every card below
+      those in their suits; all of ``L`` but the card itself must already be up.
+
+    A card of its own suit above it (Alaska's "one rank higher") can never be up yet, so
+    such a card is never safe, except the king.
+    """
+    builders = BUILDERS[rules.variant]
+    needs: list[tuple[int, int, int, int] | None] = []
+    for card in range(52):
+        suit, rank = divmod(card, 13)
+        height = [0, 0, 0, 0]
+        height[suit] = rank + 1
+        if rules.take_back:
+            work = [suit * 13 + r for r in range(rank + 1)]
+            while work:
+                x = work.pop()
+                for b in builders[x]:
+                    bs, br = divmod(b, 13)
+                    if br + 1 > height[bs]:
+                        # b and everything below it in its suit join L
+                        for r in range(height[bs], br + 1):
+                            work.append(bs * 13 + r)
+                        height[bs] = br + 1
+        else:
+            for b in builders[card]:
+                bs, br = divmod(b, 13)
+                height[bs] = max(height[bs], br + 1)
+        if height[suit] > rank + 1:  # a card above it in its own suit would have to be up
+            needs.append(None)
+            continue
+        height[suit] = rank  # its own suit: exactly the cards below it
+        needs.append((height[0], height[1], height[2], height[3]))
+    return tuple(needs)
+
+
+# -- the search state ----------------------------------------------------------------------
+
+
+class _State:
+    """A position in the solver's layout, changed in place by moves with undo records."""
+
+    __slots__ = (
+        "cols",
+        "down",
+        "loc",
+        "found",
+        "key",
+        "up",
+        "table",
+        "builders",
+        "seats",
+        "limit",
+        "open_spaces",
+        "take_back",
+        "needs",
+        "journal",
+    )
+
+    def __init__(self, data: PositionData) -> None:
+        rules = data.rules
+        self.cols: list[list[int]] = [list(c) for c in data.columns]
+        self.down: list[int] = list(data.face_down)
+        self.found: list[int] = list(data.foundations)
+        loc = [_FOUND] * 52
+        key = 0
+        for suit, height in enumerate(self.found):
+            for r in range(height):
+                key ^= _ZFOUND[suit * 13 + r]
+        for c, col in enumerate(self.cols):
+            under = _BOTTOM
+            for i, card in enumerate(col):
+                if i < self.down[c]:
+                    loc[card] = _DOWN
+                    key ^= _ZDOWN[card * 53 + under]
+                else:
+                    loc[card] = c
+                    key ^= _ZUP[card * 53 + under]
+                under = card
+        self.loc = loc
+        self.key = key
+        self.up = sum(self.found)
+        self.table = BUILD_TABLE[rules.variant]
+        self.builders = BUILDERS[rules.variant]
+        #: ``seats[card]``: the cards it may be placed on.
+        self.seats = tuple(tuple(t for t in range(52) if self.table[c * 52 + t]) for c in range(52))
+        self.limit = GROUP_LIMIT if rules.group_limit else 0
+        self.open_spaces = rules.open_spaces
+        self.take_back = rules.take_back
+        self.needs = safe_needs(rules)
+        #: The moves played, as undo records: (card, src, dest, count, turned_up or -1).
+        self.journal: list[tuple[int, int, int, int, int]] = []
+
+    def play(self, card: int, dest: int) -> None:
+        """Play a legal move (the search inlines this and its undo)."""
+        loc = self.loc
+        src = loc[card]
+        before = self.key
+        key = before
+        if src == _FOUND:  # take-back
+            target = self.cols[dest]
+            key ^= _ZFOUND[card] ^ _ZUP[card * 53 + (target[-1] if target else _BOTTOM)]
+            target.append(card)
+            self.found[card // 13] -= 1
+            self.up -= 1
+            loc[card] = dest
+            self.key = key
+            self.journal.append((card, _FOUND, dest, 1, -1))
+            return
+        col = self.cols[src]
+        i = col.index(card)
+        under = col[i - 1] if i else _BOTTOM
+        if dest == _FOUND:
+            key ^= _ZUP[card * 53 + under] ^ _ZFOUND[card]
+            col.pop()
+            self.found[card // 13] += 1
+            self.up += 1
+            loc[card] = _FOUND
+            n = 1
+        else:
+            target = self.cols[dest]
+            key ^= _ZUP[card * 53 + under] ^ _ZUP[card * 53 + (target[-1] if target else _BOTTOM)]
+            group = col[i:]
+            del col[i:]
+            target.extend(group)
+            for x in group:
+                loc[x] = dest
+            n = len(group)
+        turned = -1
+        if i and i == self.down[src]:
+            turned = col[-1]
+            self.down[src] = i - 1
+            loc[turned] = src
+            u = col[-2] if i > 1 else _BOTTOM
+            key ^= _ZDOWN[turned * 53 + u] ^ _ZUP[turned * 53 + u]
+        self.key = key
+        self.journal.append((card, src, dest, n, turned))
+
+    def legal(self) -> list[tuple[int, int]]:
+        """Every legal move as (card, dest), exactly the engine's ``legal_moves``."""
+        out: list[tuple[int, int]] = []
+        cols = self.cols
+        loc = self.loc
+        found = self.found
+        limit = self.limit
+        empties = [d for d in range(7) if not cols[d]]
+        for d in range(7):
+            col = cols[d]
+            if not col:
+                continue
+            top = col[-1]
+            if found[top // 13] == top % 13:
+                out.append((top, _FOUND))
+            for c in self.builders[top]:
+                s = loc[c]
+                if s < 7 and s != d:
+                    if limit and len(cols[s]) - cols[s].index(c) > limit:
+                        continue
+                    out.append((c, d))
+        if empties:
+            for c in range(52):
+                s = loc[c]
+                if s < 7 and (self.open_spaces or c % 13 == 12):
+                    if limit and len(cols[s]) - cols[s].index(c) > limit:
+                        continue
+                    out.extend((c, d) for d in empties)
+        if self.take_back:
+            for suit in range(4):
+                height = found[suit]
+                if not height:
+                    continue
+                c = suit * 13 + height - 1
+                for d in range(7):
+                    col = cols[d]
+                    if self.table[c * 52 + col[-1]] if col else (height == 13 or self.open_spaces):
+                        out.append((c, d))
+        return out
+
+
+def _hopeless(st: _State) -> bool:
+    """Can some card never reach its foundation, whatever is played? (Sound, not complete.)
+
+    The least fixpoint of necessary conditions, ignoring order and timing: a card can be
+    *uncovered* only if it is on top now or the card on it can *leave*; it can *go up*
+    only if it can be uncovered and the card below it in its suit can go up; it can
+    *leave* (a face-down one only after being uncovered) only if it can go up, or one of
+    the cards it may be placed on can be uncovered, or (a king, or any card with open
+    spaces) some column can be emptied, which needs a column's bottom card to leave.
+    Under take-back a card on its foundation counts as uncovered (it may come back).
+    Each rule holds for the first time the event happens, so a card whose "go up" is
+    not derived can never go up: the position is lost.
+    """
+    cols = st.cols
+    loc = st.loc
+    seats = st.seats
+    builders = st.builders
+    anyone = st.open_spaces
+    below = [-1] * 52
+    is_bottom = [False] * 52
+    uncovered = [False] * 52
+    goes_up = [False] * 52
+    leaves = [False] * 52
+    work: list[int] = []  # facts to spread: card (uncovered), 52 + card (goes up),
+    # 104 + card (leaves), 156 (a column can be empty)
+    empty_column = False
+    for col in cols:
+        if not col:
+            empty_column = True
+            continue
+        is_bottom[col[0]] = True
+        under = -1
+        for x in col:
+            below[x] = under
+            under = x
+        uncovered[under] = True
+        work.append(under)
+    tableau = 52
+    for x in range(52):
+        if loc[x] == _FOUND:
+            tableau -= 1
+            goes_up[x] = True
+            work.append(52 + x)
+            if st.take_back:
+                uncovered[x] = True
+                work.append(x)
+    if empty_column:
+        work.append(156)
+    up = 52 - tableau
+
+    def can_leave(x: int) -> bool:
+        if leaves[x] or loc[x] == _FOUND or (loc[x] == _DOWN and not uncovered[x]):
+            return False
+        if goes_up[x] or (empty_column and (anyone or x % 13 == 12)):
+            return True
+        return any(uncovered[s] for s in seats[x])
+
+    while work:
+        f = work.pop()
+        if f < 52:  # uncovered
+            x = f
+            if not goes_up[x] and (x % 13 == 0 or goes_up[x - 1]):
+                goes_up[x] = True
+                up += 1
+                work.append(52 + x)
+            if can_leave(x):
+                leaves[x] = True
+                work.append(104 + x)
+            for b in builders[x]:
+                if can_leave(b):
+                    leaves[b] = True
+                    work.append(104 + b)
+        elif f < 104:  # goes up
+            x = f - 52
+            if can_leave(x):
+                leaves[x] = True
+                work.append(104 + x)
+            if x % 13 < 12:
+                y = x + 1
+                if not goes_up[y] and uncovered[y]:
+                    goes_up[y] = True
+                    up += 1
+                    work.append(52 + y)
+        elif f < 156:  # leaves
+            x = f - 104
+            y = below[x]
+            if y >= 0 and not uncovered[y]:
+                uncovered[y] = True
+                work.append(y)
+            if is_bottom[x] and not empty_column:
+                empty_column = True
+                work.append(156)
+        else:  # a column can be empty
+            for x in range(52):
+                if (anyone or x % 13 == 12) and can_leave(x):
+                    leaves[x] = True
+                    work.append(104 + x)
+    return up < 52
+
+
+# -- the search ------------------------------------------------------------------------------
+
+
+#: Kinds of what a tableau move uncovers (the low two bits of a pile record).
+_UP = 0  # a face-up card p
+_FLIP = 1  # a face-down card p, turned up
+_EMPTY = 2  # nothing: the column is empty now
+#: Flag of a move that joins the pile instead of answering it (see ``_search``).
+_JOIN = 1 << 9
+
+
+def _search(
+    st: _State,
+    prune: bool,
+    node_cap: int,
+    deadline: float | None,
+    clock: Callable[[], float] | None,
+) -> tuple[bool | None, int]:
+    """Depth-first search from ``st``; on a win ``st`` is left in the won position.
+
+    Returns (True: won / False: every position searched / None: out of budget, nodes).
+
+    With ``prune`` the search only follows lines in the "as late as possible" form of
+    ``docs/solver.md``: a tableau move is made only right before the first move that
+    depends on it. The moves made but not yet depended on form the *pile* (at most a
+    few, in decreasing card order); the next move must depend on every one of them, or
+    join the pile. ``depends`` defines the relation.
+    """
+    cols = st.cols
+    down = st.down
+    loc = st.loc
+    found = st.found
+    journal = st.journal
+    builders = st.builders
+    seats = st.seats
+    table = st.table
+    limit = st.limit
+    open_spaces = st.open_spaces
+    take_back = st.take_back
+    zup = _ZUP
+    zdown = _ZDOWN
+    zfound = _ZFOUND
+    n0 = [99 if n is None else n[0] for n in st.needs]
+    n1 = [99 if n is None else n[1] for n in st.needs]
+    n2 = [99 if n is None else n[2] for n in st.needs]
+    n3 = [99 if n is None else n[3] for n in st.needs]
+
+    def score(c: int, s: int, scol: list[int], i: int) -> int:
+        """How promising it is to move the block from ``c`` (``scol[i]``, column ``s``)."""
+        dn = down[s]
+        if i == dn:
+            return 100 + dn if dn else 60  # turns a card up / empties a column
+        p = scol[i - 1]
+        if found[p // 13] == p % 13:
+            return 80  # uncovers a card that can go up
+        for b in builders[p]:
+            lb = loc[b]
+            if lb < 7:
+                if lb != s or (b != c and scol.index(b) > i):
+                    return 20 if table[c * 52 + p] else 40  # something can go onto p
+            elif take_back and lb == 7 and found[b // 13] == b % 13 + 1:
+                return 20 if table[c * 52 + p] else 40
+        return 1
+
+    def expand() -> list[int]:
+        """The moves worth trying, best first, as ``score << 10 | card << 3 | dest``."""
+        out: list[int] = []
+        append = out.append
+        empty = -1
+        for d in range(7):
+            col = cols[d]
+            if not col:
+                if empty < 0:
+                    empty = d
+                continue
+            top = col[-1]
+            if found[top // 13] == top % 13:
+                dn = down[d]
+                append((90 if dn and len(col) - 1 == dn else 70) << 10 | top << 3 | 7)
+            for c in builders[top]:
+                s = loc[c]
+                if s >= 7 or s == d:
+                    continue
+                scol = cols[s]
+                i = scol.index(c)
+                if limit and len(scol) - i > limit:
+                    continue
+                append(score(c, s, scol, i) << 10 | c << 3 | d)
+        if empty >= 0:
+            for s in range(7):
+                scol = cols[s]
+                for i in range(down[s], len(scol)):
+                    if i == 0:
+                        continue  # a whole column to an empty one: the same position
+                    c = scol[i]
+                    if not open_spaces and c % 13 != 12:
+                        continue
+                    if limit and len(scol) - i > limit:
+                        continue
+                    append(score(c, s, scol, i) << 10 | c << 3 | empty)
+        if take_back:
+            for suit in range(4):
+                height = found[suit]
+                if not height:
+                    continue
+                c = suit * 13 + height - 1
+                if (
+                    found[0] >= n0[c]
+                    and found[1] >= n1[c]
+                    and found[2] >= n2[c]
+                    and found[3] >= n3[c]
+                ):
+                    continue  # it would go straight back up as a safe move
+                used_empty = False
+                for d in range(7):
+                    col = cols[d]
+                    if col:
+                        if not table[c * 52 + col[-1]]:
+                            continue
+                    elif used_empty or not (height == 13 or open_spaces):
+                        continue
+                    else:
+                        used_empty = True
+                    append(5 << 10 | c << 3 | d)
+        out.sort(reverse=True)
+        return out
+
+    def depends(rec: int, w: int, d: int) -> bool:
+        """Does moving ``w`` to ``d`` depend on the pile move recorded as ``rec``?
+
+        ``rec`` is ``c << 8 | p << 2 | kind``: the move took the block from ``c`` off
+        ``p``, face up before or just turned up. It cannot be put off past a move onto
+        ``p``, ``p`` going up, ``p`` moving when it was just turned up, or a block from
+        ``p``'s column moving onto ``c``'s. (``c`` moving again is never wanted: the two
+        moves are one move from ``p``; the search does not offer it.)
+        """
+        kind = rec & 3
+        if kind == _EMPTY:
+            # into the empty column, when no other column is empty
+            if d == 7 or cols[d]:
+                return False
+            return all(not (x != d and not cols[x]) for x in range(7))
+        p = (rec >> 2) & 63
+        pc = loc[p]
+        if d == pc:
+            return True
+        if w == p and (d == 7 or kind == _FLIP):
+            return True
+        return kind == _UP and loc[w] == pc and d == loc[rec >> 8]
+
+    def may_pair(rec: int, w: int) -> bool:
+        """Could the move of the block from ``w`` join the pile ``(rec,)``?
+
+        Only if some later move could depend on both (``docs/solver.md``): the card just
+        turned up by one of them going onto the card the other uncovers, or a block
+        from one uncovered card's column going onto the other uncovered card, which the
+        other move left on top of the column holding its block.
+        """
+        c = rec >> 8
+        p = (rec >> 2) & 63
+        kind = rec & 3
+        sw = loc[w]
+        wcol = cols[sw]
+        i = wcol.index(w)
+        if i == 0:
+            # it would empty its column: for the card just turned up, if it may go there
+            if kind != _FLIP or not (open_spaces or p % 13 == 12):
+                return False
+            return all(cols[x] for x in range(7))
+        y = wcol[i - 1]  # what the move uncovers
+        if kind == _EMPTY:
+            # the card it turns up going into the empty column
+            return i == down[sw] and (open_spaces or y % 13 == 12)
+        if kind == _FLIP:
+            return bool(table[p * 52 + y])
+        if i == down[sw]:
+            return bool(table[y * 52 + p])
+        pc = loc[p]
+        pcol = cols[pc]
+        if sw == pc:
+            # the block goes with p; a card left below could go onto p
+            for j in range(down[pc], i - 1):
+                if table[pcol[j] * 52 + p]:
+                    return True
+            return bool(table[y * 52 + p])
+        if sw == loc[c] and i > wcol.index(c):
+            # y is in c's block: a card of p's column could go onto it
+            for j in range(down[pc], len(pcol)):
+                if table[pcol[j] * 52 + y]:
+                    return True
+        return False
+
+    def block_moves(w: int, out: list[int], flag: int) -> None:
+        """Every move of the block from the face-up card ``w`` to another column."""
+        s = loc[w]
+        scol = cols[s]
+        i = scol.index(w)
+        if limit and len(scol) - i > limit:
+            return
+        v = score(w, s, scol, i) << 10 | flag | w << 3
+        empty = -1
+        for d in range(7):
+            if d == s:
+                continue
+            col = cols[d]
+            if col:
+                if table[w * 52 + col[-1]]:
+                    out.append(v | d)
+            elif empty < 0:
+                empty = d
+        if empty >= 0 and i and (open_spaces or w % 13 == 12):
+            out.append(v | empty)
+
+    def back_onto(b: int, d: int, out: list[int]) -> None:
+        """Take-back of ``b`` (top of its foundation) to column ``d``, unless it is safe."""
+        if found[0] >= n0[b] and found[1] >= n1[b] and found[2] >= n2[b] and found[3] >= n3[b]:
+            return  # it would go straight back up
+        out.append(5 << 10 | b << 3 | d)
+
+    def deps(rec: int, out: list[int]) -> None:
+        """Every move that depends on the pile move ``rec`` (see ``depends``)."""
+        c = rec >> 8
+        kind = rec & 3
+        if kind == _EMPTY:
+            e = -1
+            for x in range(7):
+                if not cols[x]:
+                    if e >= 0:
+                        return  # two empty columns: nothing depends on this one
+                    e = x
+            for s in range(7):
+                scol = cols[s]
+                for i in range(max(down[s], 1), len(scol)):
+                    w = scol[i]
+                    if w == c or not (open_spaces or w % 13 == 12):
+                        continue
+                    if limit and len(scol) - i > limit:
+                        continue
+                    out.append(score(w, s, scol, i) << 10 | w << 3 | e)
+            if take_back:
+                for suit in range(4):
+                    h = found[suit]
+                    if h == 13 or (h and open_spaces):
+                        back_onto(suit * 13 + h - 1, e, out)
+            return
+        p = (rec >> 2) & 63
+        pc = loc[p]
+        if found[p // 13] == p % 13:
+            out.append(70 << 10 | p << 3 | 7)
+        for b in builders[p]:
+            s = loc[b]
+            if s < 7:
+                if s == pc or b == c:
+                    continue
+                scol = cols[s]
+                i = scol.index(b)
+                if limit and len(scol) - i > limit:
+                    continue
+                out.append(score(b, s, scol, i) << 10 | b << 3 | pc)
+            elif s == 7 and take_back and found[b // 13] == b % 13 + 1:
+                back_onto(b, pc, out)
+        if kind == _FLIP:
+            block_moves(p, out, 0)
+        else:
+            cc = loc[c]
+            z = cols[cc][-1]
+            pcol = cols[pc]
+            for b in builders[z]:
+                if loc[b] == pc:
+                    i = pcol.index(b)
+                    if limit and len(pcol) - i > limit:
+                        continue
+                    out.append(score(b, pc, pcol, i) << 10 | b << 3 | cc)
+
+    def joins(rec: int, out: list[int]) -> None:
+        """The moves that may join the pile ``(rec,)``: smaller card, independent, and
+        some later move could depend on both (``docs/solver.md``): the card one of them
+        turns up going onto the card the other uncovers (or into the column it empties),
+        or a block of one uncovered card's column going onto the other uncovered card."""
+        c = rec >> 8
+        kind = rec & 3
+        p = (rec >> 2) & 63
+        blocks: list[int] = []
+        if kind == _EMPTY:
+            for s in range(7):
+                dn = down[s]
+                if dn and (open_spaces or cols[s][dn - 1] % 13 == 12):
+                    blocks.append(cols[s][dn])
+        elif kind == _FLIP:
+            for y in seats[p]:
+                ly = loc[y]
+                if ly < 7:
+                    ycol = cols[ly]
+                    j = ycol.index(y)
+                    if j + 1 < len(ycol):
+                        blocks.append(ycol[j + 1])
+                elif ly == 8:
+                    for s in range(7):
+                        dn = down[s]
+                        if dn and cols[s][dn - 1] == y:
+                            blocks.append(cols[s][dn])
+                            break
+            if open_spaces or p % 13 == 12:
+                none_empty = True
+                for x in range(7):
+                    if not cols[x]:
+                        none_empty = False
+                        break
+                if none_empty:
+                    for s in range(7):
+                        if not down[s]:
+                            blocks.append(cols[s][0])
+        else:
+            for s in range(7):
+                dn = down[s]
+                if dn and table[cols[s][dn - 1] * 52 + p]:
+                    blocks.append(cols[s][dn])
+            pc = loc[p]
+            pcol = cols[pc]
+            for j in range(down[pc], len(pcol)):
+                if table[pcol[j] * 52 + p]:
+                    blocks.extend(pcol[max(j, down[pc]) + 1 :])
+                    break
+            cc = loc[c]
+            ccol = cols[cc]
+            for i in range(ccol.index(c) + 1, len(ccol)):
+                y = ccol[i - 1]
+                for b in builders[y]:
+                    if loc[b] == pc:
+                        blocks.append(ccol[i])
+                        break
+        done = 0
+        for w in blocks:
+            if w >= c or done >> w & 1:
+                continue
+            done |= 1 << w
+            start = len(out)
+            block_moves(w, out, _JOIN)
+            k = start
+            for m in out[start:]:
+                if not depends(rec, w, m & 7):
+                    out[k] = m
+                    k += 1
+            del out[k:]
+
+    def expand_pile(pile: tuple[int, ...]) -> list[int]:
+        """The moves that depend on the whole pile, and (pile of one) those that may join."""
+        out: list[int] = []
+        deps(pile[0], out)
+        if len(pile) == 1:
+            out.sort(reverse=True)
+            joins(pile[0], out)
+            return out
+        rec = pile[1]
+        second = rec >> 8
+        out = [m for m in out if (m >> 3) & 63 != second and depends(rec, (m >> 3) & 63, m & 7)]
+        out.sort(reverse=True)
+        return out
+
+    nodes = 0
+    check_at = _CLOCK_EVERY
+
+    # Safe moves at the root.
+    again = True
+    while again:
+        again = False
+        for s in range(7):
+            col = cols[s]
+            if not col:
+                continue
+            t = col[-1]
+            if (
+                found[t // 13] == t % 13
+                and found[0] >= n0[t]
+                and found[1] >= n1[t]
+                and found[2] >= n2[t]
+                and found[3] >= n3[t]
+            ):
+                st.play(t, _FOUND)
+                again = True
+    key = st.key
+    up = st.up
+    if up == 52:
+        return True, nodes
+    hopeless = _hopeless
+    if hopeless(st):
+        return False, nodes
+    #: Positions expanded with every move, and (position, pile) pairs expanded.
+    full: set[int] = {key}
+    part: set[int] = set()
+    stack: list[list[int]] = [expand()]
+    pos: list[int] = [0]
+    played: list[int] = [0]
+    keys: list[int] = [key]
+    piles: list[tuple[int, ...]] = [()]
+    while stack:
+        depth = len(stack) - 1
+        k = played[depth]
+        if k:
+            for _ in range(k):
+                c, s, d, n, t = journal.pop()
+                if s == 7:
+                    cols[d].pop()
+                    found[c // 13] += 1
+                    loc[c] = 7
+                    up += 1
+                    continue
+                col = cols[s]
+                if t >= 0:
+                    loc[t] = 8
+                    down[s] += 1
+                if d == 7:
+                    found[c // 13] -= 1
+                    col.append(c)
+                    loc[c] = s
+                    up -= 1
+                else:
+                    target = cols[d]
+                    group = target[-n:]
+                    del target[-n:]
+                    col.extend(group)
+                    for x in group:
+                        loc[x] = s
+            played[depth] = 0
+            key = keys[depth]
+        moves = stack[depth]
+        i = pos[depth]
+        if i >= len(moves):
+            stack.pop()
+            pos.pop()
+            played.pop()
+            keys.pop()
+            piles.pop()
+            continue
+        pos[depth] = i + 1
+        m = moves[i]
+        c = (m >> 3) & 63
+        d = m & 7
+        s = loc[c]
+        nodes += 1
+        rec = -1
+        if s == 7:  # take-back
+            target = cols[d]
+            key ^= zfound[c] ^ zup[c * 53 + (target[-1] if target else 52)]
+            target.append(c)
+            found[c // 13] -= 1
+            up -= 1
+            loc[c] = d
+            journal.append((c, 7, d, 1, -1))
+            k = 1
+        else:
+            col = cols[s]
+            if d == 7:
+                i = len(col) - 1
+                key ^= zup[c * 53 + (col[i - 1] if i else 52)] ^ zfound[c]
+                col.pop()
+                found[c // 13] += 1
+                up += 1
+                loc[c] = 7
+                n = 1
+            else:
+                i = col.index(c)
+                target = cols[d]
+                key ^= (
+                    zup[c * 53 + (col[i - 1] if i else 52)]
+                    ^ zup[c * 53 + (target[-1] if target else 52)]
+                )
+                group = col[i:]
+                del col[i:]
+                target.extend(group)
+                for x in group:
+                    loc[x] = d
+                n = len(group)
+            t = -1
+            if i:
+                if i == down[s]:
+                    t = col[-1]
+                    down[s] = i - 1
+                    loc[t] = s
+                    u = col[-2] if i > 1 else 52
+                    key ^= zdown[t * 53 + u] ^ zup[t * 53 + u]
+                    rec = c << 8 | t << 2 | _FLIP
+                else:
+                    rec = c << 8 | col[-1] << 2 | _UP
+            else:
+                rec = c << 8 | _EMPTY
+            journal.append((c, s, d, n, t))
+            k = 1
+            # Safe moves: the new top of the source column first, then all tops again.
+            if d == 7 or col:
+                t = col[-1] if col else 0
+                if d == 7 or (
+                    found[t // 13] == t % 13
+                    and found[0] >= n0[t]
+                    and found[1] >= n1[t]
+                    and found[2] >= n2[t]
+                    and found[3] >= n3[t]
+                ):
+                    again = True
+                    while again:
+                        again = False
+                        for s2 in range(7):
+                            col2 = cols[s2]
+                            if not col2:
+                                continue
+                            t = col2[-1]
+                            su = t // 13
+                            if (
+                                found[su] == t % 13
+                                and found[0] >= n0[t]
+                                and found[1] >= n1[t]
+                                and found[2] >= n2[t]
+                                and found[3] >= n3[t]
+                            ):
+                                j = len(col2) - 1
+                                key ^= zup[t * 53 + (col2[j - 1] if j else 52)] ^ zfound[t]
+                                col2.pop()
+                                found[su] += 1
+                                up += 1
+                                loc[t] = 7
+                                f = -1
+                                if j and j == down[s2]:
+                                    f = col2[-1]
+                                    down[s2] = j - 1
+                                    loc[f] = s2
+                                    u = col2[-2] if j > 1 else 52
+                                    key ^= zdown[f * 53 + u] ^ zup[f * 53 + u]
+                                journal.append((t, s2, 7, 1, f))
+                                k += 1
+                                again = True
+        played[depth] = k
+        # The pile of the new position.
+        if not prune or k > 1 or d == 7 or rec < 0:
+            pile: tuple[int, ...] = ()
+        elif m & _JOIN:
+            pile = (*piles[depth], rec)
+        else:
+            pile = (rec,)
+        if key in full:
+            continue
+        if pile:
+            code = 0
+            for r in pile:
+                code = code << 14 | r
+            pk = key | (code + 1) << 64
+            if pk in part:
+                continue
+        if up == 52:
+            return True, nodes
+        if nodes >= check_at:
+            if nodes >= node_cap:
+                return None, nodes
+            if deadline is not None and clock is not None and clock() >= deadline:
+                return None, nodes
+            check_at = nodes + _CLOCK_EVERY
+        if (not pile or pile[-1] & 3 == _FLIP) and hopeless(st):
+            # a dead end: nothing to expand
+            if pile:
+                part.add(pk)
+            else:
+                full.add(key)
+            continue
+        if pile:
+            part.add(pk)
+            stack.append(expand_pile(pile))
+        else:
+            full.add(key)
+            stack.append(expand())
+        pos.append(0)
+        played.append(0)
+        keys.append(key)
+        piles.append(pile)
+    return False, nodes
+
+
+# -- public API ------------------------------------------------------------------------------
+
+
+def _data(game_or_position: Game | str) -> PositionData:
+    if isinstance(game_or_position, Game):
+        text = game_or_position.position()
+    elif isinstance(game_or_position, str):
+        text = game_or_position.strip()
+        if text.upper().startswith("YU"):
+            text = Game.from_code(GameCode.parse(text)).position()
+    else:
+        raise TypeError(f"expected a Game or position text, not {type(game_or_position).__name__}")
+    data = parse_position(text)
+    if any(card == UNKNOWN for col in data.columns for card in col):
+        raise ValueError("the solver must know every card: this position has ?? cards")
+    return data
+
+
+def _text_of(data: PositionData) -> str:
+    return Game(data).position()
+
+
+def solve(
+    game_or_position: Game | str,
+    *,
+    budget_nodes: int | None = None,
+    budget_seconds: float | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Solution:
+    """Decide a position whose cards are all known: won (with a line), lost, or unknown.
+
+    ``game_or_position``: a ``Game``, position notation or a game code. A view with ``??``
+    cards raises ``ValueError``. ``budget_nodes`` caps the positions searched;
+    ``budget_seconds`` caps the time as measured by ``clock`` (required with it, e.g.
+    ``time.perf_counter``). With no budget at all the search runs until it is decided.
+    ``seconds`` in the result is measured with ``clock`` (0.0 without one).
+    """
+    data = _data(game_or_position)
+    if budget_seconds is not None and clock is None:
+        raise ValueError("budget_seconds needs a clock, e.g. clock=time.perf_counter")
+    start_text = _text_of(data)
+    t0 = clock() if clock is not None else 0.0
+    deadline = t0 + budget_seconds if budget_seconds is not None else None
+    cap = budget_nodes if budget_nodes is not None else 1 << 62
+
+    def elapsed() -> float:
+        return clock() - t0 if clock is not None else 0.0
+
+    st = _State(data)
+    prune = not data.rules.group_limit
+    result, nodes = _search(st, prune, cap, deadline, clock)
+    if result is True:
+        line = tuple(MOVE_TEXT[card][dest] for card, _, dest, _, _ in st.journal)
+        _check_line(start_text, line)
+        return Solution("won", line, nodes, elapsed(), start_text)
+    if result is False:
+        return Solution("lost", (), nodes, elapsed(), start_text)
+    return Solution("unknown", (), nodes, elapsed(), start_text)
+
+
+def _check_line(start: str, line: Sequence[str]) -> None:
+    game = Game.from_position(start)
+    for move in line:
+        game.play(move)
+    if not game.is_won():  # pragma: no cover - a solver bug
+        raise AssertionError("the solver's line does not win")
+
+
+# -- keys and helpers for tests and tools ----------------------------------------------------
+
+
+def canonical_key(game_or_position: Game | str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """An exact key of a position that ignores the order of the columns.
+
+    The sorted columns (each a tuple, face-down cards as ``card + 64``) and the four
+    foundation heights. The rules are not part of it.
+    """
+    data = _data(game_or_position)
+    return _canonical(data.columns, data.face_down, data.foundations)
+
+
+def _canonical(
+    cols: Sequence[Sequence[int]], down: Sequence[int], found: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    columns = sorted(
+        tuple(c + 64 if i < d else c for i, c in enumerate(col))
+        for col, d in zip(cols, down, strict=True)
+    )
+    flat: list[int] = []
+    for col in columns:
+        flat.extend(col)
+        flat.append(-1)
+    return tuple(flat), tuple(found)
+
+
+def zobrist_key(game_or_position: Game | str) -> int:
+    """The 64-bit key the transposition table uses (independent of the column order)."""
+    return _State(_data(game_or_position)).key
+
+
+def solver_moves(game_or_position: Game | str) -> list[str]:
+    """Every legal move, generated by the solver's own code (the same set as the engine's)."""
+    st = _State(_data(game_or_position))
+    return [MOVE_TEXT[c][d] for c, d in st.legal()]
+
+
+# -- par ----------------------------------------------------------------------------------------
+
+
+def _replay(start: str, moves: Sequence[str]) -> Game | None:
+    game = Game.from_position(start)
+    try:
+        for move in moves:
+            game.play(move)
+    except ValueError:
+        return None
+    return game
+
+
+def _wins(start: str, moves: Sequence[str]) -> bool:
+    game = _replay(start, moves)
+    return game is not None and game.is_won()
+
+
+def _game_key(game: Game) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    data = parse_position(game.position())
+    return _canonical(data.columns, data.face_down, data.foundations)
+
+
+def _cut_loops(start: str, moves: list[str]) -> list[str]:
+    """Drop every stretch of moves that comes back to a position seen before.
+
+    Positions count as the same whatever the order of their columns; the moves after a
+    cut are renumbered to the columns of the earlier position.
+    """
+    while True:
+        game = Game.from_position(start)
+        seen: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, str]] = {
+            _game_key(game): (0, game.position())
+        }
+        cut: tuple[int, int, str, str] | None = None
+        for j, move in enumerate(moves, start=1):
+            game.play(move)
+            key = _game_key(game)
+            if key in seen:
+                i, before = seen[key]
+                cut = (i, j, before, game.position())
+                break
+            seen[key] = (j, game.position())
+        if cut is None:
+            return moves
+        i, j, before, after = cut
+        mapping = _column_map(after, before)
+        rest = [_renumber(m, mapping) for m in moves[j:]]
+        moves = moves[:i] + rest
+
+
+def _column_map(after: str, before: str) -> list[int]:
+    """For each column of ``after``, the column of ``before`` with the same cards."""
+    a = after.rsplit(" ", 1)[1].split("/")
+    b = before.rsplit(" ", 1)[1].split("/")
+    free = list(range(7))
+    mapping = [-1] * 7
+    for k, text in enumerate(a):
+        if text:
+            m = b.index(text)
+            mapping[k] = m
+            free.remove(m)
+    for k, text in enumerate(a):
+        if not text:
+            m = next(x for x in free if not b[x])
+            mapping[k] = m
+            free.remove(m)
+    return mapping
+
+
+def _renumber(move: str, mapping: list[int]) -> str:
+    card, dest = move.split(">")
+    if dest == "F":
+        return move
+    return f"{card}>{mapping[int(dest) - 1] + 1}"
+
+
+def par(moves: Sequence[str], start: Game | str) -> list[str]:
+    """The winning line ``moves`` from ``start`` without its wasted moves.
+
+    First every loop is cut (a stretch of moves after which the position, columns in any
+    order, is one seen before). Then, repeatedly, single moves and pairs of moves of the
+    same card are dropped wherever the rest of the line still replays and wins. The
+    result is never longer than ``moves`` and still wins from ``start`` (``ValueError``
+    if ``moves`` itself does not).
+    """
+    start_text = _text_of(_data(start))
+    line = list(moves)
+    if not _wins(start_text, line):
+        raise ValueError("par needs a line that wins from the given start")
+    line = _cut_loops(start_text, line)
+    improved = True
+    while improved:
+        improved = False
+        i = len(line) - 1
+        while i >= 0:
+            trial = line[:i] + line[i + 1 :]
+            if _wins(start_text, trial):
+                line = _cut_loops(start_text, trial)
+                improved = True
+                i = min(i, len(line)) - 1
+                continue
+            card = line[i].split(">")[0]
+            for j in range(i + 1, len(line)):
+                if line[j].split(">")[0] != card:
+                    continue
+                trial = line[:i] + line[i + 1 : j] + line[j + 1 :]
+                if _wins(start_text, trial):
+                    line = _cut_loops(start_text, trial)
+                    improved = True
+                    break
+            i = min(i, len(line)) - 1
+    return line
