@@ -32,6 +32,7 @@ __all__ = [
     "ResultRow",
     "MoveRow",
     "DailyAttempt",
+    "DailyDealRow",
     "Setting",
     "board_key",
 ]
@@ -138,6 +139,28 @@ class DailyAttempt(Base):
     daily_date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     attempt: Mapped[int] = mapped_column(Integer, primary_key=True)
     started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DailyDealRow(Base):
+    """The deal chosen for a date and rules: the first candidate the solver proved winnable.
+
+    Stored so that a day's deal never changes once chosen, even across a restart or a solver
+    upgrade that would now pick another candidate."""
+
+    __tablename__ = "daily_deals"
+
+    daily_date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    rules: Mapped[str] = mapped_column(String(8), primary_key=True)
+    code: Mapped[str] = mapped_column(String(32))
+    #: Which candidate of the date it was (0 for the first).
+    candidate: Mapped[int] = mapped_column(Integer)
+    #: The length of the solver's winning line without its wasted moves.
+    par: Mapped[int] = mapped_column(Integer)
+    #: That line, in move notation separated by spaces.
+    line: Mapped[str] = mapped_column(Text)
+    #: Positions searched over every candidate tried for the date.
+    nodes: Mapped[int] = mapped_column(BigInteger)
+    chosen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Setting(Base):

@@ -1,49 +1,373 @@
-"""The solver: every verdict it gives is checked against the engine."""
+"""The solver: its verdicts are right, its lines win, its moves are the engine's moves."""
 
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from protocol import Game
-from protocol.solver import solve
+from protocol import CARD_TEXT, Game, Rules
+from protocol.cards import RANKS
+from protocol.solver import (
+    Solution,
+    canonical_key,
+    par,
+    safe_needs,
+    solve,
+    solver_moves,
+    zobrist_key,
+)
 
-CLOCK = itertools.count(0.0, 0.0001).__next__  # a fake clock: the test never waits on time
+ALL_RULES = [
+    v + "".join(opts)
+    for v in "CRSAM"
+    for n in range(4)
+    for opts in itertools.combinations("EGT", n)
+]
+
+deals = st.integers(min_value=0, max_value=26**7 - 1)
+rules_fields = st.sampled_from(ALL_RULES)
+randoms = st.randoms(use_true_random=False)
 
 
-@pytest.mark.parametrize("deal", ["AAAAAAB", "AAAAAAC", "AAAAAAD", "AAAAAAE", "AAAAAAK"])
-def test_a_won_verdict_comes_with_a_line_the_engine_replays_to_a_win(deal: str) -> None:
-    code = f"YU1-C-{deal}"
-    result = solve(Game.from_code(code), budget_nodes=200_000)
-    assert result.verdict == "won"
-    game = Game.from_code(code)
-    for move in result.moves:
+def replay(start: str, moves: tuple[str, ...] | list[str]) -> Game:
+    game = Game.from_position(start)
+    for move in moves:
         game.play(move)
-    assert game.is_won()
-    assert result.nodes > 0
+    return game
 
 
-def test_an_exhausted_budget_says_unknown_not_lost() -> None:
-    result = solve(Game.from_code("YU1-C-AAAAAAN"), budget_nodes=50)
-    assert result.verdict == "unknown"
-    assert result.moves == ()
+def walk(game: Game, rnd: random.Random, steps: int) -> Game:
+    """Random legal moves, leaning towards foundation moves so that games get somewhere."""
+    for _ in range(steps):
+        moves = sorted(game.legal_moves())
+        if not moves:
+            break
+        up = [m for m in moves if m.endswith(">F")]
+        game.play(rnd.choice(up if up and rnd.random() < 0.6 else moves))
+    return game
 
 
-def test_a_stuck_position_is_proven_lost() -> None:
-    stuck = "C KKQ- KDAC2C/3C/4C/5C/6C/7C/8C9CTCJCQCKC"
+def small_position(rnd: random.Random, rules: str, cards: int) -> str:
+    """A valid position with ``cards`` cards left in the tableau, dealt at random."""
+    heights = [0, 0, 0, 0]
+    for _ in range(52 - cards):
+        suit = rnd.choice([s for s in range(4) if heights[s] < 13])
+        heights[suit] += 1
+    left = [s * 13 + r for s in range(4) for r in range(heights[s], 13)]
+    rnd.shuffle(left)
+    columns: list[list[int]] = [[] for _ in range(7)]
+    for card in left:
+        columns[rnd.randrange(7)].append(card)
+    texts = []
+    for column in columns:
+        down = rnd.randrange(len(column)) if column else 0
+        texts.append(
+            "".join(
+                CARD_TEXT[c].lower() if i < down else CARD_TEXT[c] for i, c in enumerate(column)
+            )
+        )
+    foundations = "".join(RANKS[h - 1] if h else "-" for h in heights)
+    return f"{rules} {foundations} {'/'.join(texts)}"
+
+
+def exhaustive(start: str, limit: int) -> str | None:
+    """The plain answer: every position reachable with the engine's own moves, no tricks.
+
+    "won", "lost", or None when there are more than ``limit`` positions.
+    """
+    seen = {start}
+    todo = [Game.from_position(start)]
+    while todo:
+        game = todo.pop()
+        if game.is_won():
+            return "won"
+        for move in game.legal_moves():
+            child = game.copy()
+            child.play(move)
+            text = child.position()
+            if text not in seen:
+                if len(seen) >= limit:
+                    return None
+                seen.add(text)
+                todo.append(child)
+    return "lost"
+
+
+# -- verdicts and lines -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("deal", range(1, 13))
+def test_winning_lines_replay_through_the_engine(deal: int) -> None:
+    game = Game.from_deal(deal, "C")
+    solution = solve(game, budget_nodes=2_000_000)
+    assert isinstance(solution, Solution)
+    assert solution.verdict == "won"
+    assert solution.position == game.position()
+    won = replay(solution.position, solution.moves)
+    assert won.is_won()
+    assert won.score == 625
+    assert solution.nodes > 0
+
+
+def test_the_documented_game_is_won() -> None:
+    solution = solve("YU1-C-AAAAAAB", budget_nodes=1_000_000)
+    assert solution.verdict == "won"
+    assert replay(Game.from_code("YU1-C-AAAAAAB").position(), solution.moves).is_won()
+
+
+@pytest.mark.parametrize(
+    ("position", "line"),
+    [
+        ("C QKKK KS//////", ["KS>F"]),
+        ("C KKKK //////", []),
+        # the ace of spades is under the two: the two must move onto the three first
+        ("R -KKK AS2S/3S/KSQSJSTS9S8S7S6S5S4S////", None),
+    ],
+)
+def test_easy_wins(position: str, line: list[str] | None) -> None:
+    solution = solve(position)
+    assert solution.verdict == "won"
+    if line is not None:
+        assert list(solution.moves) == line
+    assert replay(position, solution.moves).is_won()
+
+
+@pytest.mark.parametrize(
+    "stuck", ["C TKKK ksJSQS//////", "C KKQ- KDAC2C/3C/4C/5C/6C/7C/8C9CTCJCQCKC"]
+)
+def test_a_game_with_no_move_is_lost(stuck: str) -> None:
     assert Game.from_position(stuck).is_stuck()
-    result = solve(stuck, budget_nodes=1_000)
-    assert result.verdict == "lost"
+    solution = solve(stuck, budget_nodes=1_000)
+    assert solution.verdict == "lost"
+    assert solution.moves == ()
 
 
-def test_a_view_with_hidden_cards_is_refused() -> None:
-    with pytest.raises(ValueError):
-        solve(Game.from_code("YU1-C-AAAAAAB").view())
+def test_a_block_with_no_way_out_is_lost() -> None:
+    # Only spades are left; in Classic a spade builds on a red card, and there is none.
+    position = "C -KKK AS2S3S4S5S6S7S8S9STSJSQS/KS/////"
+    assert exhaustive(position, 1_000) == "lost"
+    assert solve(position).verdict == "lost"
 
 
-def test_a_time_budget_needs_a_clock_and_uses_it() -> None:
-    with pytest.raises(ValueError):
-        solve(Game.from_code("YU1-C-AAAAAAN"), budget_seconds=1.0)
-    result = solve(Game.from_code("YU1-C-AAAAAAN"), budget_seconds=0.01, clock=CLOCK)
+def test_a_constructed_deadlock_is_proven_lost() -> None:
+    # The 10 of spades needs the jack of hearts (under it) or the 9 of spades up first,
+    # which lies under the queen of spades; that needs the king of hearts, under the 10.
+    # The jack of spades waits for the 10. Only the king of spades can move, uselessly.
+    position = "C 8TKK khjhTS/9sQS/KSQHJS////"
+    game = Game.from_position(position)
+    assert game.legal_moves() and not game.is_stuck()
+    assert exhaustive(position, 1_000) == "lost"
+    assert solve(position).verdict == "lost"
+
+
+@pytest.mark.parametrize("deal", [39, 44, 82, 84, 92])
+def test_lost_classic_deals(deal: int) -> None:
+    solution = solve(Game.from_deal(deal, "C"), budget_nodes=1_000_000)
+    assert solution.verdict == "lost"
+
+
+@settings(max_examples=80, deadline=None)
+@given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=2, max_value=6))
+def test_verdicts_agree_with_an_exhaustive_search(
+    rules: str, rnd: random.Random, cards: int
+) -> None:
+    """On small positions the plain search decides; the solver must agree exactly."""
+    position = small_position(rnd, rules, cards)
+    expected = exhaustive(position, 1_500)
+    assume(expected is not None)
+    solution = solve(position)
+    assert solution.verdict == expected, position
+    if expected == "won":
+        assert replay(position, solution.moves).is_won()
+
+
+@settings(max_examples=60, deadline=None)
+@given(deal=deals, rules=rules_fields, rnd=randoms)
+def test_midgame_verdicts_are_consistent(deal: int, rules: str, rnd: random.Random) -> None:
+    """A position the solver wins is won by its line; one it loses has no winning move."""
+    game = walk(Game.from_deal(deal, rules), rnd, rnd.randrange(20, 140))
+    solution = solve(game, budget_nodes=60_000)
+    if solution.verdict == "won":
+        assert replay(game.position(), solution.moves).is_won()
+    elif solution.verdict == "lost":
+        for move in game.legal_moves():
+            child = game.copy()
+            child.play(move)
+            assert solve(child, budget_nodes=60_000).verdict != "won", move
+
+
+# -- budgets and input --------------------------------------------------------------------
+
+
+def test_a_node_budget_runs_out() -> None:
+    solution = solve(Game.from_deal(1, "C"), budget_nodes=1)
+    assert solution.verdict == "unknown"
+    assert solution.moves == ()
+    assert solution.nodes <= 1
+
+
+def test_a_time_budget_runs_out_on_the_injected_clock() -> None:
+    ticks = itertools.count()
+
+    def clock() -> float:
+        return float(next(ticks))  # every reading is one second later
+
+    solution = solve(Game.from_deal(25, "C"), budget_seconds=3.0, clock=clock)
+    assert solution.verdict == "unknown"
+    assert solution.seconds >= 3.0
+
+
+def test_a_time_budget_needs_a_clock() -> None:
+    with pytest.raises(ValueError, match="clock"):
+        solve(Game.from_deal(1, "C"), budget_seconds=1.0)
+
+
+def test_a_slow_fake_clock_gives_won_or_unknown_never_lost() -> None:
+    clock = itertools.count(0.0, 0.0001).__next__
+    result = solve(Game.from_code("YU1-C-AAAAAAN"), budget_seconds=0.01, clock=clock)
     assert result.verdict in ("won", "unknown")
+
+
+def test_a_view_is_refused() -> None:
+    view = Game.from_deal(1, "C").view()
+    with pytest.raises(ValueError, match=r"\?\?"):
+        solve(view)
+    with pytest.raises(ValueError, match=r"\?\?"):
+        solve(Game.from_position(view))
+
+
+def test_codes_positions_and_games_are_all_accepted() -> None:
+    game = Game.from_code("YU1-RT-AAAAAAC")
+    a = solve(game, budget_nodes=200_000)
+    b = solve(game.position(), budget_nodes=200_000)
+    c = solve("YU1-RT-AAAAAAC", budget_nodes=200_000)
+    assert a.verdict == b.verdict == c.verdict
+    assert a.moves == b.moves == c.moves
+
+
+# -- par ------------------------------------------------------------------------------------
+
+
+def test_par_removes_a_card_moved_and_moved_back() -> None:
+    game = Game.from_deal(1, "C")
+    solution = solve(game)
+    start = solution.position
+    first = solution.moves[0]
+    # Insert a detour before the line: a tableau move and its way back, where possible.
+    detour: list[str] = []
+    for move in sorted(game.legal_moves()):
+        if move.endswith(">F"):
+            continue
+        card = move.split(">")[0]
+        source = next(n for n in range(1, 8) if card in game.column(n))
+        twin = game.copy()
+        played = twin.play(move)
+        back = f"{card}>{source}"
+        if played.turned_up is None and back in twin.legal_moves():
+            detour = [move, back]
+            break
+    assert detour, "deal 1 has a move that can be taken straight back"
+    padded = detour + list(solution.moves)
+    assert replay(start, padded).is_won()
+    short = par(padded, start)
+    assert len(short) <= len(solution.moves)
+    assert replay(start, short).is_won()
+    assert short[:1] != detour[:1] or first == detour[0]
+
+
+@pytest.mark.parametrize("deal", [2, 3, 5, 20])
+def test_par_is_never_longer_and_still_wins(deal: int) -> None:
+    solution = solve(Game.from_deal(deal, "C"), budget_nodes=2_000_000)
+    short = par(solution.moves, solution.position)
+    assert len(short) <= len(solution.moves)
+    assert replay(solution.position, short).is_won()
+    assert par(short, solution.position) == short  # nothing more to remove
+
+
+def test_par_refuses_a_line_that_does_not_win() -> None:
+    with pytest.raises(ValueError):
+        par(["7H>2"], Game.from_code("YU1-C-AAAAAAB"))
+
+
+# -- moves and keys -----------------------------------------------------------------------
+
+
+@settings(max_examples=120, deadline=None)
+@given(deal=deals, rules=rules_fields, rnd=randoms)
+def test_solver_moves_are_the_engines_moves(deal: int, rules: str, rnd: random.Random) -> None:
+    game = Game.from_deal(deal, rules)
+    for _ in range(6):
+        assert sorted(solver_moves(game)) == sorted(game.legal_moves())
+        walk(game, rnd, rnd.randrange(1, 40))
+
+
+@settings(max_examples=120, deadline=None)
+@given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=1, max_value=30))
+def test_solver_moves_on_odd_positions(rules: str, rnd: random.Random, cards: int) -> None:
+    """Empty columns, long blocks, foundations to take back from: every case."""
+    game = Game.from_position(small_position(rnd, rules, cards))
+    assert sorted(solver_moves(game)) == sorted(game.legal_moves())
+
+
+@settings(max_examples=80, deadline=None)
+@given(deal=deals, rules=rules_fields, rnd=randoms)
+def test_keys_ignore_the_order_of_the_columns(deal: int, rules: str, rnd: random.Random) -> None:
+    game = walk(Game.from_deal(deal, rules), rnd, rnd.randrange(0, 60))
+    text = game.position()
+    head, columns = text.rsplit(" ", 1)
+    parts = columns.split("/")
+    rnd.shuffle(parts)
+    shuffled = f"{head} {'/'.join(parts)}"
+    assert canonical_key(shuffled) == canonical_key(text)
+    assert zobrist_key(shuffled) == zobrist_key(text)
+    for move in game.legal_moves():
+        other = game.copy()
+        other.play(move)
+        before = sorted(c for c in columns.split("/") if c)
+        after = sorted(c for c in other.position().rsplit(" ", 1)[1].split("/") if c)
+        # a whole column moved into an empty one only relabels the columns
+        same = before == after and other.position().split(" ")[:2] == text.split(" ")[:2]
+        assert (canonical_key(other) == canonical_key(game)) == same
+        assert (zobrist_key(other) == zobrist_key(game)) == same
+
+
+def test_keys_tell_face_down_from_face_up() -> None:
+    a = Game.from_code("YU1-C-AAAAAAB").position()
+    b = a.replace("9s6H", "9S6H")
+    assert canonical_key(a) != canonical_key(b)
+    assert zobrist_key(a) != zobrist_key(b)
+
+
+# -- safe moves ----------------------------------------------------------------------------
+
+
+def card(text: str) -> int:
+    return CARD_TEXT.index(text)
+
+
+def test_safe_moves_per_variant() -> None:
+    classic = safe_needs(Rules.parse("C"))
+    # 5H (rank 5) is safe once both black 4s are up.
+    assert classic[card("5H")] == (4, 4, 0, 4)
+    # Aces are always safe, twos once the aces of the other colour are up.
+    assert classic[card("AD")] == (0, 0, 0, 0)
+    assert classic[card("2S")] == (1, 1, 1, 0)
+    # With take-back, also the other card of its colour two ranks below.
+    assert safe_needs(Rules.parse("CT"))[card("5H")] == (4, 4, 3, 4)
+    # Relaxed and Moosehide: every suit one rank below.
+    for rules in ("R", "RT", "M", "MT"):
+        assert safe_needs(Rules.parse(rules))[card("5H")] == (4, 4, 4, 4)
+    # Russian: nothing builds on it but its own suit's card below, always up first.
+    for rules in ("S", "ST"):
+        assert safe_needs(Rules.parse(rules))[card("5H")] == (0, 4, 0, 0)
+    # Alaska: the card above in its suit may build on it, so only kings are safe.
+    for rules in ("A", "AT", "AE"):
+        needs = safe_needs(Rules.parse(rules))
+        assert needs[card("5H")] is None
+        assert needs[card("KH")] == (0, 12, 0, 0)
+    # Options E and G change nothing.
+    assert safe_needs(Rules.parse("CEG")) == classic
