@@ -5,25 +5,27 @@ Pure code beside the engine: no I/O, no clock of its own (``solve`` takes one as
 
 * **Layout.** Seven lists of card indices, a list ``loc`` telling where each card is
   (0-6 face up in that column, 7 on its foundation, 8 face down), foundation heights and
-  face-down counts, changed in place by a move and restored by its undo record.
-* **Transposition table** on a 64-bit Zobrist key that is kept up to date move by move.
-  Each tableau card contributes a random number chosen by (card, the card it lies on or
+  face-down counts, changed in place by a move and restored from its undo record.
+* **Transposition table** on a 64-bit Zobrist key kept up to date move by move. Each
+  tableau card contributes a random number chosen by (card, the card it lies on or
   "bottom", face up or down); a card on its foundation contributes another. The
-  columns are the chains of that "lies on" relation, so the key does not depend on
-  the order of the columns, and a move changes just one or two of its terms.
+  columns are the chains of that "lies on" relation, so the key does not depend on the
+  order of the columns, and a move changes one or two of its terms.
 * **Safe automatic foundation moves**, per variant and option (``safe_needs``).
-* **Move ordering**: turning a card up first, then foundation moves, emptying a column,
-  uncovering a card that can go up, settling a block on a card it builds on; pure
-  shuffles last.
-* **Two passes.** A quick depth-first pass that skips shuffles exposing nothing
-  useful, then a complete depth-first pass with only sound reductions. Only the second
-  pass can prove a deal lost: it answers ``lost`` when it has searched every position
-  reachable under the sound reductions.
+* **Move ordering**: turning a card up first, then uncovering cards that can go up,
+  foundation moves, emptying a column, uncovering a card something can go on; the rest
+  last. Moves that only relabel columns are never made.
+* **Dead ends**: a least-fixpoint test of necessary conditions proves many positions
+  lost on the spot (``_hopeless``).
+* **Two searches share the budget**: a complete depth-first search, which alone can
+  prove a deal lost, and restarted short searches with perturbed move orders, half of
+  them narrowed to chains of moves that each use what the one before uncovered, which
+  find most wins in a few hundred positions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,8 +53,12 @@ _FOUND = FOUNDATION  # 7
 _DOWN = 8
 #: The "card" a column's bottom card lies on, in the Zobrist tables.
 _BOTTOM = 52
-#: The clock is read once every this many nodes.
-_CLOCK_EVERY = 256
+#: The largest random bonus a restart adds to a move's score (see ``_search``).
+_JITTER = 40
+#: Node cap of the first run of the quick pass; each restart doubles it.
+_FIRST_RUN = 4000
+#: Nodes a search runs before the other one gets its turn (see ``solve``).
+_SLICE = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +98,6 @@ _ZUP: list[int] = _splitmix(0x59554B4F4E, 52 * 53)
 _ZDOWN: list[int] = _splitmix(0x444F574E, 52 * 53)
 #: A card on its foundation.
 _ZFOUND: list[int] = _splitmix(0x464F554E44, 52)
-
-_KINGS = (12, 25, 38, 51)
 
 
 def safe_needs(rules: Rules) -> tuple[tuple[int, int, int, int] | None, ...]:
@@ -158,6 +162,7 @@ class _State:
         "table",
         "builders",
         "seats",
+        "roams",
         "limit",
         "open_spaces",
         "take_back",
@@ -192,6 +197,8 @@ class _State:
         self.builders = BUILDERS[rules.variant]
         #: ``seats[card]``: the cards it may be placed on.
         self.seats = tuple(tuple(t for t in range(52) if self.table[c * 52 + t]) for c in range(52))
+        #: ``roams[card]``: may it go into an empty column?
+        self.roams = tuple(rules.open_spaces or c % 13 == 12 for c in range(52))
         self.limit = GROUP_LIMIT if rules.group_limit else 0
         self.open_spaces = rules.open_spaces
         self.take_back = rules.take_back
@@ -298,91 +305,101 @@ def _hopeless(st: _State) -> bool:
     Each rule holds for the first time the event happens, so a card whose "go up" is
     not derived can never go up: the position is lost.
     """
-    cols = st.cols
     loc = st.loc
     seats = st.seats
     builders = st.builders
-    anyone = st.open_spaces
+    roams = st.roams  # may go into an empty column
     below = [-1] * 52
-    is_bottom = [False] * 52
     uncovered = [False] * 52
     goes_up = [False] * 52
     leaves = [False] * 52
-    work: list[int] = []  # facts to spread: card (uncovered), 52 + card (goes up),
-    # 104 + card (leaves), 156 (a column can be empty)
+    # facts to spread: card (uncovered), 52 + card (goes up), 104 + card (leaves)
+    work: list[int] = []
+    push = work.append
     empty_column = False
-    for col in cols:
+    for col in st.cols:
         if not col:
             empty_column = True
             continue
-        is_bottom[col[0]] = True
         under = -1
         for x in col:
             below[x] = under
             under = x
         uncovered[under] = True
-        work.append(under)
-    tableau = 52
-    for x in range(52):
-        if loc[x] == _FOUND:
-            tableau -= 1
+        push(under)
+    up = 0
+    back = st.take_back
+    for suit, height in enumerate(st.found):
+        up += height
+        for x in range(suit * 13, suit * 13 + height):
             goes_up[x] = True
-            work.append(52 + x)
-            if st.take_back:
+            if back:
                 uncovered[x] = True
-                work.append(x)
+                push(x)
+        if height:
+            push(51 + suit * 13 + height)  # the top one: its successor may follow
+    if up == 52:
+        return False
+    pop = work.pop
     if empty_column:
-        work.append(156)
-    up = 52 - tableau
-
-    def can_leave(x: int) -> bool:
-        if leaves[x] or loc[x] == _FOUND or (loc[x] == _DOWN and not uncovered[x]):
-            return False
-        if goes_up[x] or (empty_column and (anyone or x % 13 == 12)):
-            return True
-        return any(uncovered[s] for s in seats[x])
-
+        for b in range(52):
+            if roams[b] and loc[b] < 7:
+                leaves[b] = True
+                push(104 + b)
     while work:
-        f = work.pop()
-        if f < 52:  # uncovered
+        f = pop()
+        if f < 52:  # x can be uncovered
             x = f
             if not goes_up[x] and (x % 13 == 0 or goes_up[x - 1]):
                 goes_up[x] = True
                 up += 1
-                work.append(52 + x)
-            if can_leave(x):
-                leaves[x] = True
-                work.append(104 + x)
+                if up == 52:
+                    return False
+                push(52 + x)
+            if not leaves[x] and loc[x] != _FOUND:
+                if goes_up[x] or (empty_column and roams[x]):
+                    leaves[x] = True
+                    push(104 + x)
+                else:
+                    for s in seats[x]:
+                        if uncovered[s]:
+                            leaves[x] = True
+                            push(104 + x)
+                            break
             for b in builders[x]:
-                if can_leave(b):
-                    leaves[b] = True
-                    work.append(104 + b)
-        elif f < 104:  # goes up
+                if not leaves[b]:
+                    where = loc[b]
+                    if where < 7 or (where == _DOWN and uncovered[b]):
+                        leaves[b] = True
+                        push(104 + b)
+        elif f < 104:  # x can go up
             x = f - 52
-            if can_leave(x):
-                leaves[x] = True
-                work.append(104 + x)
             if x % 13 < 12:
                 y = x + 1
                 if not goes_up[y] and uncovered[y]:
                     goes_up[y] = True
                     up += 1
-                    work.append(52 + y)
-        elif f < 156:  # leaves
-            x = f - 104
-            y = below[x]
-            if y >= 0 and not uncovered[y]:
-                uncovered[y] = True
-                work.append(y)
-            if is_bottom[x] and not empty_column:
+                    if up == 52:
+                        return False
+                    push(52 + y)
+            if not leaves[x] and loc[x] != _FOUND:
+                leaves[x] = True
+                push(104 + x)
+        else:  # x can leave
+            y = below[f - 104]
+            if y >= 0:
+                if not uncovered[y]:
+                    uncovered[y] = True
+                    push(y)
+            elif not empty_column:
                 empty_column = True
-                work.append(156)
-        else:  # a column can be empty
-            for x in range(52):
-                if (anyone or x % 13 == 12) and can_leave(x):
-                    leaves[x] = True
-                    work.append(104 + x)
-    return up < 52
+                for b in range(52):
+                    if roams[b] and not leaves[b]:
+                        where = loc[b]
+                        if where < 7 or (where == _DOWN and uncovered[b]):
+                            leaves[b] = True
+                            push(104 + b)
+    return True
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -397,21 +414,22 @@ _JOIN = 1 << 9
 
 
 def _search(
-    st: _State,
-    prune: bool,
-    node_cap: int,
-    deadline: float | None,
-    clock: Callable[[], float] | None,
-) -> tuple[bool | None, int]:
-    """Depth-first search from ``st``; on a win ``st`` is left in the won position.
+    st: _State, prune_from: int, seed: int, stop: int
+) -> Generator[int, int, tuple[bool, int]]:
+    """Depth-first search from ``st``, with the transposition table and dead-end test.
 
-    Returns (True: won / False: every position searched / None: out of budget, nodes).
+    A generator: it yields its node count each time it reaches ``stop`` nodes and is
+    resumed with the next stop (``send``), or simply dropped. It returns ``(True,
+    nodes)`` on a win, leaving ``st`` in the won position (its journal is the line), and
+    ``(False, nodes)`` when no position is left to search.
 
-    With ``prune`` the search only follows lines in the "as late as possible" form of
-    ``docs/solver.md``: a tableau move is made only right before the first move that
-    depends on it. The moves made but not yet depended on form the *pile* (at most a
-    few, in decreasing card order); the next move must depend on every one of them, or
-    join the pile. ``depends`` defines the relation.
+    ``prune_from`` 0 narrows the search to chains (``docs/solver.md``): after a tableau
+    move the next move must depend on it (``depends``), or join it in a *pile* of two
+    moves that a later move may both depend on (``joins``); the pile's next move must
+    depend on both. A narrowed search that runs out of positions proves nothing.
+    ``prune_from`` 53 searches every move: running out of positions proves the deal lost.
+    (Values between narrow once that many cards are up.) ``seed`` above 0 adds a fixed
+    random bonus per (card, destination) to the move scores, to vary the order.
     """
     cols = st.cols
     down = st.down
@@ -420,6 +438,7 @@ def _search(
     journal = st.journal
     builders = st.builders
     seats = st.seats
+    roams = st.roams
     table = st.table
     limit = st.limit
     open_spaces = st.open_spaces
@@ -431,6 +450,9 @@ def _search(
     n1 = [99 if n is None else n[1] for n in st.needs]
     n2 = [99 if n is None else n[2] for n in st.needs]
     n3 = [99 if n is None else n[3] for n in st.needs]
+
+    # A restart (seed > 0) perturbs the order: a fixed random bonus per (card, dest).
+    jitter = [(r % _JITTER) << 10 for r in _splitmix(seed, 512)] if seed else []
 
     def score(c: int, s: int, scol: list[int], i: int) -> int:
         """How promising it is to move the block from ``c`` (``scol[i]``, column ``s``)."""
@@ -509,6 +531,8 @@ def _search(
                     else:
                         used_empty = True
                     append(5 << 10 | c << 3 | d)
+        if jitter:
+            out = [m + jitter[m & 511] for m in out]
         out.sort(reverse=True)
         return out
 
@@ -526,7 +550,7 @@ def _search(
             # into the empty column, when no other column is empty
             if d == 7 or cols[d]:
                 return False
-            return all(not (x != d and not cols[x]) for x in range(7))
+            return all(x == d or cols[x] for x in range(7))
         p = (rec >> 2) & 63
         pc = loc[p]
         if d == pc:
@@ -534,48 +558,6 @@ def _search(
         if w == p and (d == 7 or kind == _FLIP):
             return True
         return kind == _UP and loc[w] == pc and d == loc[rec >> 8]
-
-    def may_pair(rec: int, w: int) -> bool:
-        """Could the move of the block from ``w`` join the pile ``(rec,)``?
-
-        Only if some later move could depend on both (``docs/solver.md``): the card just
-        turned up by one of them going onto the card the other uncovers, or a block
-        from one uncovered card's column going onto the other uncovered card, which the
-        other move left on top of the column holding its block.
-        """
-        c = rec >> 8
-        p = (rec >> 2) & 63
-        kind = rec & 3
-        sw = loc[w]
-        wcol = cols[sw]
-        i = wcol.index(w)
-        if i == 0:
-            # it would empty its column: for the card just turned up, if it may go there
-            if kind != _FLIP or not (open_spaces or p % 13 == 12):
-                return False
-            return all(cols[x] for x in range(7))
-        y = wcol[i - 1]  # what the move uncovers
-        if kind == _EMPTY:
-            # the card it turns up going into the empty column
-            return i == down[sw] and (open_spaces or y % 13 == 12)
-        if kind == _FLIP:
-            return bool(table[p * 52 + y])
-        if i == down[sw]:
-            return bool(table[y * 52 + p])
-        pc = loc[p]
-        pcol = cols[pc]
-        if sw == pc:
-            # the block goes with p; a card left below could go onto p
-            for j in range(down[pc], i - 1):
-                if table[pcol[j] * 52 + p]:
-                    return True
-            return bool(table[y * 52 + p])
-        if sw == loc[c] and i > wcol.index(c):
-            # y is in c's block: a card of p's column could go onto it
-            for j in range(down[pc], len(pcol)):
-                if table[pcol[j] * 52 + y]:
-                    return True
-        return False
 
     def block_moves(w: int, out: list[int], flag: int) -> None:
         """Every move of the block from the face-up card ``w`` to another column."""
@@ -660,7 +642,7 @@ def _search(
                     out.append(score(b, pc, pcol, i) << 10 | b << 3 | cc)
 
     def joins(rec: int, out: list[int]) -> None:
-        """The moves that may join the pile ``(rec,)``: smaller card, independent, and
+        """The moves that may join the pile ``(rec,)``: independent of it, and such that
         some later move could depend on both (``docs/solver.md``): the card one of them
         turns up going onto the card the other uncovers (or into the column it empties),
         or a block of one uncovered card's column going onto the other uncovered card."""
@@ -669,11 +651,19 @@ def _search(
         p = (rec >> 2) & 63
         blocks: list[int] = []
         if kind == _EMPTY:
+            # a move turning up a card that may go into the empty column
             for s in range(7):
                 dn = down[s]
-                if dn and (open_spaces or cols[s][dn - 1] % 13 == 12):
+                if dn and roams[cols[s][dn - 1]]:
                     blocks.append(cols[s][dn])
-        elif kind == _FLIP:
+        else:
+            # a move turning up a card that may go onto p
+            for s in range(7):
+                dn = down[s]
+                if dn and table[cols[s][dn - 1] * 52 + p]:
+                    blocks.append(cols[s][dn])
+        if kind == _FLIP:
+            # a move uncovering (or turning up) a card that p, just turned up, may go onto
             for y in seats[p]:
                 ly = loc[y]
                 if ly < 7:
@@ -681,13 +671,14 @@ def _search(
                     j = ycol.index(y)
                     if j + 1 < len(ycol):
                         blocks.append(ycol[j + 1])
-                elif ly == 8:
+                elif ly == _DOWN:
                     for s in range(7):
                         dn = down[s]
                         if dn and cols[s][dn - 1] == y:
                             blocks.append(cols[s][dn])
                             break
-            if open_spaces or p % 13 == 12:
+            # or emptying the only column p could go into
+            if roams[p]:
                 none_empty = True
                 for x in range(7):
                     if not cols[x]:
@@ -697,17 +688,17 @@ def _search(
                     for s in range(7):
                         if not down[s]:
                             blocks.append(cols[s][0])
-        else:
-            for s in range(7):
-                dn = down[s]
-                if dn and table[cols[s][dn - 1] * 52 + p]:
-                    blocks.append(cols[s][dn])
+        elif kind == _UP:
+            # a block of p's column leaving with p, so that a card left below it may go
+            # onto p
             pc = loc[p]
             pcol = cols[pc]
             for j in range(down[pc], len(pcol)):
                 if table[pcol[j] * 52 + p]:
-                    blocks.extend(pcol[max(j, down[pc]) + 1 :])
+                    blocks.extend(pcol[j + 1 :])
                     break
+            # a block leaving a card y of c's block on top, where a card of p's column
+            # may go
             cc = loc[c]
             ccol = cols[cc]
             for i in range(ccol.index(c) + 1, len(ccol)):
@@ -718,7 +709,7 @@ def _search(
                         break
         done = 0
         for w in blocks:
-            if w >= c or done >> w & 1:
+            if w == c or done >> w & 1:
                 continue
             done |= 1 << w
             start = len(out)
@@ -735,17 +726,17 @@ def _search(
         out: list[int] = []
         deps(pile[0], out)
         if len(pile) == 1:
-            out.sort(reverse=True)
             joins(pile[0], out)
-            return out
-        rec = pile[1]
-        second = rec >> 8
-        out = [m for m in out if (m >> 3) & 63 != second and depends(rec, (m >> 3) & 63, m & 7)]
+        else:
+            rec = pile[1]
+            second = rec >> 8
+            out = [m for m in out if (m >> 3) & 63 != second and depends(rec, (m >> 3) & 63, m & 7)]
+        if jitter:
+            out = [m + jitter[m & 511] for m in out]
         out.sort(reverse=True)
         return out
 
     nodes = 0
-    check_at = _CLOCK_EVERY
 
     # Safe moves at the root.
     again = True
@@ -772,6 +763,7 @@ def _search(
     hopeless = _hopeless
     if hopeless(st):
         return False, nodes
+    tries = hits = 0  # dead-end tests after moves that turn nothing up, and successes
     #: Positions expanded with every move, and (position, pile) pairs expanded.
     full: set[int] = {key}
     part: set[int] = set()
@@ -780,6 +772,7 @@ def _search(
     played: list[int] = [0]
     keys: list[int] = [key]
     piles: list[tuple[int, ...]] = [()]
+    alive: list[bool] = [True]  # known to pass the dead-end test
     while stack:
         depth = len(stack) - 1
         k = played[depth]
@@ -818,6 +811,7 @@ def _search(
             played.pop()
             keys.pop()
             piles.pop()
+            alive.pop()
             continue
         pos[depth] = i + 1
         m = moves[i]
@@ -848,10 +842,22 @@ def _search(
             else:
                 i = col.index(c)
                 target = cols[d]
-                key ^= (
-                    zup[c * 53 + (col[i - 1] if i else 52)]
-                    ^ zup[c * 53 + (target[-1] if target else 52)]
-                )
+                under = col[i - 1] if i else 52
+                child = key ^ zup[c * 53 + under] ^ zup[c * 53 + (target[-1] if target else 52)]
+                if (
+                    child in full
+                    and (not i or i != down[s])
+                    and not (
+                        i
+                        and found[under // 13] == under % 13
+                        and found[0] >= n0[under]
+                        and found[1] >= n1[under]
+                        and found[2] >= n2[under]
+                        and found[3] >= n3[under]
+                    )
+                ):
+                    continue  # no card turns up, none goes up: a position already searched
+                key = child
                 group = col[i:]
                 del col[i:]
                 target.extend(group)
@@ -917,7 +923,7 @@ def _search(
                                 again = True
         played[depth] = k
         # The pile of the new position.
-        if not prune or k > 1 or d == 7 or rec < 0:
+        if up < prune_from or k > 1 or d == 7 or rec < 0:
             pile: tuple[int, ...] = ()
         elif m & _JOIN:
             pile = (*piles[depth], rec)
@@ -926,21 +932,45 @@ def _search(
         if key in full:
             continue
         if pile:
-            code = 0
-            for r in pile:
-                code = code << 14 | r
+            # a pile's order does not matter to what may follow it
+            code = pile[0] if len(pile) == 1 else max(pile) << 14 | min(pile)
             pk = key | (code + 1) << 64
             if pk in part:
                 continue
         if up == 52:
             return True, nodes
-        if nodes >= check_at:
-            if nodes >= node_cap:
-                return None, nodes
-            if deadline is not None and clock is not None and clock() >= deadline:
-                return None, nodes
-            check_at = nodes + _CLOCK_EVERY
-        if (not pile or pile[-1] & 3 == _FLIP) and hopeless(st):
+        if nodes >= stop:
+            stop = yield nodes  # the caller resumes it with its next stop, or drops it
+        # Dead-end test: always after a card turned or went up. After a plain block move
+        # of a position known to be alive, none is needed when the block could leave
+        # again at once: every fact of the parent's test still follows. Otherwise only
+        # while it pays (it finds about one in sixteen, or more), else now and then.
+        known = False
+        if d == 7 or rec < 0 or k > 1 or journal[-1][4] >= 0:
+            dead = hopeless(st)
+            known = not dead
+        else:
+            dead = False
+            if alive[depth]:
+                target = cols[d]
+                other_empty = False
+                for x in range(7):
+                    if x != d:
+                        xcol = cols[x]
+                        if not xcol:
+                            other_empty = True
+                            if roams[c]:
+                                known = True
+                        elif table[c * 52 + xcol[-1]]:
+                            known = True
+                if len(target) == n and not other_empty:
+                    known = False  # it filled the only empty column
+            if not known and (hits * 16 >= tries or not nodes & 63):
+                dead = hopeless(st)
+                known = not dead
+                tries += 1
+                hits += dead
+        if dead:
             # a dead end: nothing to expand
             if pile:
                 part.add(pk)
@@ -953,6 +983,7 @@ def _search(
         else:
             full.add(key)
             stack.append(expand())
+        alive.append(known)
         pos.append(0)
         played.append(0)
         keys.append(key)
@@ -982,6 +1013,33 @@ def _text_of(data: PositionData) -> str:
     return Game(data).position()
 
 
+class _Run:
+    """One depth-first search from the start, advanced a slice of nodes at a time."""
+
+    __slots__ = ("state", "complete", "seed", "search", "nodes", "result")
+
+    def __init__(self, data: PositionData, *, complete: bool, seed: int) -> None:
+        self.state = _State(data)
+        self.complete = complete
+        self.seed = seed
+        self.search: Generator[int, int, tuple[bool, int]] | None = None
+        self.nodes = 0
+        self.result: bool | None = None
+
+    def advance(self, stop: int) -> None:
+        """Search on until about ``stop`` nodes in all, or the end (then ``result``)."""
+        if self.result is not None:
+            return
+        try:
+            if self.search is None:
+                self.search = _search(self.state, 53 if self.complete else 0, self.seed, stop)
+                self.nodes = next(self.search)
+            else:
+                self.nodes = self.search.send(stop)
+        except StopIteration as end:
+            self.result, self.nodes = end.value
+
+
 def solve(
     game_or_position: Game | str,
     *,
@@ -1008,9 +1066,45 @@ def solve(
     def elapsed() -> float:
         return clock() - t0 if clock is not None else 0.0
 
-    st = _State(data)
-    prune = not data.rules.group_limit
-    result, nodes = _search(st, prune, cap, deadline, clock)
+    # Two searches share the budget, a slice of nodes at a time (docs/solver.md):
+    # * the proof: one complete search (every move), which alone can prove a deal lost;
+    # * the finder: short restarted runs with twice the node cap each time and a
+    #   perturbed move order, alternately narrowed to chains (each move using what the
+    #   one before uncovered: fast, but it proves nothing) and complete.
+    # The finder's first run goes alone: it wins most deals within a few thousand nodes.
+    proof = _Run(data, complete=True, seed=0)
+    finder = _Run(data, complete=False, seed=0)
+    finder_cap = _FIRST_RUN
+    finder_done = 0  # nodes of the finder's finished runs
+    narrow_exhausted = False
+    run = 0
+    result: bool | None = None
+    winner = finder
+    finder.advance(min(finder_cap, cap))
+    while True:
+        if finder.result is True or (finder.result is False and finder.complete):
+            result = finder.result
+            winner = finder
+            break
+        if proof.result is not None:
+            result = proof.result
+            winner = proof
+            break
+        nodes = proof.nodes + finder_done + finder.nodes
+        if nodes >= cap or (deadline is not None and clock is not None and clock() >= deadline):
+            break
+        if finder.result is False or finder.nodes >= finder_cap:
+            # the finder's next run
+            narrow_exhausted = narrow_exhausted or finder.result is False
+            finder_done += finder.nodes
+            run += 1
+            finder_cap = _FIRST_RUN << min(run, 20)
+            finder = _Run(data, complete=narrow_exhausted or run % 2 == 1, seed=run)
+        proof.advance(min(proof.nodes + 2 * _SLICE, cap - finder_done - finder.nodes))
+        if proof.result is None:
+            finder.advance(min(finder.nodes + _SLICE, finder_cap))
+    nodes = proof.nodes + finder_done + finder.nodes
+    st = winner.state
     if result is True:
         line = tuple(MOVE_TEXT[card][dest] for card, _, dest, _, _ in st.journal)
         _check_line(start_text, line)

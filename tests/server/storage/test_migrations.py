@@ -22,6 +22,7 @@ TABLES = {
     "results",
     "moves",
     "daily_attempts",
+    "daily_deals",
     "settings",
     "live_races",
     "live_actions",
