@@ -195,6 +195,11 @@ class LobbyScreen(Base):
                     yield Label("or code", classes="label")
                     yield Input(placeholder="YU1-C-AAAAAAB", compact=True, id="code")
                 with Horizontal(classes="row"):
+                    yield Label("Options", classes="label")
+                    yield Checkbox("undo", value=True, compact=True, id="undo")
+                    yield Checkbox("hints", value=False, compact=True, id="hints")
+                    yield Label(Text("(h in a race; hinted runs rank last)", style="#8a8a8a"))
+                with Horizontal(classes="row"):
                     yield Label("Players", classes="label")
                     yield Select(
                         PLAYER_LIMITS, value=4, allow_blank=False, compact=True, id="players"
@@ -203,7 +208,6 @@ class LobbyScreen(Base):
                     yield Select(
                         TIME_LIMITS, value=1800, allow_blank=False, compact=True, id="time"
                     )
-                    yield Checkbox("undo", value=True, compact=True, id="undo")
                     yield Button("Create room (n)", compact=True, variant="primary", id="create")
             with Container(classes="box", id="join-box") as box:
                 box.border_title = "Join or watch a room"
@@ -227,6 +231,7 @@ class LobbyScreen(Base):
         players = cast(int, self.query_one("#players", Select).value)
         time_limit = cast(int, self.query_one("#time", Select).value)
         undo = self.query_one("#undo", Checkbox).value
+        hints = self.query_one("#hints", Checkbox).value
         if code:
             try:
                 parsed = GameCode.parse(code)
@@ -234,12 +239,20 @@ class LobbyScreen(Base):
                 self.session.say(f"game code: {exc}", "error")
                 self.client.sync()
                 return None
-            return Create(code=str(parsed), max_players=players, undo=undo, time_limit=time_limit)
+            return Create(
+                code=str(parsed),
+                max_players=players,
+                undo=undo,
+                time_limit=time_limit,
+                hints=hints,
+            )
         rules = cast(str, self.query_one("#variant", Select).value)
         for letter in "EGT":
             if self.query_one(f"#opt-{letter.lower()}", Checkbox).value:
                 rules += letter
-        return Create(rules=rules, max_players=players, undo=undo, time_limit=time_limit)
+        return Create(
+            rules=rules, max_players=players, undo=undo, time_limit=time_limit, hints=hints
+        )
 
     def _room_code(self) -> str | None:
         field = self.query_one("#room-code", Input)
@@ -443,6 +456,7 @@ class RaceScreen(Base):
         Binding("space", "tap", "tap", show=False),
         Binding("escape", "cancel", "cancel"),
         Binding("u", "undo", "undo"),
+        Binding("h", "hint", "hint"),
         Binding("r", "resign", "resign"),
         Binding("l", "leave", "leave"),
         Binding("question_mark", "help", "help"),
@@ -470,8 +484,12 @@ class RaceScreen(Base):
             return ""
         if session.result is None and session.race_done():
             return "l leave · ? help · (waiting for the others to finish)"
+        if race.state == "stuck" and session.hints_allowed:
+            return "u undo · h hint · r resign · ? help"
         if race.state == "stuck":
             return "u undo · r resign · ? help"
+        if race.pick is None and session.hints_allowed:
+            return "1-7 pick · ⏎ home · f foundation · h hint · u undo · r resign · ? help"
         if race.pick is None:
             return "1-7 pick · ⏎ home (twice: a column) · f foundation · u undo · r resign · ? help"
         if race.pick.source == FOUNDATION:
@@ -497,6 +515,9 @@ class RaceScreen(Base):
 
     def action_undo(self) -> None:
         self.client.send(*self.session.undo())
+
+    def action_hint(self) -> None:
+        self.client.send(*self.session.ask_hint())
 
     def action_resign(self) -> None:
         if self.session.race is None or self.session.race_done():
@@ -616,12 +637,16 @@ class ResultsScreen(Base):
             text.append(f"You finished #{me.rank} of {len(result.ranks)}", style="bold")
         else:
             text.append("The race is over", style="bold")
+        if me is not None and me.hinted:
+            text.append("  With a hint: ranked after every run without one", style="#87d7ff")
         text.append("\n")
         if self._daily() and session.daily is not None:
             kind = "practice" if session.daily.practice else "counts for the leaderboard"
             text.append(
                 f"Daily deal {session.daily.date}, attempt {session.daily.attempt} ({kind})"
             )
+            if session.daily.par is not None:
+                text.append(f" · par {session.daily.par} moves", style="#8a8a8a")
             text.append("\n")
         if result.code:
             text.append("Game code ", style="#8a8a8a")
@@ -806,10 +831,12 @@ class LeaderboardScreen(Base):
                 text.append(" (today)", style="bold")
             if page is not None and self.matches(page):
                 text.append(f" · {_players(page.total)}", style="#8a8a8a")
+                if page.par is not None:
+                    text.append(f" · par {page.par}", style="#8a8a8a")
                 if page.code:
                     text.append(f" · {page.code}", style="#8a8a8a")
                 else:
-                    text.append(" · its code shows when the day is over", style="#8a8a8a")
+                    text.append(" · code secret today", style="#8a8a8a")
         else:
             text.append(f"Game code {self.code}", style="bold")
             if page is not None and self.matches(page):
@@ -885,6 +912,8 @@ HELP = """\
   [b]Enter[/b]    tap: the picked card to its foundation;
            twice quickly: to the longest column that takes it
   [b]Esc[/b]      put the card back       [b]u[/b] undo       [b]r[/b] resign
+  [b]h[/b]        a hint, in a room that gives them: the next move of a
+           winning line (your run then ranks after those without one)
   Mouse: click a card to pick it, then a column or a foundation to drop
   it; click a picked card to tap it. Legal destinations light up green.
 

@@ -24,6 +24,8 @@ from protocol.messages import (
     Countdown,
     DailyDeal,
     Error,
+    Hint,
+    HintAnswer,
     HistoryPage,
     Left,
     Message,
@@ -106,6 +108,12 @@ class RaceBoard:
         self.pick: Pick | None = None
         #: The connection dropped: the next ``race`` is a resync of this one.
         self.resyncing = False
+        #: A ``hint`` is on its way; the move a hint gave for the position shown, if any;
+        #: and whether the server gave me a hint in this race (my run then ranks after
+        #: every run without one).
+        self.hint_asked = False
+        self.hint: str | None = None
+        self.hinted = False
         self._load(race, now)
 
     def _load(self, race: Race, now: float) -> None:
@@ -166,6 +174,7 @@ class RaceBoard:
     def _changed(self) -> None:
         self._legal = None
         self._tap = None
+        self.hint = None  # a hint is for one position only
         pick = self.pick
         if pick is None:
             return
@@ -234,6 +243,7 @@ class RaceBoard:
         self._load(race, now)
         self._changed()
         self.resyncing = False
+        self.hint_asked = False  # an answer lost with the connection is not waited for
         self.played = played
         self.pending = dict(again)
         if again:
@@ -320,6 +330,13 @@ class RaceBoard:
     def cancel(self) -> None:
         self.pick = None
         self._tap = None
+
+    def hint_parts(self) -> tuple[str, str] | None:
+        """The hinted move's card and destination (``"1"``-``"7"`` or ``"F"``), if any."""
+        if self.hint is None:
+            return None
+        card, _, dest = self.hint.partition(">")
+        return card, dest
 
     def lifted(self) -> list[str]:
         """The picked card and every card on top of it (they move together)."""
@@ -484,6 +501,8 @@ class Session:
             self.board = msg
         elif isinstance(msg, HistoryPage):
             self.history = msg
+        elif isinstance(msg, HintAnswer):
+            self._hint_answer(msg)
         elif isinstance(msg, Error):
             self._error(msg)
         return []
@@ -620,7 +639,28 @@ class Session:
         elif entry.state == "won":
             self.say("all 52 cards home: you won!", "good")
 
+    def _hint_answer(self, msg: HintAnswer) -> None:
+        """Show a hint, if it is for the position I have (none of my moves since)."""
+        race = self.race
+        if race is None:
+            return
+        race.hint_asked = False
+        race.hinted = True
+        if msg.seq != race.last_seq or race.pending:
+            self.say("that hint was for an earlier position: h asks again")
+            return
+        if msg.verdict == "win" and msg.move is not None:
+            race.hint = msg.move
+            self.say(f"hint: {move_label(msg.move, ascii=self.ascii)}", "good")
+        elif msg.verdict == "lost":
+            undo = ": u takes a move back" if self.undo_allowed else ""
+            self.say(f"hint: no win from here{undo}", "error")
+        else:
+            self.say("hint: can't tell, this position is too deep to work out quickly")
+
     def _error(self, msg: Error) -> None:
+        if self.race is not None:
+            self.race.hint_asked = False  # whatever it answers, a hint may be asked again
         if msg.seq is not None and self.race is not None:
             self.race.answered(msg.seq)
         if msg.code == "room_closed":
@@ -768,6 +808,25 @@ class Session:
             return []
         race.cancel()
         return [Resign()]
+
+    @property
+    def hints_allowed(self) -> bool:
+        return self.room is not None and self.room.hints
+
+    def ask_hint(self) -> list[Message]:
+        """``h``: ask the server for the next move of a winning line from here."""
+        race = self._playing()
+        if race is None:
+            return []
+        if not self.hints_allowed:
+            self.say("this room gives no hints", "error")
+            return []
+        if race.hint_asked:
+            self.say("still thinking about the last hint…")
+            return []
+        race.hint_asked = True
+        self.say("thinking…")
+        return [Hint()]
 
     # -- standings --------------------------------------------------------------------------
 

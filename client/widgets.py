@@ -45,6 +45,8 @@ BLACK = "#101010"
 BACK = "#6f8fdf on #203060"
 PICKED = "#ffd75f"
 TARGET = "#8fdf8f"
+#: The card a hint says to move, and where to.
+HINTED = "#87d7ff"
 EMPTY = "#606060"
 
 
@@ -121,10 +123,12 @@ class BoardView(Live):
     def cell_width(self) -> int:
         return max(5, min(8, (self.size.width - self.LEFT) // 7))
 
-    def _face(self, card: str, *, lifted: bool = False, target: bool = False) -> Text:
+    def _face(
+        self, card: str, *, lifted: bool = False, target: bool = False, hinted: bool = False
+    ) -> Text:
         ascii = self.session.ascii
         ink = RED if is_red(card) else BLACK
-        bg = PICKED if lifted else TARGET if target else FACE
+        bg = PICKED if lifted else TARGET if target else HINTED if hinted else FACE
         return Text(label(card, ascii=ascii).center(self._cw - 1), style=f"bold {ink} on {bg}")
 
     def _back(self, count: int | None = None) -> Text:
@@ -135,8 +139,10 @@ class BoardView(Live):
             f"×{count}".center(w) if not self.session.ascii else f"x{count}".center(w), style=BACK
         )
 
-    def _slot(self, text: str, *, target: bool = False) -> Text:
+    def _slot(self, text: str, *, target: bool = False, hinted: bool = False) -> Text:
         style = f"bold black on {TARGET}" if target else EMPTY
+        if hinted and not target:
+            style = f"bold black on {HINTED}"
         return Text(text.center(self._cw - 1), style=style)
 
     def render(self) -> RenderableType:
@@ -150,6 +156,7 @@ class BoardView(Live):
         dests = race.destinations()
         lifted = set(race.lifted())
         pick = race.pick
+        hint = race.hint_parts() or ("", "")
         cw = self._cw
 
         # Row 0: what is held (or the race's state) over columns 1-3, foundations over 4-7.
@@ -158,12 +165,14 @@ class BoardView(Live):
         top.append_text(self._badge(race, 3 * cw))
         for suit, card in enumerate(race.foundation_tops()):
             target = "F" in dests and pick is not None and pick.card[1] == SUIT_ORDER[suit]
+            hinted = hint[1] == "F" and hint[0][1:] == SUIT_ORDER[suit]
             if card is None:
                 mark = "--" if self.session.ascii else f"·{GLYPHS[SUIT_ORDER[suit]]}"
-                cell = self._slot(mark, target=target)
+                cell = self._slot(mark, target=target, hinted=hinted)
             else:
                 picked = pick is not None and pick.source == FOUNDATION and pick.card == card
-                cell = self._face(card, lifted=picked, target=target)
+                taken = hint[0] == card  # a hinted take-back: this top card comes down
+                cell = self._face(card, lifted=picked, target=target, hinted=hinted or taken)
             top.append_text(cell)
             top.append(" ")
             row_hits.append(Target("foundation", suit=suit))
@@ -178,6 +187,8 @@ class BoardView(Live):
                 keys.append(text, style=f"bold black on {PICKED}")
             elif str(n) in dests:
                 keys.append(text, style=f"bold black on {TARGET}")
+            elif hint[1] == str(n):
+                keys.append(text, style=f"bold black on {HINTED}")
             else:
                 keys.append(text, style="bold #8a8a8a")
             keys.append(" ")
@@ -246,9 +257,12 @@ class BoardView(Live):
             cells.append((self._back(down), column))
         for i, card in enumerate(up):
             is_top = i == len(up) - 1
+            hinted = race.hint is not None and race.hint.startswith(card + ">")
             cells.append(
                 (
-                    self._face(card, lifted=card in lifted, target=target and is_top),
+                    self._face(
+                        card, lifted=card in lifted, target=target and is_top, hinted=hinted
+                    ),
                     Target("card", n, card),
                 )
             )
@@ -364,6 +378,8 @@ class RaceHeader(Live):
             left.append(f" · room {room.room}")
         if room is not None:
             left.append(f" · {describe_rules(room.rules).split(',')[0]}", style="#8a8a8a")
+        if race is not None and race.hinted:
+            left.append(" · hinted", style="#87d7ff")
         right = Text()
         if race is not None:
             now = self.client.clock()
@@ -421,8 +437,9 @@ class RoomView(Live):
         out.append("\n")
         minutes = room.time_limit // 60
         limit = f"{minutes} min" if room.time_limit % 60 == 0 else f"{room.time_limit} s"
+        hints = " · hints" if room.hints else ""
         out.append(
-            f"{describe_rules(room.rules)} · {'undo' if room.undo else 'no undo'}"
+            f"{describe_rules(room.rules)} · {'undo' if room.undo else 'no undo'}{hints}"
             f" · time limit {limit} · up to {room.max_players} players\n",
             style="#afafaf",
         )
@@ -487,10 +504,13 @@ class ResultsView(Live):
     @staticmethod
     def _row(r: RankEntry, me: str | None) -> list[RenderableType]:
         colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
+        outcome = Text(outcome_text(r.outcome), style=colour)
+        if r.hinted:  # ranked after every run without a hint
+            outcome.append(" · hinted", style="#87d7ff")
         return [
             str(r.rank),
             r.name + (" (you)" if r.name == me else ""),
-            Text(outcome_text(r.outcome), style=colour),
+            outcome,
             format_ms(r.time_ms),
             str(r.moves),
             str(r.score),

@@ -52,6 +52,7 @@ __all__ = [
     "Daily",
     "Board",
     "History",
+    "Hint",
     # server -> client
     "Welcome",
     "Error",
@@ -72,6 +73,8 @@ __all__ = [
     "BoardPage",
     "HistoryRow",
     "HistoryPage",
+    "HintAnswer",
+    "HINT_VERDICTS",
     "BOARD_KINDS",
     "MAX_PAGE",
     "Message",
@@ -99,6 +102,9 @@ _U63 = 2**63 - 1
 PLAYER_STATES = ("playing", "stuck", "won", "resigned", "timeout", "abandoned")
 #: What a room's state can be.
 ROOM_STATES = ("lobby", "countdown", "racing", "finished")
+#: What a hint can say of a position: a win from it (and its next move), no win, or the
+#: solver could not tell within its budget.
+HINT_VERDICTS = ("win", "lost", "unknown")
 #: Which leaderboards there are.
 BOARD_KINDS = ("daily", "deal")
 #: Most rows in one page of a leaderboard or a history: a full page of the longest names
@@ -278,12 +284,15 @@ class Create:
         F("max_players", Int(2, 8), False),
         F("undo", Bool(), False),
         F("time_limit", Int(30, 7200), False),
+        F("hints", Bool(), False),
     )
     rules: str | None = None
     code: str | None = None
     max_players: int = 4
     undo: bool = True
     time_limit: int = 1800
+    #: Runners may ask for hints (``hint``); a run that got one ranks after those without.
+    hints: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +399,15 @@ class History:
     limit: int = 20
 
 
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """Ask for the next move of a winning line from your current position (a room with
+    hints only); answered with ``hint_answer``."""
+
+    TYPE: ClassVar[str] = "hint"
+    FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
 # Server -> client ---------------------------------------------------------------------------
 
 
@@ -447,6 +465,7 @@ class Room:
         F("code", Opt(Str(32))),
         F("max_players", Int(1, 8)),  # 1: a daily attempt's private room
         F("undo", Bool()),
+        F("hints", Bool(), False),  # sent always; optional only for an older server's rooms
         F("time_limit", Int(30, 7200)),
         F("players", ListOf(Obj(RoomPlayer), 8)),
         F("spectators", _small),
@@ -462,6 +481,8 @@ class Room:
     time_limit: int
     players: tuple[RoomPlayer, ...]
     spectators: int
+    #: Runners may ask for hints (never in a daily room).
+    hints: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,6 +624,7 @@ class RankEntry:
         F("moves", _small),
         F("score", _small),
         F("foundations", Int(0, 52)),
+        F("hinted", Bool(), False),  # sent always; optional only for an older server's result
     )
     rank: int
     name: str
@@ -611,6 +633,8 @@ class RankEntry:
     moves: int
     score: int
     foundations: int
+    #: The runner got a hint in this race: ranked after every runner who did not.
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -627,6 +651,23 @@ class Result:
 
 
 @dataclass(frozen=True, slots=True)
+class HintAnswer:
+    """The answer to ``hint``, for the position after the runner's move or undo ``seq``:
+    the next move of a winning line (``win``), no win from there (``lost``), or
+    ``unknown`` (the solver's budget ran out). A client that moved since discards it."""
+
+    TYPE: ClassVar[str] = "hint_answer"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("seq", Int(0, _U31)),
+        F("verdict", Str(8, HINT_VERDICTS)),
+        F("move", Opt(Str(16))),
+    )
+    seq: int
+    verdict: str
+    move: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class DailyDeal:
     """Sent just before the ``race`` of a daily attempt: which day, which attempt."""
 
@@ -636,11 +677,14 @@ class DailyDeal:
         F("attempt", Int(1, _U31)),
         F("practice", Bool()),
         F("rules", Str(8)),
+        F("par", Opt(Int(0, _U31)), False),
     )
     date: str
     attempt: int
     practice: bool
     rules: str
+    #: The length of the solver's winning line without wasted moves (``docs/solver.md``).
+    par: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -654,6 +698,7 @@ class BoardRow:
         F("score", _small),
         F("foundations", Int(0, 52)),
         F("undos", _small),
+        F("hinted", Bool(), False),  # sent always; optional only for an older server
     )
     rank: int
     name: str
@@ -663,6 +708,8 @@ class BoardRow:
     score: int
     foundations: int
     undos: int
+    #: The run used a hint (docs/protocol.md 4.21): it ranks after every run without one.
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -678,6 +725,7 @@ class BoardPage:
         F("offset", Int(0, _U63)),
         F("rows", ListOf(Obj(BoardRow), MAX_PAGE)),
         F("you", Opt(Obj(BoardRow))),
+        F("par", Opt(Int(0, _U31)), False),
     )
     kind: str
     date: str | None
@@ -686,6 +734,8 @@ class BoardPage:
     offset: int
     rows: tuple[BoardRow, ...]
     you: BoardRow | None
+    #: A daily board's par: the day's deal is won in this many moves (``docs/solver.md``).
+    par: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -704,6 +754,7 @@ class HistoryRow:
         F("score", _small),
         F("foundations", Int(0, 52)),
         F("undos", _small),
+        F("hinted", Bool(), False),  # sent always; optional only for an older server
     )
     finished_ms: int
     code: str | None
@@ -718,6 +769,8 @@ class HistoryRow:
     score: int
     foundations: int
     undos: int
+    #: The run used a hint.
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -758,6 +811,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Daily,
         Board,
         History,
+        Hint,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
@@ -777,6 +831,7 @@ SERVER_TYPES: dict[str, type[Any]] = {
         DailyDeal,
         BoardPage,
         HistoryPage,
+        HintAnswer,
     )
 }
 

@@ -14,6 +14,7 @@ import signal
 import ssl
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from sqlalchemy.engine import make_url
 from protocol import Rules
 
 from .connection import RaceServer
-from .daily import utc_date
+from .daily import DailyDeals, utc_date
 from .http import HttpPages
 from .leaderboard import Leaderboards
 from .rooms import Hub, HubConfig
@@ -31,6 +32,7 @@ from .storage import migrate
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
 from .storage.sql import DEFAULT_URL, SqlStore, describe_error
+from .workers import solver_pool
 
 __all__ = ["ServeOptions", "StartupError", "run", "open_server", "shown_url"]
 
@@ -49,6 +51,9 @@ class ServeOptions:
     daily_secret: str | None = None
     daily_rules: str = "C"
     hub: HubConfig = field(default_factory=HubConfig)
+    #: Worker processes for the solver (choosing daily deals); 0 runs it on a thread of
+    #: the server's own process instead (it then competes with the races for the GIL).
+    solver_processes: int = 1
     #: Both set: serve wss:// with this certificate chain and private key.
     certfile: Path | None = None
     keyfile: Path | None = None
@@ -79,6 +84,7 @@ async def open_server(
     ``hub_options`` reach ``Hub`` as they are (tests fix its randomness with them).
     """
     store = SqlStore(options.db)
+    solver: Executor | None = None
     try:
         try:
             before = await migrate.current(store)
@@ -96,16 +102,15 @@ async def open_server(
         secret = options.daily_secret or await store.setting(
             key=DAILY_SECRET_KEY, default=secrets.token_hex(32)
         )
-        hub = Hub(
-            options.hub,
-            daily_secret=secret.encode(),
-            daily_rules=Rules.parse(options.daily_rules),
-            **(hub_options or {}),
-        )
+        hub = Hub(options.hub, **(hub_options or {}))
         writer = ResultWriter(store, options.spool)
         await writer.recover()
         wall = (hub_options or {}).get("wall_clock", time.time)
-        boards = Leaderboards(store, today=lambda: utc_date(wall()), daily_code=hub.daily_code)
+        solver = solver_executor(options.solver_processes)
+        dailies = DailyDeals(
+            store, secret.encode(), Rules.parse(options.daily_rules), solver, wall=wall
+        )
+        boards = Leaderboards(store, today=lambda: utc_date(wall()), dailies=dailies)
         journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
         server = RaceServer(hub, store, writer, boards, journal)
         server.http = HttpPages(server)
@@ -120,9 +125,11 @@ async def open_server(
             server.apply(hub.restore(live, actions, alive_ms, loop.time()))
         await server.start(options.host, options.port, ssl=context)
         journal.start()
+        ready = asyncio.create_task(dailies.keep_ready(), name="daily deals")
         try:
             yield server
         finally:
+            ready.cancel()
             restart = getattr(server, "closing_for_restart", False)
             log.info(
                 "%s: closing %d connections",
@@ -136,7 +143,17 @@ async def open_server(
                 await server.close()
             await journal.stop()
     finally:
+        if solver is not None:
+            solver.shutdown(wait=False, cancel_futures=True)
         await store.close()
+
+
+def solver_executor(processes: int) -> Executor:
+    """Where the solver runs: worker processes started on first use (``spawn``, so they
+    share no threads or sockets with the server), or with 0 one thread of this process."""
+    if processes > 0:
+        return solver_pool(processes)
+    return ThreadPoolExecutor(1, thread_name_prefix="solver")
 
 
 async def serve_until(options: ServeOptions, stop: asyncio.Event, restart: list[bool]) -> None:

@@ -9,11 +9,13 @@ an outbox that still overflows closes that client with ``CLOSE_TOO_SLOW``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from ssl import SSLContext
 from typing import Any
 
@@ -21,15 +23,39 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME, Error, Message, Progress, encode
+from protocol.messages import (
+    CLOSE_TOO_SLOW,
+    MAX_FRAME,
+    Accepted,
+    Error,
+    Message,
+    Progress,
+    Refused,
+    Undone,
+    encode,
+)
+from protocol.solver import Solution, solve
 
-from .effects import Authenticate, BeginDaily, Close, Effect, Journal, Persist, Query, Send
+from .daily import NoWinnableDealError
+from .effects import (
+    Authenticate,
+    BeginDaily,
+    Close,
+    Effect,
+    Journal,
+    LiveRace,
+    Persist,
+    Query,
+    Send,
+    Solve,
+)
 from .leaderboard import Leaderboards
 from .metrics import Metrics
 from .rooms import Hub
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
 from .storage.sql import NameTakenError, SqlStore
+from .workers import real_stderr, solver_pool
 
 __all__ = ["RaceServer", "OUTBOX_LIMIT"]
 
@@ -45,34 +71,87 @@ OUTBOX_LIMIT = 256
 
 _PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
 
+#: How long a new ``progress`` waits in an outbox for a newer one before it is written
+#: (docs/protocol.md, section 4.11). A race of four fast players produces four progress
+#: frames per move; held this long, a client gets at most ~20 of them a second, and
+#: the server's cost per move falls towards one frame.
+PROGRESS_HOLD_S = 0.05
+#: The answers to a player's own moves, which may overtake a held progress: every other
+#: frame releases it first, so room states, countdowns and results stay in order.
+_ANSWERS = (Accepted, Refused, Undone)
+
+#: The start of YU1-C-AAAAAAB: the worker's first job, to load the solver (``_warm_hints``).
+_WARM_UP = (
+    "C ---- 7H/9s6HQSAD9H8S/4h9c2H4CKC3HTS/8djsjd2S6S6D3C3D/8h5h5dahKD7SQCAS2C"
+    "/5ckh7d6ctdJCACQD4S9D/jh3s4dkstcth8C5SQH2D7C"
+)
+
 
 class Outbox:
     """Frames waiting for one client, written by one task, never blocking anyone else."""
 
-    def __init__(self, ws: ServerConnection) -> None:
+    def __init__(self, ws: ServerConnection, hold: float = PROGRESS_HOLD_S) -> None:
         self.ws = ws
         self.items: deque[bytes | object] = deque()
+        #: The progress queued at ``_PROGRESS`` in ``items``.
         self.progress: bytes | None = None
+        #: A newer progress, held back until ``hold`` seconds pass or another frame comes.
+        self.held: bytes | None = None
+        self.hold = hold
+        self.timer: asyncio.TimerHandle | None = None
         self.wakeup = asyncio.Event()
         self.closing: tuple[int, str] | None = None
 
-    def put(self, data: bytes, *, is_progress: bool) -> bool:
-        """Queue a frame; False if the client has fallen too far behind."""
+    def put(self, data: bytes, *, is_progress: bool, is_answer: bool = False) -> bool:
+        """Queue a frame; False if the client has fallen too far behind.
+
+        A progress is held for ``hold`` seconds (a newer one replaces it meanwhile); an
+        answer to a move may overtake it, any other frame releases it first.
+        """
         if self.closing is not None:
             return True
         if is_progress:
-            # Only the latest progress matters; it goes after everything queued before it.
-            if self.progress is not None:
-                self.items.remove(_PROGRESS)
-            self.items.append(_PROGRESS)
-            self.progress = data
-        else:
-            self.items.append(data)
+            if self.hold <= 0:
+                self._queue_progress(data)
+            else:
+                self.held = data
+                if self.timer is None:
+                    self.timer = asyncio.get_running_loop().call_later(self.hold, self.release)
+            return len(self.items) <= OUTBOX_LIMIT
+        if not is_answer:
+            self.release()
+        self.items.append(data)
         self.wakeup.set()
         return len(self.items) <= OUTBOX_LIMIT
 
+    def release(self) -> None:
+        """Queue the held progress now."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.held is not None and self.closing is None:
+            data, self.held = self.held, None
+            self._queue_progress(data)
+
+    def _queue_progress(self, data: bytes) -> None:
+        # Only the latest progress matters; it goes after everything queued before it.
+        if self.progress is not None:
+            self.items.remove(_PROGRESS)
+        self.items.append(_PROGRESS)
+        self.progress = data
+        self.wakeup.set()
+
+    def discard(self) -> None:
+        """Forget what is queued (a client that stopped reading, or is gone)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.held = self.progress = None
+        self.items.clear()
+
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already queued (an error's text reaches the client first)."""
+        self.release()
         if self.closing is None:
             self.closing = (code, reason)
         self.wakeup.set()
@@ -122,6 +201,11 @@ class RaceServer:
         self._outboxes: dict[int, Outbox] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The solver's process for hints: started when first needed, stopped by ``close``.
+        #: A process, not a thread: the solver is pure Python and would hold the GIL.
+        self._hint_pool: ProcessPoolExecutor | None = None
+        self._hint_tasks: set[asyncio.Task[None]] = set()
+        self._hints_closed = False
         self.server: Server | None = None
 
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> Server:
@@ -163,6 +247,7 @@ class RaceServer:
             for box in list(self._outboxes.values()):
                 box.close(code, reason)
             await self.server.wait_closed()
+        self._close_hints()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._timer is not None:
@@ -188,6 +273,7 @@ class RaceServer:
             pass
         finally:
             self._outboxes.pop(conn, None)
+            outbox.discard()
             self._apply(self.hub.disconnect(conn, loop.time()))
             writer.cancel()
             log.debug("conn %d closed (%s)", conn, ws.close_code)
@@ -220,9 +306,14 @@ class RaceServer:
                 data = encoded.get(key)
                 if data is None:
                     data = encoded[key] = encode(effect.message)
-                if not box.put(data, is_progress=isinstance(effect.message, Progress)):
+                message = effect.message
+                if not box.put(
+                    data,
+                    is_progress=isinstance(message, Progress),
+                    is_answer=isinstance(message, _ANSWERS),
+                ):
                     log.warning("conn %d is not reading; closing it", effect.conn)
-                    box.items.clear()
+                    box.discard()
                     box.close(CLOSE_TOO_SLOW, "too slow: not reading")
             elif isinstance(effect, Close):
                 box = self._outboxes.get(effect.conn)
@@ -236,8 +327,13 @@ class RaceServer:
                 self._spawn(self._begin_daily(effect))
             elif isinstance(effect, Query):
                 self._spawn(self._query(effect))
-            elif isinstance(effect, Journal) and self.journal is not None:
-                self.journal.add(effect.entry)
+            elif isinstance(effect, Solve):
+                self._spawn_hint(self._solve(effect))
+            elif isinstance(effect, Journal):
+                if isinstance(effect.entry, LiveRace) and effect.entry.hints:
+                    self._warm_hints()  # a race with hints begins: start the solver now
+                if self.journal is not None:
+                    self.journal.add(effect.entry)
         self._schedule()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -302,6 +398,25 @@ class RaceServer:
         )
 
     async def _begin_daily(self, effect: BeginDaily) -> None:
+        # The day's deal first (chosen once a day, usually ahead of time: ``server.daily``),
+        # then the attempt's number, so an attempt is never used up on a deal not dealt.
+        try:
+            choice = await self.boards.dailies.get(effect.date)
+        except NoWinnableDealError as exc:
+            log.error("daily: %s", exc)
+            self._apply(
+                self.hub.daily_refused(
+                    effect.player_id,
+                    code="unavailable",
+                    text="no daily deal today: the solver proved no candidate winnable",
+                    now=self._now(),
+                )
+            )
+            return
+        except Exception as exc:
+            log.warning("daily: database unavailable (%s)", type(exc).__name__)
+            self._apply(self.hub.daily_refused(effect.player_id, **_UNAVAILABLE, now=self._now()))
+            return
         try:
             attempt = await self.store.begin_daily(
                 player_id=effect.player_id, date=effect.date, now=time.time()
@@ -312,9 +427,79 @@ class RaceServer:
             return
         self._apply(
             self.hub.daily_begun(
-                effect.player_id, date=effect.date, attempt=attempt, now=self._now()
+                effect.player_id,
+                date=effect.date,
+                attempt=attempt,
+                deal=choice.code,
+                par=choice.par,
+                now=self._now(),
             )
         )
+
+    # -- hints: the solver in a worker process ------------------------------------------------
+
+    def _hint_executor(self) -> ProcessPoolExecutor | None:
+        """The solver's process pool (one worker), started on first use; None once closed."""
+        if self._hints_closed:
+            return None
+        if self._hint_pool is None:
+            with real_stderr():
+                self._hint_pool = solver_pool(1)
+        return self._hint_pool
+
+    def _warm_hints(self) -> None:
+        """Start the worker and load the solver in it, so the first hint is not slow."""
+        try:
+            pool = self._hint_executor()
+            if pool is not None:
+                with real_stderr():
+                    warm = pool.submit(solve, _WARM_UP, budget_nodes=1)
+                warm.add_done_callback(lambda f: f.cancelled() or f.exception())
+        except Exception as exc:  # the first hint will try again, and report it
+            log.warning("hint: cannot start the solver's process (%s)", exc)
+
+    def _spawn_hint(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._hint_tasks.add(task)
+        task.add_done_callback(self._hint_tasks.discard)
+
+    async def _solve(self, effect: Solve) -> None:
+        """Work a hint out off the event loop, then hand the verdict to the hub."""
+        pool = None
+        try:
+            pool = self._hint_executor()
+            if pool is None:
+                raise RuntimeError("the server is closing")
+            job = functools.partial(solve, effect.position, budget_nodes=effect.budget_nodes)
+            with real_stderr():  # the worker process starts here, on first use
+                answer = asyncio.get_running_loop().run_in_executor(pool, job)
+            solution: Solution = await answer
+        except Exception as exc:  # the worker died (BrokenProcessPool), or we are closing
+            log.warning("hint: the solver failed (%s)", type(exc).__name__)
+            if pool is not None and pool is self._hint_pool:
+                self._hint_pool = None  # a broken pool stays broken: the next hint starts anew
+                pool.shutdown(wait=False, cancel_futures=True)
+            self._apply(self.hub.hint_failed(effect.player_id, effect.request, now=self._now()))
+            return
+        self._apply(
+            self.hub.hint_ready(
+                effect.player_id,
+                effect.request,
+                verdict=solution.verdict,
+                moves=solution.moves,
+                now=self._now(),
+            )
+        )
+
+    def _close_hints(self) -> None:
+        """No more hints: forget those on their way and stop the worker (a solve already
+        running ends within its node budget)."""
+        self._hints_closed = True
+        for task in list(self._hint_tasks):
+            task.cancel()
+        if self._hint_pool is not None:
+            self._hint_pool.shutdown(wait=False, cancel_futures=True)
+            self._hint_pool = None
 
     async def _query(self, effect: Query) -> None:
         reply: Message

@@ -1,28 +1,221 @@
-"""The daily deal: one deal a day (UTC) per server, from a secret nobody else holds.
+"""The daily deal: one winnable deal a day (UTC) per server, from a secret nobody else holds.
 
-The deal number is an HMAC of the date under the server's secret, so nobody can compute
-tomorrow's deal, nor today's from its date; the code is revealed once the day is over.
+Each date has a sequence of *candidates*: candidate 0 is the deal numbered by
+HMAC-SHA256("yukon-daily:<date>") under the server's secret, candidate n > 0 the one
+numbered by HMAC-SHA256("yukon-daily:<date>:<n>"). The day's deal is the first candidate
+the solver proves winnable within ``DAILY_BUDGET_NODES`` positions. A budget in nodes, not
+seconds, makes the choice the same on any machine, however busy; nobody can compute a
+day's deal without the secret, and the code is revealed once the day is over.
+
+Choosing takes the solver anything from a millisecond to a few seconds, so it runs in a
+worker process (never on the event loop), once per date: ``DailyDeals`` keeps the choice in
+memory and in the database, where it stays fixed even if a later solver would choose
+differently. Its *par* (the winning line without wasted moves) is shown on the daily board.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import hmac
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Protocol
 
-from protocol import GameCode, Rules
+from protocol import Game, GameCode, Rules
 from protocol.codes import MAX_DEAL
+from protocol.solver import par, solve
 
-__all__ = ["daily_code", "utc_date"]
+from .workers import real_stderr
+
+__all__ = [
+    "DAILY_BUDGET_NODES",
+    "MAX_CANDIDATES",
+    "DailyChoice",
+    "DailyDeals",
+    "NoWinnableDealError",
+    "candidate_code",
+    "choose_daily",
+    "utc_date",
+]
+
+log = logging.getLogger("yukon.daily")
+
+#: Positions the solver may search per candidate before the next candidate is tried.
+#: About 1.5 s of one core for a candidate it cannot decide; a winnable deal is usually
+#: proven within a few thousand positions.
+DAILY_BUDGET_NODES = 100_000
+#: Candidates tried for one date before giving up. With about nine deals in ten proven
+#: winnable within the budget, needing more than 64 does not happen in practice.
+MAX_CANDIDATES = 64
 
 
-def daily_code(secret: bytes, date: dt.date, rules: Rules) -> GameCode:
-    """The game code of ``date``'s daily deal under ``rules``."""
-    digest = hmac.new(secret, b"yukon-daily:" + date.isoformat().encode(), hashlib.sha256)
+class NoWinnableDealError(RuntimeError):
+    """No candidate of a date was proven winnable within the budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class DailyChoice:
+    """A date's daily deal, with how it was chosen."""
+
+    date: dt.date
+    code: GameCode
+    #: Which candidate of the date it is (0 for the first).
+    candidate: int
+    #: The length of the winning line below.
+    par: int
+    #: The solver's winning line without its wasted moves, in move notation.
+    line: tuple[str, ...]
+    #: Positions searched over every candidate tried.
+    nodes: int
+
+
+def candidate_code(secret: bytes, date: dt.date, rules: Rules, n: int = 0) -> GameCode:
+    """The game code of ``date``'s candidate ``n`` under ``rules``."""
+    label = f"yukon-daily:{date.isoformat()}" + (f":{n}" if n else "")
+    digest = hmac.new(secret, label.encode(), hashlib.sha256)
     deal = int.from_bytes(digest.digest()[:8], "big") % (MAX_DEAL + 1)
     return GameCode(rules, deal)
+
+
+def choose_daily(
+    secret: bytes,
+    date: dt.date,
+    rules: Rules,
+    budget_nodes: int = DAILY_BUDGET_NODES,
+    max_candidates: int = MAX_CANDIDATES,
+) -> DailyChoice:
+    """The first candidate of ``date`` the solver proves winnable (CPU-bound: seconds).
+
+    Deterministic: the same secret, date, rules, budget and solver give the same choice.
+    """
+    nodes = 0
+    for n in range(max_candidates):
+        code = candidate_code(secret, date, rules, n)
+        game = Game.from_code(code)
+        solution = solve(game, budget_nodes=budget_nodes)
+        nodes += solution.nodes
+        if solution.verdict == "won":
+            line = tuple(par(solution.moves, solution.position))
+            return DailyChoice(date, code, n, len(line), line, nodes)
+    raise NoWinnableDealError(
+        f"none of the {max_candidates} candidates for {date} was proven winnable"
+        f" within {budget_nodes} positions each"
+    )
 
 
 def utc_date(timestamp: float) -> dt.date:
     """The UTC calendar date of a wall-clock timestamp: days change at 00:00 UTC."""
     return dt.datetime.fromtimestamp(timestamp, dt.UTC).date()
+
+
+class DailyStore(Protocol):
+    """What ``DailyDeals`` needs of storage (``SqlStore`` has it)."""
+
+    async def daily_deal(self, *, date: dt.date, rules: str) -> DailyChoice | None: ...
+
+    async def save_daily_deal(self, choice: DailyChoice, *, now: float) -> DailyChoice: ...
+
+
+class DailyDeals:
+    """Each date's daily deal, chosen once and kept: memory, then the database, then the
+    solver in ``executor``. Concurrent askers for the same date share one computation."""
+
+    def __init__(
+        self,
+        store: DailyStore,
+        secret: bytes,
+        rules: Rules,
+        executor: Executor | None,
+        *,
+        budget_nodes: int = DAILY_BUDGET_NODES,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.secret = secret
+        self.rules = rules
+        self.executor = executor
+        self.budget_nodes = budget_nodes
+        self.wall = wall
+        self._known: dict[dt.date, DailyChoice] = {}
+        self._pending: dict[dt.date, asyncio.Future[DailyChoice]] = {}
+
+    def known(self, date: dt.date) -> DailyChoice | None:
+        """The choice for ``date`` if this process already has it (no waiting)."""
+        return self._known.get(date)
+
+    async def stored(self, date: dt.date) -> DailyChoice | None:
+        """The choice for ``date`` if one was ever made (never starts the solver)."""
+        choice = self._known.get(date)
+        if choice is None:
+            choice = await self.store.daily_deal(date=date, rules=str(self.rules))
+            if choice is not None:
+                self._known[date] = choice
+        return choice
+
+    async def get(self, date: dt.date) -> DailyChoice:
+        """The choice for ``date``, choosing it now if nobody has."""
+        choice = self._known.get(date)
+        if choice is not None:
+            return choice
+        pending = self._pending.get(date)
+        if pending is None:
+            pending = asyncio.get_running_loop().create_future()
+            self._pending[date] = pending
+            try:
+                pending.set_result(await self._choose(date))
+            except BaseException as exc:
+                pending.set_exception(exc)
+                pending.exception()  # retrieved: nobody else may be waiting
+                raise
+            finally:
+                del self._pending[date]
+            return pending.result()
+        return await asyncio.shield(pending)
+
+    async def _choose(self, date: dt.date) -> DailyChoice:
+        choice = await self.store.daily_deal(date=date, rules=str(self.rules))
+        if choice is None:
+            started = time.perf_counter()
+            loop = asyncio.get_running_loop()
+            with real_stderr():  # a worker process may start here (yukon play --local)
+                work = loop.run_in_executor(
+                    self.executor, choose_daily, self.secret, date, self.rules, self.budget_nodes
+                )
+            fresh = await work
+            # Another server process on the same database may have chosen first: the
+            # stored choice wins, so every process deals the same.
+            choice = await self.store.save_daily_deal(fresh, now=self.wall())
+            log.info(
+                "daily deal for %s chosen: candidate %d, par %d, %d positions in %.2f s",
+                date,
+                fresh.candidate,
+                fresh.par,
+                fresh.nodes,
+                time.perf_counter() - started,
+            )
+        self._known[date] = choice
+        return choice
+
+    async def prepare(self) -> None:
+        """Choose today's and tomorrow's deals ahead of the first player who asks."""
+        today = utc_date(self.wall())
+        for date in (today, today + dt.timedelta(days=1)):
+            try:
+                await self.get(date)
+            except Exception:
+                log.exception("daily deal for %s: could not choose it yet", date)
+
+    async def keep_ready(self) -> None:
+        """Run for the server's life: prepare, then again after each midnight (UTC)."""
+        while True:
+            await self.prepare()
+            now = self.wall()
+            midnight = dt.datetime.combine(
+                utc_date(now) + dt.timedelta(days=1), dt.time(), dt.UTC
+            ).timestamp()
+            await asyncio.sleep(min(max(midnight - now + 1.0, 1.0), 3600.0))

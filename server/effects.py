@@ -19,6 +19,7 @@ __all__ = [
     "Authenticate",
     "BeginDaily",
     "Query",
+    "Solve",
     "Effect",
     "RaceRecord",
     "PlayerResult",
@@ -58,6 +59,8 @@ class PlayerResult:
     practice: bool
     #: Accepted actions with their time offsets, so the result can be replayed and checked.
     journal: tuple[tuple[int, str], ...]
+    #: The player got a hint in this race: ranked after those who did not, on boards too.
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,19 @@ class Query:
 
 
 @dataclass(frozen=True, slots=True)
+class Solve:
+    """Decide ``position`` (position notation with every card known) with the solver, off
+    the event loop and within ``budget_nodes`` positions; then call ``Hub.hint_ready``
+    with the verdict and winning line, or ``Hub.hint_failed`` if the solver could not run.
+    ``request`` identifies the hint, for the hub."""
+
+    player_id: int
+    request: int
+    position: str
+    budget_nodes: int
+
+
+@dataclass(frozen=True, slots=True)
 class LiveRace:
     """What it takes to rebuild a running race after a restart, written when it starts."""
 
@@ -130,11 +146,14 @@ class LiveRace:
     #: ``(player_id, name)`` in the room's order.
     players: tuple[tuple[int, str], ...]
     started_wall: float
+    #: The room allows hints.
+    hints: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class LiveAction:
-    """One accepted action of a running race: a move text, ``undo`` or ``resign``."""
+    """One accepted action of a running race: a move text, ``undo``, ``resign``,
+    ``abandon``, ``leave``, or ``hint`` (the player got a first hint: the run is hinted)."""
 
     uid: str
     n: int
@@ -152,4 +171,4 @@ class Journal:
     entry: LiveRace | LiveAction
 
 
-Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Journal
+Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Journal | Solve

@@ -267,6 +267,8 @@ class DailyPage:
     total: int
     page: int
     rows: tuple[BoardEntry, ...]
+    #: The length of the solver's winning line without wasted moves; None: not chosen yet.
+    par: int | None = None
 
     @property
     def pages(self) -> int:
@@ -299,6 +301,7 @@ def board_json(page: DailyPage) -> dict[str, Any]:
     return {
         "date": page.date.isoformat(),
         "code": page.code,
+        "par": page.par,
         "total": page.total,
         "page": page.page,
         "pages": page.pages,
@@ -438,6 +441,8 @@ def render_board_html(page: DailyPage) -> str:
         deal = f"Deal <code>{_esc(page.code)}</code>"
     else:
         deal = "The deal's code stays secret until the day ends at 00:00 UTC."
+    if page.par is not None:
+        deal += f" Par: {page.par} moves (the solver's win without wasted moves)."
     live = ' <span class="pill">today</span>' if is_today else ""
 
     previous = date - dt.timedelta(days=1) if date > dt.date.min else None
@@ -627,9 +632,12 @@ class HttpPages:
         today = boards.today()
         q = parse_board_query(query, today)
         try:
-            board = await asyncio.wait_for(
-                self.server.store.daily_board(
-                    date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+            board, choice = await asyncio.wait_for(
+                asyncio.gather(
+                    self.server.store.daily_board(
+                        date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+                    ),
+                    boards.dailies.stored(q.date),
                 ),
                 self.query_timeout,
             )
@@ -640,8 +648,9 @@ class HttpPages:
                 f"the leaderboard is unavailable: the database {reason}",
             ) from None
         # The same rule as Leaderboards: the code of a day that is not over stays secret.
-        code = str(boards.daily_code(q.date)) if q.date < today else None
-        page = DailyPage(q.date, today, code, board.total, q.page, board.rows)
+        code = str(choice.code) if choice is not None and q.date < today else None
+        par = choice.par if choice is not None else None
+        page = DailyPage(q.date, today, code, board.total, q.page, board.rows, par)
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
         if q.format == "json":

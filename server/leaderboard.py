@@ -22,6 +22,7 @@ from protocol.messages import (
     Message,
 )
 
+from .daily import DailyDeals
 from .storage.sql import Board as StoredBoard
 from .storage.sql import BoardEntry, SqlStore
 
@@ -29,7 +30,9 @@ __all__ = ["Leaderboards"]
 
 
 def _row(e: BoardEntry) -> BoardRow:
-    return BoardRow(e.rank, e.name, e.outcome, e.time_ms, e.moves, e.score, e.foundations, e.undos)
+    return BoardRow(
+        e.rank, e.name, e.outcome, e.time_ms, e.moves, e.score, e.foundations, e.undos, e.hinted
+    )
 
 
 def _unix_ms(when: dt.datetime) -> int:
@@ -45,11 +48,20 @@ class Leaderboards:
         store: SqlStore,
         *,
         today: Callable[[], dt.date],
-        daily_code: Callable[[dt.date], GameCode],
+        dailies: DailyDeals,
     ) -> None:
         self.store = store
         self.today = today
-        self.daily_code = daily_code
+        self.dailies = dailies
+
+    async def still_secret(self, code: GameCode) -> bool:
+        """Is ``code`` today's or tomorrow's daily deal? An answer must not confirm it."""
+        today = self.today()
+        for date in (today, today + dt.timedelta(days=1)):
+            choice = await self.dailies.stored(date)
+            if choice is not None and choice.code == code:
+                return True
+        return False
 
     async def answer(self, message: Message, player_id: int) -> Message:
         if isinstance(message, Board):
@@ -70,15 +82,17 @@ class Leaderboards:
             board = await self.store.daily_board(
                 date=date, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
             )
-            code = str(self.daily_code(date)) if date < today else None
-            return self._page(m, date.isoformat(), code, board)
+            choice = await self.dailies.stored(date)
+            code = str(choice.code) if choice is not None and date < today else None
+            par = choice.par if choice is not None else None
+            return self._page(m, date.isoformat(), code, board, par)
         if m.code is None:
             return Error("bad_field", "a deal board needs a game code")
         try:
             parsed = GameCode.parse(m.code)
         except InvalidCodeError as exc:
             return Error("bad_rules", str(exc))
-        if parsed == self.daily_code(today):  # still secret: an answer must not confirm it
+        if await self.still_secret(parsed):
             return BoardPage("deal", None, str(parsed), 0, m.offset, (), None)
         board = await self.store.deal_board(
             code=str(parsed), offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
@@ -86,7 +100,9 @@ class Leaderboards:
         return self._page(m, None, str(parsed), board)
 
     @staticmethod
-    def _page(m: Board, date: str | None, code: str | None, board: StoredBoard) -> BoardPage:
+    def _page(
+        m: Board, date: str | None, code: str | None, board: StoredBoard, par: int | None = None
+    ) -> BoardPage:
         return BoardPage(
             kind=m.kind,
             date=date,
@@ -95,6 +111,7 @@ class Leaderboards:
             offset=board.offset,
             rows=tuple(_row(e) for e in board.rows),
             you=_row(board.you) if board.you else None,
+            par=par,
         )
 
     async def _history(self, m: History, player_id: int) -> HistoryPage:
@@ -115,6 +132,7 @@ class Leaderboards:
                 score=h.score,
                 foundations=h.foundations,
                 undos=h.undos,
+                hinted=h.hinted,
             )
             for h in history.rows
         )

@@ -51,6 +51,8 @@ class Runner:
     undos: int = 0
     #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
     done: bool = False
+    #: The player got a hint: ranked after every runner who did not (``rank_runners``).
+    hinted: bool = False
 
 
 class Race:
@@ -217,21 +219,22 @@ class Race:
 
 
 def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
-    """Winners by time then moves; then the rest by cards on foundations, score, then time.
+    """Winners by time then moves; then the rest by cards on foundations, score, then time;
+    every runner who got a hint after every runner who did not, in the same order.
 
     Runners with equal keys share a rank and the next rank skips (1, 1, 3).
     """
 
-    def key(r: Runner) -> tuple[int, int, int, int]:
+    def key(r: Runner) -> tuple[bool, int, int, int, int]:
         time_ms = r.time_ms if r.time_ms is not None else limit_ms
         if r.state is PlayerState.WON:
-            return (0, time_ms, r.game.move_count, 0)
-        return (1, -r.game.cards_on_foundations, -r.game.score, time_ms)
+            return (r.hinted, 0, time_ms, r.game.move_count, 0)
+        return (r.hinted, 1, -r.game.cards_on_foundations, -r.game.score, time_ms)
 
     ordered = sorted(runners, key=key)
     entries = []
     rank = 0
-    previous: tuple[int, int, int, int] | None = None
+    previous: tuple[bool, int, int, int, int] | None = None
     for position, r in enumerate(ordered, start=1):
         k = key(r)
         if k != previous:
@@ -246,6 +249,7 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
                 moves=r.game.move_count,
                 score=r.game.score,
                 foundations=r.game.cards_on_foundations,
+                hinted=r.hinted,
             )
         )
     return tuple(entries)

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
+from protocol import Game, GameCode, InvalidCodeError, InvalidRulesError, Rules
 from protocol.codes import MAX_DEAL
 from protocol.messages import (
     CLOSE_REPLACED,
@@ -36,6 +36,8 @@ from protocol.messages import (
     DailyDeal,
     Error,
     Hello,
+    Hint,
+    HintAnswer,
     Join,
     Leave,
     Left,
@@ -68,7 +70,7 @@ from protocol.messages import (
     Room as RoomMsg,
 )
 
-from .daily import daily_code, utc_date
+from .daily import utc_date
 from .effects import (
     Authenticate,
     BeginDaily,
@@ -82,6 +84,7 @@ from .effects import (
     Query,
     RaceRecord,
     Send,
+    Solve,
 )
 from .race import Race, Runner
 
@@ -98,6 +101,9 @@ CLOSE_POLICY = 1008
 CLOSE_TRY_LATER = 1013
 
 _CLASSIC = Rules()
+
+#: Most hint answers a player's cache keeps (a winning line adds one per move of it).
+_HINT_CACHE = 2048
 
 #: Decode errors that count towards the garbage limit.
 _STRIKE_CODES = frozenset(
@@ -140,6 +146,12 @@ class HubConfig:
     password_max_delay_s: float = 30.0
     #: Failures are forgotten after this long without one.
     password_memory_s: float = 600.0
+    #: Positions the solver may search for one hint before it answers "unknown": a fixed
+    #: count, so the same position always gets the same answer (docs/solver.md, "Hints").
+    hint_budget_nodes: int = 20_000
+    #: Hints being worked out at once, for every player together; beyond it a hint is
+    #: refused (``unavailable``) rather than queued behind them.
+    hint_queue_limit: int = 32
 
 
 @dataclass(eq=False)
@@ -169,6 +181,22 @@ class _Player:
     gone_at: float | None = None
     #: A daily attempt is being numbered by storage.
     daily_pending: bool = False
+    #: The hint being worked out for this player (its request number), if any.
+    hint_request: int | None = None
+    #: Hint answers already known in the race ``hint_uid``, by full position: every
+    #: position along a winning line given, and positions found lost or undecided.
+    hint_uid: str = ""
+    hint_answers: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _HintJob:
+    """A hint on its way: whose, for which race, and the position and ``seq`` it is for."""
+
+    player: _Player
+    uid: str
+    position: str
+    seq: int
 
 
 @dataclass(eq=False)
@@ -199,6 +227,8 @@ class _Room:
     #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
     uid: str = ""
     journal_n: int = 0
+    #: Runners may ask for hints (never in a daily room).
+    hints: bool = False
 
     def members(self) -> list[_Player]:
         return self.players + self.spectators
@@ -216,16 +246,12 @@ class Hub:
         new_room_code: Callable[[], str] = lambda: "".join(
             secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
         ),
-        daily_secret: bytes = b"",
-        daily_rules: Rules = _CLASSIC,
         boot_id: str | None = None,
     ) -> None:
         self.config = config or HubConfig()
         self._wall = wall_clock
         self._random_deal = random_deal
         self._new_room_code = new_room_code
-        self._daily_secret = daily_secret
-        self.daily_rules = daily_rules
         #: Makes race ids unique across restarts (``RaceRecord.uid``).
         self._boot = boot_id or secrets.token_hex(6)
         self._conns: dict[int, _Conn] = {}
@@ -239,6 +265,9 @@ class Hub:
         self._race_ids = 0
         self._timers: list[tuple[float, int, str, object]] = []
         self._timer_seq = 0
+        #: Hints being worked out (``Solve`` effects not answered yet), by request number.
+        self._hint_jobs: dict[int, _HintJob] = {}
+        self._hint_ids = 0
         self._out: list[Effect] = []
         self._now = 0.0
 
@@ -543,6 +572,8 @@ class Hub:
             self._rematch(c, p, now)
         elif isinstance(msg, Daily):
             self._daily(c, p, now)
+        elif isinstance(msg, Hint):
+            self._hint(c, p, now)
         elif isinstance(msg, (BoardMsg, HistoryMsg)):
             self._out.append(Query(c.id, p.id, msg))
 
@@ -575,6 +606,7 @@ class Hub:
             return
         deal = fixed or GameCode(rules, self._random_deal())
         room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
+        room.hints = msg.hints
         room.players.append(p)
         p.room = room
         p.spectator = False
@@ -675,6 +707,7 @@ class Hub:
                     host_id=room.host.id,
                     players=tuple((m.id, m.name) for m in room.players),
                     started_wall=room.started_wall,
+                    hints=room.hints,
                 )
             )
         )
@@ -759,10 +792,140 @@ class Hub:
         room.deal = GameCode(room.rules, self._random_deal())
         self._room_changed(room, now, progress=False)
 
-    # -- the daily deal ---------------------------------------------------------------------
+    # -- hints ------------------------------------------------------------------------------
 
-    def daily_code(self, date: dt.date) -> GameCode:
-        return daily_code(self._daily_secret, date, self.daily_rules)
+    def _hint(self, c: _Conn, p: _Player, now: float) -> None:
+        """The next move of a winning line from the runner's position, from the cache of
+        lines already found or else from the solver (``Solve``: answered in ``hint_ready``)."""
+        room = p.room
+        if room is None:
+            self._error(c, "not_in_room", "you are not in a room")
+            return
+        if p.spectator:
+            self._error(c, "not_player", "spectators watch; they cannot ask for hints")
+            return
+        if not room.hints:
+            what = "a daily deal" if room.daily is not None else "this room"
+            self._error(c, "hints_disabled", f"{what} allows no hints")
+            return
+        race = room.race
+        if race is None or room.state not in ("racing", "finished"):
+            self._error(c, "no_race", "the race has not started")
+            return
+        runner = race.runners.get(p.name)
+        if runner is None:
+            self._error(c, "not_player", "you are not in this race")
+            return
+        self._enforce_limit(room, now)
+        if runner.done:
+            self._error(c, "finished", f"your race is over ({runner.state.value})")
+            return
+        pending = self._hint_jobs.get(p.hint_request) if p.hint_request is not None else None
+        if pending is not None and pending.uid == room.uid:  # (one of an earlier race: ignored)
+            self._error(c, "wrong_state", "your last hint is still being worked out; wait for it")
+            return
+        position = runner.game.position()
+        if p.hint_uid != room.uid:
+            p.hint_uid, p.hint_answers = room.uid, {}
+        known = p.hint_answers.get(position)
+        if known is not None:
+            self._give_hint(room, p, runner, HintAnswer(runner.last_seq, *known), now)
+            return
+        if len(self._hint_jobs) >= self.config.hint_queue_limit:
+            self._error(c, "unavailable", "the server is working out many hints; ask again soon")
+            return
+        self._hint_ids += 1
+        request = self._hint_ids
+        self._hint_jobs[request] = _HintJob(p, room.uid, position, runner.last_seq)
+        p.hint_request = request
+        self._out.append(Solve(p.id, request, position, self.config.hint_budget_nodes))
+
+    def hint_ready(
+        self,
+        player_id: int,
+        request: int,
+        *,
+        verdict: str,
+        moves: tuple[str, ...],
+        now: float,
+    ) -> list[Effect]:
+        """The solver decided a hint's position: ``verdict`` ``won`` (with the winning line
+        ``moves``), ``lost`` or ``unknown``. Remember it, and answer the player if they
+        still race the race they asked in (the answer names the position's ``seq``)."""
+        self._out = []
+        self._now = now
+        job = self._hint_jobs.pop(request, None)
+        if job is None or job.player.id != player_id:
+            return self._flush()
+        p = job.player
+        if p.hint_request == request:
+            p.hint_request = None
+        known: tuple[str, str | None]
+        if verdict == "won" and moves:
+            known = ("win", moves[0])
+        else:
+            known = ("lost" if verdict == "lost" else "unknown", None)
+        if p.hint_uid == job.uid:  # (not if the player has asked in another race since)
+            answers = p.hint_answers
+            if len(answers) > _HINT_CACHE:
+                answers.clear()
+            if known[0] == "win":
+                # Every position along the line: a player who follows it is answered at once.
+                game = Game.from_position(job.position)
+                for move in moves:
+                    answers[game.position()] = ("win", move)
+                    game.play(move)
+            answers[job.position] = known
+        room = self._hint_room(job)
+        if room is not None:
+            assert room.race is not None
+            self._enforce_limit(room, now)
+            runner = room.race.runners.get(p.name)
+            if runner is not None and not runner.done:
+                self._give_hint(room, p, runner, HintAnswer(job.seq, *known), now)
+        return self._flush()
+
+    def hint_failed(self, player_id: int, request: int, *, now: float) -> list[Effect]:
+        """The solver could not run (its worker process died): the player may ask again."""
+        self._out = []
+        self._now = now
+        job = self._hint_jobs.pop(request, None)
+        if job is None or job.player.id != player_id:
+            return self._flush()
+        p = job.player
+        if p.hint_request == request:
+            p.hint_request = None
+        c = self._conns.get(p.conn) if p.conn is not None else None
+        if c is not None and self._hint_room(job) is not None:
+            self._error(c, "unavailable", "the hint could not be worked out just now; ask again")
+        return self._flush()
+
+    def _hint_room(self, job: _HintJob) -> _Room | None:
+        """The room of a hint's race, if its player still races there."""
+        p = job.player
+        room = p.room
+        if self._players.get(p.id) is not p or room is None or p.spectator:
+            return None
+        if room.uid != job.uid or room.race is None or room.state != "racing":
+            return None
+        if self._rooms.get(room.code) is not room:
+            return None
+        return room
+
+    def _give_hint(
+        self, room: _Room, p: _Player, runner: Runner, answer: HintAnswer, now: float
+    ) -> None:
+        """Send a hint; the first one a runner receives marks their run as hinted."""
+        if p.conn is None:  # not received: kept in the cache for when they ask again
+            return
+        assert room.race is not None
+        if not runner.hinted:
+            runner.hinted = True
+            self._journal(room, p.id, None, "hint", room.race.elapsed_ms(now))
+            log.info("room %s: %s got a hint; the run ranks after unhinted ones", room.code, p.name)
+        self._send(p, answer)
+
+    # -- the daily deal ---------------------------------------------------------------------
 
     def _daily(self, c: _Conn, p: _Player, now: float) -> None:
         room = p.room
@@ -778,9 +941,17 @@ class Hub:
         self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
 
     def daily_begun(
-        self, player_id: int, *, date: dt.date, attempt: int, now: float
+        self,
+        player_id: int,
+        *,
+        date: dt.date,
+        attempt: int,
+        deal: GameCode,
+        par: int | None = None,
+        now: float,
     ) -> list[Effect]:
-        """Storage numbered the attempt: deal it now; the player's clock starts as it is sent.
+        """The day's deal is known (``server.daily``) and storage numbered the attempt: deal
+        it now; the player's clock starts as it is sent. ``par`` goes to the player with it.
 
         Addressed by player, not connection: a player who reconnected meanwhile gets the deal
         on the new connection. One who is not connected at all has used the attempt.
@@ -799,7 +970,6 @@ class Hub:
         if code is None or len(self._rooms) >= self.config.max_rooms:
             self._error(c, "server_full", "no free room code; try again later")
             return self._flush()
-        deal = self.daily_code(date)
         room = _Room(
             code, p, deal.rules, None, deal, 1, True, self.config.daily_time_limit, daily=date
         )
@@ -809,7 +979,7 @@ class Hub:
         p.spectator = False
         self._rooms[code] = room
         log.info("%s began daily %s, attempt %d", p.name, date, attempt)
-        self._send(p, DailyDeal(date.isoformat(), attempt, attempt > 1, str(deal.rules)))
+        self._send(p, DailyDeal(date.isoformat(), attempt, attempt > 1, str(deal.rules), par))
         self._start_race(room, now)
         return self._flush()
 
@@ -991,6 +1161,7 @@ class Hub:
             daily=live.daily_date,
         )
         room.attempt = live.attempt
+        room.hints = live.hints
         room.players = players
         room.ready = {p.name for p in players}
         for p in players:
@@ -1017,6 +1188,8 @@ class Hub:
             at = started + a.at_ms / 1000
             if a.action == "resign":
                 race.resign(runner, at)
+            elif a.action == "hint":
+                runner.hinted = True
             elif a.action in ("abandon", "leave"):
                 # Out of the room for good (the result stays in the race).
                 if a.action == "abandon":
@@ -1076,6 +1249,7 @@ class Hub:
                     undos=r.undos,
                     practice=room.attempt > 1,
                     journal=tuple(r.journal),
+                    hinted=r.hinted,
                 )
                 for r in race.runners.values()
             )
@@ -1114,6 +1288,7 @@ class Hub:
             code=self._public_code(room),
             max_players=room.max_players,
             undo=room.undo,
+            hints=room.hints,
             time_limit=room.time_limit,
             players=tuple(
                 RoomPlayer(m.name, m is room.host or m.name in room.ready, m.conn is not None)

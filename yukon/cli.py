@@ -115,6 +115,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         spool=Path(args.spool),
         daily_secret=args.daily_secret,
         daily_rules=args.daily_rules,
+        solver_processes=args.solver_processes,
         certfile=Path(args.certfile) if args.certfile else None,
         keyfile=Path(args.keyfile) if args.keyfile else None,
         hub=HubConfig(
@@ -168,6 +169,16 @@ def _positive(text: str) -> float:
     value = float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is below 0")
     return value
 
 
@@ -334,6 +345,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("DAILY_RULES", "C"),
         metavar="RULES",
         help="rules of the daily deal, such as C or RT (YUKON_DAILY_RULES)",
+    )
+    p.add_argument(
+        "--solver-processes",
+        type=_count,
+        default=_env("SOLVER_PROCESSES", "1"),
+        metavar="N",
+        help="worker processes for the solver, which picks each day's winnable daily deal"
+        " (YUKON_SOLVER_PROCESSES; 0: a thread of the server's own process)",
     )
     p.add_argument(
         "--resume-window",

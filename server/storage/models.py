@@ -3,7 +3,7 @@ nothing calls ``create_all``. A test checks that autogenerate finds no differenc
 
 Results carry a precomputed ``board_key`` (lower is better) so that every leaderboard is one
 index range: winners by time then moves, then the rest by cards on foundations, score and
-time. See ``board_key``.
+time, and every result that got a hint after all those that did not. See ``board_key``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -109,6 +110,8 @@ class ResultRow(Base):
     rank: Mapped[int] = mapped_column(Integer)
     #: How many times the player took a move back.
     undos: Mapped[int] = mapped_column(Integer, default=0)
+    #: The player got a hint in that race: ranked after every result without one.
+    hinted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     board_key: Mapped[int] = mapped_column(BigInteger)
     finished_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
@@ -176,21 +179,31 @@ _WIN_TIME_BITS = 41
 _MOVE_BITS = 20
 _TIME_BITS = 34
 _SCORE_BITS = 20
+#: The flag bits above the fields: a hinted result after every other, and within each
+#: half, the rest after the winners. (Before migration 0005 "not won" was bit 62.)
+HINTED_BIT = 62
+NOT_WON_BIT = 61
 
 
-def board_key(*, won: bool, time_ms: int, moves: int, foundations: int, score: int) -> int:
+def board_key(
+    *, won: bool, time_ms: int, moves: int, foundations: int, score: int, hinted: bool = False
+) -> int:
     """One signed 64-bit integer that sorts results in board order (lower is better).
 
     Winners: ``time_ms`` then ``moves``. Others, after every winner: more cards on
-    foundations, then higher score, then less time. Equal keys are ties and share a rank.
+    foundations, then higher score, then less time. Results of players who got a hint come
+    after all the others, in the same order among themselves. Equal keys are ties and
+    share a rank.
     """
+    flag = (1 << HINTED_BIT) if hinted else 0
     if won:
         t = min(time_ms, (1 << _WIN_TIME_BITS) - 1)
-        return (t << _MOVE_BITS) | min(moves, (1 << _MOVE_BITS) - 1)
+        return flag | (t << _MOVE_BITS) | min(moves, (1 << _MOVE_BITS) - 1)
     missing = 52 - foundations
     score_gap = (1 << _SCORE_BITS) - 1 - min(score, (1 << _SCORE_BITS) - 1)
     t = min(time_ms, (1 << _TIME_BITS) - 1)
-    return (1 << 62) | (missing << (_TIME_BITS + _SCORE_BITS)) | (score_gap << _TIME_BITS) | t
+    fields = (missing << (_TIME_BITS + _SCORE_BITS)) | (score_gap << _TIME_BITS) | t
+    return flag | (1 << NOT_WON_BIT) | fields
 
 
 class LiveRaceRow(Base):
@@ -215,6 +228,8 @@ class LiveRaceRow(Base):
     started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     #: The race clock at the last checkpoint: where it resumes after a crash.
     alive_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: The room allows hints (a player's first hint is journaled as the action ``hint``).
+    hints: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):

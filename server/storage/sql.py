@@ -19,9 +19,13 @@ from sqlalchemy import Table, and_, bindparam, event, func, insert, select, tupl
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from protocol import GameCode
+
+from ..daily import DailyChoice
 from ..effects import LiveAction, LiveRace, RaceRecord
 from .models import (
     DailyAttempt,
+    DailyDealRow,
     LiveActionRow,
     LiveRaceRow,
     MoveRow,
@@ -55,6 +59,7 @@ _results = cast(Table, ResultRow.__table__)
 _moves = cast(Table, MoveRow.__table__)
 _attempts = cast(Table, DailyAttempt.__table__)
 _settings = cast(Table, Setting.__table__)
+_daily_deals = cast(Table, DailyDealRow.__table__)
 _live = cast(Table, LiveRaceRow.__table__)
 _live_actions = cast(Table, LiveActionRow.__table__)
 
@@ -82,6 +87,7 @@ class StoredResult:
     foundations: int
     undos: int
     actions: tuple[str, ...]
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +101,8 @@ class BoardEntry:
     score: int
     foundations: int
     undos: int
+    #: The player got a hint in that race (such rows rank after all the others).
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +130,7 @@ class HistoryEntry:
     score: int
     foundations: int
     undos: int
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +176,7 @@ def _board_entry(row: Any, rank: int) -> BoardEntry:
         row.score,
         row.foundations,
         row.undos,
+        row.hinted,
     )
 
 
@@ -297,6 +307,50 @@ class SqlStore:
                 continue
         raise RuntimeError("could not number the daily attempt")
 
+    async def daily_deal(self, *, date: dt.date, rules: str) -> DailyChoice | None:
+        """The deal chosen for ``date`` under ``rules``, if one was."""
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(_daily_deals).where(
+                        _daily_deals.c.daily_date == date, _daily_deals.c.rules == rules
+                    )
+                )
+            ).first()
+        if row is None:
+            return None
+        return DailyChoice(
+            date=row.daily_date,
+            code=GameCode.parse(row.code),
+            candidate=row.candidate,
+            par=row.par,
+            line=tuple(row.line.split()),
+            nodes=row.nodes,
+        )
+
+    async def save_daily_deal(self, choice: DailyChoice, *, now: float) -> DailyChoice:
+        """Keep ``choice`` for its date, unless one was kept first: return the kept one."""
+        rules = str(choice.code.rules)
+        try:
+            async with self.engine.begin() as conn:
+                await conn.execute(
+                    insert(_daily_deals).values(
+                        daily_date=choice.date,
+                        rules=rules,
+                        code=str(choice.code),
+                        candidate=choice.candidate,
+                        par=choice.par,
+                        line=" ".join(choice.line),
+                        nodes=choice.nodes,
+                        chosen_at=_utc(now),
+                    )
+                )
+            return choice
+        except IntegrityError:  # another server process chose first
+            kept = await self.daily_deal(date=choice.date, rules=rules)
+            assert kept is not None
+            return kept
+
     # -- results ------------------------------------------------------------------------------
 
     async def record_race(self, record: RaceRecord) -> None:
@@ -335,6 +389,19 @@ class SqlStore:
         uids = {r.uid for r in races} | {a.uid for a in actions}
         if not uids:
             return
+        for attempt in range(3):
+            try:
+                await self._journal(uids, races, actions)
+                return
+            except IntegrityError:
+                # A race ended (its result stored, its live row deleted) between this
+                # batch's check and its insert: check again, and its entries are dropped.
+                if attempt == 2:
+                    raise
+
+    async def _journal(
+        self, uids: set[str], races: Sequence[LiveRace], actions: Sequence[LiveAction]
+    ) -> None:
         async with self.engine.begin() as conn:
             stored = set(
                 (await conn.execute(select(_races.c.uid).where(_races.c.uid.in_(uids)))).scalars()
@@ -359,6 +426,7 @@ class SqlStore:
                             "players": json.dumps([list(p) for p in r.players]),
                             "started_at": _utc(r.started_wall),
                             "alive_ms": 0,
+                            "hints": r.hints,
                         }
                         for r in fresh
                     ],
@@ -436,6 +504,7 @@ class SqlStore:
                     host_id=row.host_id,
                     players=tuple((int(p), str(n)) for p, n in json.loads(row.players)),
                     started_wall=started.timestamp(),
+                    hints=bool(row.hints),
                 )
                 alive = max([row.alive_ms, *(a.at_ms for a in actions)])
                 out.append((live, actions, alive))
@@ -481,12 +550,14 @@ class SqlStore:
                         foundations=r.foundations,
                         rank=r.rank,
                         undos=r.undos,
+                        hinted=r.hinted,
                         board_key=board_key(
                             won=r.outcome == "won",
                             time_ms=r.time_ms,
                             moves=r.moves,
                             foundations=r.foundations,
                             score=r.score,
+                            hinted=r.hinted,
                         ),
                         finished_at=finished,
                     )
@@ -506,9 +577,9 @@ class SqlStore:
         """Every stored result (of one deal if ``code``) with its actions, so that a check can
         replay each through the engine and compare."""
         r = _results.c
-        query = select(r.id, r.code, r.outcome, r.moves, r.score, r.foundations, r.undos).order_by(
-            r.id
-        )
+        query = select(
+            r.id, r.code, r.outcome, r.moves, r.score, r.foundations, r.undos, r.hinted
+        ).order_by(r.id)
         if code is not None:
             query = query.where(r.code == code)
         async with self.engine.connect() as conn:
@@ -531,6 +602,7 @@ class SqlStore:
                         row.foundations,
                         row.undos,
                         tuple(actions),
+                        bool(row.hinted),
                     )
                 )
         return out
@@ -550,6 +622,7 @@ class SqlStore:
             r.score,
             r.foundations,
             r.undos,
+            r.hinted,
         )
 
     async def daily_board(
@@ -741,6 +814,7 @@ class SqlStore:
                         r.score,
                         r.foundations,
                         r.undos,
+                        r.hinted,
                     )
                     .join(_races, _races.c.id == r.race_id)
                     .where(r.player_id == player_id)

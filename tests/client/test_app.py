@@ -208,7 +208,7 @@ async def test_the_daily_deal_and_its_leaderboard(tmp_path: Path) -> None:
             await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the board")
             await sees(app, "alice", pilot)
             text = screen_text(app)
-            assert "Daily deal" in text and "(today) · 1 player" in text, text
+            assert "Daily deal" in text and "(today) · 1 player · par " in text, text
             assert "resigned" in text
             await pilot.press("left")  # yesterday: nobody yet
             await until(pilot, lambda: "nobody on this board yet" in screen_text(app), "yesterday")

@@ -198,7 +198,7 @@ def test_daily_results(snap_compare: Snap) -> None:
 
     def script(a: YukonApp) -> None:
         referee = Referee(CODE)
-        feed(a, welcome(), DailyDeal("2026-11-29", 1, False, "C"), referee.race())
+        feed(a, welcome(), DailyDeal("2026-11-29", 1, False, "C", 87), referee.race())
         feed(a, room("racing", max_players=1, name="D4LY2"))
         ranks = (RankEntry(1, "alice", "won", 181_250, 140, 610, 52),)
         feed(a, Result(None, ranks), room("finished", max_players=1, name="D4LY2"))
@@ -230,7 +230,7 @@ def test_leaderboard(snap_compare: Snap) -> None:
     async def before(pilot: Pilot[Any]) -> None:
         await run(script)(pilot)
         await pilot.pause()
-        feed(app, BoardPage("daily", "2026-11-29", None, 214, 0, rows, rows[4]))
+        feed(app, BoardPage("daily", "2026-11-29", None, 214, 0, rows, rows[4], 87))
         await pilot.pause()
 
     assert snap_compare(app, run_before=before)

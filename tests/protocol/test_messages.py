@@ -25,6 +25,8 @@ from protocol.messages import (
     DailyDeal,
     Error,
     Hello,
+    Hint,
+    HintAnswer,
     History,
     HistoryPage,
     HistoryRow,
@@ -101,6 +103,8 @@ CLIENT_MESSAGES: list[Any] = [
     Create(rules="RT"),
     Create(code="YU1-C-AAAAAAB", max_players=8, undo=False, time_limit=30),
     Create(),
+    Create(rules="C", hints=True),
+    Hint(),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -119,6 +123,7 @@ SERVER_MESSAGES: list[Any] = [
     Error("stale_seq", "seq 3 is older than the last 9", 3),
     ROOM,
     replace(ROOM, you="spectator", state="finished", code="YU1-C-AAAAAAB", players=()),
+    replace(ROOM, hints=True),
     Countdown(3000),
     Race(VIEW, 0, 1800, 0, 0, 0, "playing"),
     Race(VIEW, 2**40, 7200, 17, 95, 20, "stuck"),
@@ -131,6 +136,10 @@ SERVER_MESSAGES: list[Any] = [
     Progress(0, ()),
     RESULT,
     Result(None, ()),
+    Result("YU1-C-AAAAAAB", (RankEntry(1, "ann", "resigned", 5000, 3, 5, 0, hinted=True),)),
+    HintAnswer(0, "win", "7S>4"),
+    HintAnswer(2**31 - 1, "lost", None),
+    HintAnswer(17, "unknown", None),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -234,6 +243,7 @@ def test_type_names_are_the_t_field() -> None:
             "daily",
             "board",
             "history",
+            "hint",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -252,6 +262,7 @@ def test_type_names_are_the_t_field() -> None:
             "daily_deal",
             "board_page",
             "history_page",
+            "hint_answer",
         ]
     )
 
@@ -289,6 +300,31 @@ def test_left_out_optional_fields_take_their_defaults() -> None:
 def test_create_defaults_match_the_issue() -> None:
     create = Create()
     assert (create.max_players, create.undo, create.time_limit) == (4, True, 30 * 60)
+    assert create.hints is False
+
+
+def test_hints_fields() -> None:
+    """``create.hints`` is a bool that may be left out but not nil; ``room.hints`` and
+    ``ranks[].hinted`` are always sent, and read as false from a server that predates them;
+    a hint answer's verdict is one of three words."""
+    assert decode_client(pack({"t": "create", "hints": True})).hints is True
+    assert field_error({"t": "create", "hints": None}).text.startswith("field 'hints'")
+    assert field_error({"t": "create", "hints": 1}).code == "bad_field"
+    body = body_of(replace(ROOM, hints=True))
+    assert list(body)[list(body).index("undo") + 1] == "hints"
+    del body["hints"]
+    assert decode_server(pack(body)) == ROOM
+    body = body_of(RESULT)
+    assert [rank["hinted"] for rank in body["ranks"]] == [False, False]
+    del body["ranks"][0]["hinted"]
+    assert decode_server(pack(body)) == RESULT
+    assert decode_client(pack({"t": "hint", "seq": 4})) == Hint()
+    answer = {"t": "hint_answer", "seq": 0, "verdict": "won", "move": None}
+    assert "'verdict'" in field_error(answer, decode_server).text
+    answer = {"t": "hint_answer", "seq": -1, "verdict": "lost", "move": None}
+    assert "'seq'" in field_error(answer, decode_server).text
+    answer = {"t": "hint_answer", "seq": 0, "verdict": "lost"}
+    assert "missing field 'move'" in field_error(answer, decode_server).text
 
 
 def test_unknown_keys_are_ignored() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol import Game
+from protocol import Game, Rules
 from protocol.messages import (
     Accepted,
     Board,
@@ -25,7 +25,7 @@ from protocol.messages import (
     Result,
 )
 from server.app import ServeOptions, open_server
-from server.daily import utc_date
+from server.daily import choose_daily, utc_date
 from server.rooms import HubConfig
 
 from .tcp_proxy import TcpProxy
@@ -51,12 +51,13 @@ async def test_the_daily_deal_first_attempt_counts_later_ones_are_practice(
     clock = Clock(NOON)
     async with running_server(db_url, tmp_path, wall_clock=clock) as server:
         today = utc_date(NOON)
-        code = server.hub.daily_code(today)
+        code = (await server.boards.dailies.get(today)).code
         ann, bob = await open_client(server, "ann"), await open_client(server, "bob")
 
         await ann.send(Daily())
         deal = await ann.expect(DailyDeal)
         assert (deal.date, deal.attempt, deal.practice, deal.rules) == ("2026-11-29", 1, False, "C")
+        assert deal.par == (await server.boards.dailies.get(today)).par
         race = await ann.expect(Race)
         assert race.view == Game.from_code(code).view() and race.elapsed_ms < 1000
         game = Game.from_position(race.view)
@@ -82,7 +83,7 @@ async def test_the_daily_deal_first_attempt_counts_later_ones_are_practice(
 
         await ann.send(Board("daily"))
         page = await ann.expect(BoardPage)
-        assert (page.date, page.code, page.total) == ("2026-11-29", None, 2)
+        assert (page.date, page.code, page.total, page.par) == ("2026-11-29", None, 2, deal.par)
         # Two first attempts (ann's practice is not on the board), in board order.
         assert {(r.name, r.moves) for r in page.rows} == {("ann", 1), ("bob", 0)}
         keys = [(-r.foundations, -r.score, r.time_ms) for r in page.rows]
@@ -121,14 +122,15 @@ async def test_the_daily_deal_first_attempt_counts_later_ones_are_practice(
 async def test_a_restart_keeps_the_daily_deal_and_the_players(db_url: str, tmp_path: Path) -> None:
     options = ServeOptions(port=0, db=db_url, spool=tmp_path / "spool.jsonl")
     date = dt.date(2026, 11, 29)
+    # The default options: the solver runs in a worker process.
     async with open_server(options) as first:
-        code = first.hub.daily_code(date)
+        code = (await first.boards.dailies.get(date)).code
         ann = await open_client(first, "ann")
         token = ann.frames[0].token
         await ann.ws.close()
     async with open_server(options) as second:
-        assert second.hub.daily_code(date) == code
-        assert second.hub.daily_code(date + dt.timedelta(days=1)) != code
+        assert (await second.boards.dailies.get(date)).code == code
+        assert (await second.boards.dailies.get(date + dt.timedelta(days=1))).code != code
         again = await open_client(second)
         await again.send(Hello(1, token=token))
         assert (await again.recv()).name == "ann"
@@ -138,8 +140,12 @@ async def test_a_restart_keeps_the_daily_deal_and_the_players(db_url: str, tmp_p
         for c in (again, taken):
             await c.ws.close()
     configured = ServeOptions(port=0, db=db_url, spool=tmp_path / "s.jsonl", daily_secret="s3")
+    later = date + dt.timedelta(days=7)
     async with open_server(configured) as third:
-        assert third.hub.daily_code(date) != code
+        # A day once chosen stays chosen; new days follow the new secret.
+        assert (await third.boards.dailies.get(date)).code == code
+        chosen = await third.boards.dailies.get(later)
+        assert chosen == choose_daily(b"s3", later, Rules.parse("C"))
 
 
 async def test_every_stored_result_replays_to_the_same_result(db_url: str, tmp_path: Path) -> None:

@@ -340,3 +340,77 @@ async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> N
     stalled.ws.transport.abort()  # it never reads, so it could not finish a close handshake
     for c in (alice, bob):
         await c.ws.close()
+
+
+class FakeSocket:
+    """Records what an outbox writes; ``sent`` is set after each frame."""
+
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.sent = asyncio.Event()
+        self.closed: tuple[int, str] | None = None
+
+    async def send(self, data: bytes) -> None:
+        self.frames.append(data)
+        self.sent.set()
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+
+async def drain(box: Any, ws: FakeSocket, count: int) -> list[bytes]:
+    writer = asyncio.create_task(box.run())
+    try:
+        while len(ws.frames) < count:
+            ws.sent.clear()
+            await asyncio.wait_for(ws.sent.wait(), TIMEOUT)
+    finally:
+        writer.cancel()
+    return ws.frames
+
+
+async def test_a_held_progress_is_replaced_overtaken_by_answers_and_released_by_others() -> None:
+    from server.connection import Outbox
+
+    ws = FakeSocket()
+    box = Outbox(ws, hold=3600.0)  # released only by other frames here
+    box.put(b"p1", is_progress=True)
+    box.put(b"p2", is_progress=True)  # replaces p1: only the latest matters
+    box.put(b"accepted", is_progress=False, is_answer=True)  # may overtake it
+    box.put(b"room", is_progress=False)  # must not: the progress goes first
+    assert await drain(box, ws, 3) == [b"accepted", b"p2", b"room"]
+    box.put(b"p3", is_progress=True)
+    box.close(1000, "bye")  # a close releases it too
+    assert await drain(box, ws, 4) == [b"accepted", b"p2", b"room", b"p3"]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert ws.closed == (1000, "bye")
+
+
+async def test_a_held_progress_goes_out_when_its_hold_is_over() -> None:
+    from server.connection import Outbox
+
+    ws = FakeSocket()
+    box = Outbox(ws, hold=0.01)
+    box.put(b"p1", is_progress=True)
+    box.put(b"p2", is_progress=True)
+    assert await drain(box, ws, 1) == [b"p2"]
+    assert box.held is None and box.timer is None
+
+
+async def test_progress_still_reaches_every_member_with_the_latest_standings(
+    server: RaceServer,
+) -> None:
+    """Moves in a burst: a member may skip intermediate progress, never the latest."""
+    code, line = winning_line()
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    await room_with(alice, bob, code=code)
+    await start_race(alice, bob)
+    for seq, move in enumerate(line[:10], start=1):
+        await alice.send(MoveMsg(seq, move))
+    await alice.expect(Accepted, seq=10)
+    seen = []
+    while not seen or seen[-1] < 10:
+        progress = await bob.expect(Progress)
+        seen.append(next(p.moves for p in progress.players if p.name == "alice"))
+    assert seen == sorted(seen) and seen[-1] == 10

@@ -101,7 +101,7 @@ async def add_daily_results(
 ) -> None:
     """Store first attempts at ``date``'s deal directly, as finished races would be:
     ``(name, outcome, time_ms, moves, score, foundations)`` each."""
-    code = str(server.hub.daily_code(date))
+    code = str((await server.boards.dailies.get(date)).code)
     start = dt.datetime.combine(date, dt.time(12), dt.UTC).timestamp()
     for i, (name, outcome, time_ms, moves, score, foundations) in enumerate(results):
         player = await server.store.register_player(name=name, now=start)
@@ -127,7 +127,8 @@ async def play_daily(server: RaceServer, name: str, moves: int) -> None:
     client = await open_client(server, name)
     await client.send(Daily())
     await client.expect(Race)
-    game = Game.from_code(server.hub.daily_code(TODAY))  # the test may know every card
+    # the test may know every card
+    game = Game.from_code((await server.boards.dailies.get(TODAY)).code)
     for seq in range(1, moves + 1):
         move = sorted(game.legal_moves())[0]
         game.play(move)
@@ -318,7 +319,7 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
 ) -> None:
     clock = Clock(NOON)
     async with running_server(db_url, tmp_path, wall_clock=clock) as server:
-        code = str(server.hub.daily_code(TODAY))
+        code = str((await server.boards.dailies.get(TODAY)).code)
         await play_daily(server, "ann", moves=2)
         await play_daily(server, "<b>x</b>", moves=1)
         await play_daily(server, "bob", moves=0)
@@ -348,6 +349,8 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
             3,
             1,
         )
+        par = (await server.boards.dailies.get(TODAY)).par
+        assert data["par"] == par and f"Par: {par} moves" in html
         # The same rows as the page, in the same order, with the name as it was typed.
         assert [
             [str(r["rank"]), r["name"], format_time(r["time_ms"]), str(r["moves"]), str(r["score"])]
@@ -373,7 +376,7 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
         assert code not in (await fetch(server, "/leaderboard?format=json")).text
 
         clock.now += DAY  # the day is over: its code may be shown; the new day's may not
-        tomorrow = str(server.hub.daily_code(TODAY + dt.timedelta(days=1)))
+        tomorrow = str((await server.boards.dailies.get(TODAY + dt.timedelta(days=1))).code)
         past = await fetch(server, "/leaderboard?date=2026-11-29")
         assert code in past.text and tomorrow not in past.text
         assert 'rel="next" href="/leaderboard?date=2026-11-30"' in past.text
@@ -551,7 +554,7 @@ async def test_the_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
     assert rows[2][2] == "timeout38/52 cards"
     assert "<b>x</b>" not in dom  # the browser saw text, not an element
     assert "Sunday 29 November 2026" in dom
-    assert str(server.hub.daily_code(TODAY)) not in dom
+    assert str((await server.boards.dailies.get(TODAY)).code) not in dom
     assert shot.stat().st_size > 10_000  # a real rendering, not a blank page
     if target := os.environ.get("YUKON_SCREENSHOT"):
         shutil.copy(shot, target)

@@ -338,9 +338,10 @@ def runner(
     foundations: int = 0,
     score: int = 0,
     moves: int = 0,
+    hinted: bool = False,
 ) -> Runner:
     game = FakeGame(foundations, score, moves)
-    return Runner(name, game, state=state, time_ms=time_ms)  # type: ignore[arg-type]
+    return Runner(name, game, state=state, time_ms=time_ms, hinted=hinted)  # type: ignore[arg-type]
 
 
 def ranked(entries: tuple[RankEntry, ...]) -> list[tuple[int, str]]:
@@ -424,6 +425,31 @@ def test_rank_entries_carry_the_runners_figures() -> None:
         [runner("ann", PlayerState.WON, 4321, foundations=52, score=600, moves=140)], 60000
     )
     assert entries == (RankEntry(1, "ann", "won", 4321, 140, 600, 52),)
+
+
+def test_hinted_runners_rank_after_every_runner_without_a_hint() -> None:
+    won = PlayerState.WON
+    runners = [
+        runner("fast", won, 1000, foundations=52, moves=90, hinted=True),
+        runner("quit", PlayerState.RESIGNED, 500, foundations=0, score=0),
+        runner("slow", won, 9000, foundations=52, moves=90, hinted=True),
+        runner("tie1", PlayerState.STUCK, 800, foundations=9, score=70, hinted=True),
+        runner("tie2", PlayerState.STUCK, 800, foundations=9, score=70, hinted=True),
+        runner("best", won, 20000, foundations=52, moves=200),
+    ]
+    entries = rank_runners(runners, 60000)
+    # Without hints first, in the usual order; then the hinted ones, in the usual order,
+    # ties shared as usual. Equal in everything but the hint is no tie.
+    assert [(e.rank, e.name, e.hinted) for e in entries] == [
+        (1, "best", False),
+        (2, "quit", False),
+        (3, "fast", True),
+        (4, "slow", True),
+        (5, "tie1", True),
+        (5, "tie2", True),
+    ]
+    twins = [runner(n, won, 1000, foundations=52, moves=90, hinted=n == "b") for n in "ab"]
+    assert ranked(rank_runners(twins, 60000)) == [(1, "a"), (2, "b")]
 
 
 def test_no_runners_no_ranks() -> None:

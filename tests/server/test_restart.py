@@ -8,12 +8,14 @@ resends the moves it was told were accepted after it (docs/protocol.md, "Restart
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +232,43 @@ async def race_through_a_restart(
     assert sorted(r.outcome for r in stored) == ["resigned", "won"]
     won = next(r for r in stored if r.outcome == "won")
     assert won.actions == tuple(line)
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of ``pid`` (Linux: /proc)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found.update(int(c) for c in (task / "children").read_text().split())
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_a_killed_server_leaves_no_solver_process_behind(tmp_path: Path) -> None:
+    """The solver's worker process (it chooses the daily deals) goes when its server is
+    killed with SIGKILL, which gives the server no chance to stop it."""
+    server = ServerProcess(f"sqlite:///{tmp_path}/k.db", tmp_path / "spool.jsonl")
+    try:
+        workers: set[int] = set()
+        for _ in range(200):  # the worker starts when the daily deals are chosen, at once
+            if workers := children(server.proc.pid):
+                break
+            time.sleep(0.05)
+        assert workers, "no solver worker was started:\n" + "".join(server.lines)
+        server.proc.kill()
+        server.proc.wait(TIMEOUT)
+        for _ in range(200):
+            if not any(alive(w) for w in workers):
+                break
+            time.sleep(0.05)
+        assert not any(alive(w) for w in workers), "a solver worker outlived its server"
+    finally:
+        server.kill()

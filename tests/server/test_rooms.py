@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError
+from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, Rules
 from protocol.messages import (
     CLOSE_REPLACED,
     CLOSE_VERSION,
@@ -46,6 +46,7 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
+from server.daily import candidate_code
 from server.effects import (
     Authenticate,
     BeginDaily,
@@ -144,7 +145,12 @@ class Clients:
         assert isinstance(e, BeginDaily)
         self.attempts[e.player_id] += 1
         return hub.daily_begun(
-            e.player_id, date=e.date, attempt=self.attempts[e.player_id], now=now
+            e.player_id,
+            date=e.date,
+            attempt=self.attempts[e.player_id],
+            deal=candidate_code(b"test", e.date, Rules.parse("C")),
+            par=99,
+            now=now,
         )
 
     def _record(self, effects: list[Effect]) -> list[Effect]:

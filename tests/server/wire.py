@@ -76,8 +76,15 @@ async def running_server(
     """The server as ``yukon serve`` wires it, on port 0, with a real database."""
     # A bigger token bucket than the default lets scripted players move as fast as they can.
     config = HubConfig(countdown_s=0.2, resume_window_s=5.0, bucket_capacity=200, bucket_rate=100)
+    # The solver on a thread: a worker process per test server would cost more than the
+    # daily deals it chooses (tests/server/test_app.py runs the process pool for real).
     options = ServeOptions(
-        host="127.0.0.1", port=0, db=db_url, spool=tmp_path / "spool.jsonl", hub=config
+        host="127.0.0.1",
+        port=0,
+        db=db_url,
+        spool=tmp_path / "spool.jsonl",
+        hub=config,
+        solver_processes=0,
     )
     async with open_server(options, hub_options=hub_options) as srv:
         yield srv

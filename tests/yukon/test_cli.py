@@ -166,6 +166,13 @@ def test_serve_runs_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
             proc.wait()
 
 
+def test_serve_refuses_a_negative_solver_process_count() -> None:
+    result = yukon("serve", "--solver-processes", "-1")
+    assert result.returncode == 2
+    assert "--solver-processes" in result.stderr and "below 0" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_serve_port_in_use_is_one_line() -> None:
     import socket
 

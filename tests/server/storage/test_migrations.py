@@ -3,17 +3,18 @@ models (what the code queries) match what the migrations create."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from server.storage import migrate
-from server.storage.models import Base
+from server.storage.models import Base, board_key
 from server.storage.sql import SqlStore
 
 TABLES = {
@@ -28,6 +29,7 @@ TABLES = {
     "live_actions",
 }
 INDEXES = {"ix_results_daily_board", "ix_results_code_board", "ix_results_player_finished"}
+AT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
 
 
 @pytest.fixture
@@ -95,6 +97,65 @@ async def test_downgrade_to_base_and_up_again(store: SqlStore) -> None:
     # And the store works on the re-created tables.
     alice = await store.register_player(name="alice", now=0.0)
     assert await store.find_player(token=alice.token) == alice
+
+
+async def test_0005_moves_old_board_keys_below_the_hint_flag(store: SqlStore) -> None:
+    """Before 0005 "not won" was bit 62 of ``board_key``; 0005 gives that bit to hints and
+    moves "not won" to bit 61, for the results already stored too (and back on downgrade)."""
+    won_key = (60_000 << 20) | 100
+    lost_key = (1 << 62) | (12 << 54) | 345
+    await migrate.upgrade(store, "0004")
+
+    def insert(conn: Connection) -> None:
+        conn.execute(
+            text(
+                "INSERT INTO players (id, name, name_key, token_hash, created_at)"
+                " VALUES (1, 'ann', 'ann', 'h', :at)"
+            ),
+            {"at": AT},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO races (id, uid, code, rules, started_at)"
+                " VALUES (1, 'u1', 'YU1-C-AAAAAAB', 'C', :at), (2, 'u2', 'YU1-C-AAAAAAB', 'C', :at)"
+            ),
+            {"at": AT},
+        )
+        for n, key in ((1, won_key), (2, lost_key)):
+            conn.execute(
+                text(
+                    "INSERT INTO results (id, race_id, player_id, code, practice, outcome,"
+                    " time_ms, moves, score, foundations, rank, undos, board_key, finished_at)"
+                    " VALUES (:n, :n, 1, 'YU1-C-AAAAAAB', false, 'won', 0, 0, 0, 0, 1, 0,"
+                    " :key, :at)"
+                ),
+                {"n": n, "key": key, "at": AT},
+            )
+
+    def keys(conn: Connection) -> list[tuple[int, bool]]:
+        rows = conn.execute(text("SELECT board_key, hinted FROM results ORDER BY id"))
+        return [(int(k), bool(h)) for k, h in rows]
+
+    def old_keys(conn: Connection) -> list[int]:
+        rows = conn.execute(text("SELECT board_key FROM results ORDER BY id"))
+        return [int(k) for (k,) in rows]
+
+    await store.run_sync(insert)
+    assert await migrate.upgrade(store) == migrate.head()
+    assert await store.run_sync(keys) == [(won_key, False), (lost_key - (1 << 61), False)]
+    assert board_key(won=False, time_ms=345, moves=0, foundations=40, score=(1 << 20) - 1) == (
+        lost_key - (1 << 61)
+    )
+
+    def hint_one(conn: Connection) -> None:
+        conn.execute(
+            text("UPDATE results SET hinted = true, board_key = board_key + :h WHERE id = 1"),
+            {"h": 1 << 62},
+        )
+
+    await store.run_sync(hint_one)
+    await migrate.downgrade(store, "0004")
+    assert await store.run_sync(old_keys) == [won_key, lost_key]
 
 
 async def test_the_models_match_the_migrations(store: SqlStore) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import sqlite3
 import time
@@ -115,6 +116,18 @@ def test_record_json_round_trip() -> None:
         assert isinstance(again.results, tuple)
         assert all(isinstance(r.journal, tuple) for r in again.results)
         assert all(isinstance(step, tuple) for r in again.results for step in r.journal)
+
+
+def test_the_hint_mark_is_spooled_and_an_older_spool_reads_as_unhinted() -> None:
+    a = Identity(1, "alice", "t")
+    plain = record("spooled-race", a)
+    hinted = dataclasses.replace(
+        plain, results=(dataclasses.replace(plain.results[0], hinted=True),)
+    )
+    assert record_from_json(record_to_json(hinted)) == hinted
+    older = record_to_json(plain).replace(',"hinted":false', "")  # written before hints
+    assert "hinted" not in older
+    assert record_from_json(older) == plain
 
 
 # -- writing -------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection
 
-from server.effects import PlayerResult, RaceRecord
+from server.effects import LiveAction, LiveRace, PlayerResult, RaceRecord
 from server.storage import migrate
 from server.storage.models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, board_key
 from server.storage.sql import Board, BoardEntry, Identity, NameTakenError, SqlStore, hash_token
@@ -59,6 +59,7 @@ def res(
     practice: bool = False,
     rank: int = 1,
     journal: Sequence[tuple[int, str]] = (),
+    hinted: bool = False,
 ) -> PlayerResult:
     if foundations is None:
         foundations = 52 if outcome == "won" else 20
@@ -74,6 +75,7 @@ def res(
         undos=undos,
         practice=practice,
         journal=tuple(journal),
+        hinted=hinted,
     )
 
 
@@ -121,13 +123,15 @@ class Outcome:
     moves: int
     foundations: int
     score: int
+    hinted: bool = False
 
     def documented(self) -> tuple[int, ...]:
         """docs/protocol.md 4.12: winners by time then moves; then everyone else by
-        foundations (more first), score (higher first), time (earlier first)."""
+        foundations (more first), score (higher first), time (earlier first); and every
+        result that got a hint after all those that did not."""
         if self.won:
-            return (0, self.time_ms, self.moves)
-        return (1, -self.foundations, -self.score, self.time_ms)
+            return (int(self.hinted), 0, self.time_ms, self.moves)
+        return (int(self.hinted), 1, -self.foundations, -self.score, self.time_ms)
 
     def key(self) -> int:
         return board_key(
@@ -136,6 +140,7 @@ class Outcome:
             moves=self.moves,
             foundations=self.foundations,
             score=self.score,
+            hinted=self.hinted,
         )
 
     def result(self, who: Identity, **kw: Any) -> PlayerResult:
@@ -146,16 +151,19 @@ class Outcome:
             moves=self.moves,
             foundations=self.foundations,
             score=self.score,
+            hinted=self.hinted,
             **kw,
         )
 
 
-def won(time_ms: int, moves: int) -> Outcome:
-    return Outcome(True, time_ms, moves, 52, 600)
+def won(time_ms: int, moves: int, *, hinted: bool = False) -> Outcome:
+    return Outcome(True, time_ms, moves, 52, 600, hinted)
 
 
-def lost(foundations: int, score: int, time_ms: int, moves: int = 80) -> Outcome:
-    return Outcome(False, time_ms, moves, foundations, score)
+def lost(
+    foundations: int, score: int, time_ms: int, moves: int = 80, *, hinted: bool = False
+) -> Outcome:
+    return Outcome(False, time_ms, moves, foundations, score, hinted)
 
 
 def expected_ranks(keys: Sequence[tuple[int, ...]]) -> list[int]:
@@ -603,6 +611,81 @@ async def test_deal_board_ties_and_pages(store: SqlStore) -> None:
         assert summary(page) == full[offset : offset + 2]
 
 
+async def test_deal_board_ranks_hinted_results_after_the_others_and_marks_them(
+    store: SqlStore,
+) -> None:
+    alice, bob, carol, dave = await register(store, "alice", "bob", "carol", "dave")
+    # The fastest win, but with a hint; a loss without one ranks above it.
+    await store.record_race(race(won(10_000, 50, hinted=True).result(alice), room="R1"))
+    await store.record_race(race(lost(20, 300, 90_000).result(bob), room="R2"))
+    await store.record_race(race(won(20_000, 60, hinted=True).result(carol), room="R3"))
+    # dave's hinted win is not his best result: his later loss without a hint is.
+    await store.record_race(race(won(5_000, 40, hinted=True).result(dave), room="R4"))
+    await store.record_race(race(lost(10, 100, 50_000).result(dave), room="R5"))
+
+    board = await store.deal_board(code=CODE, player_id=alice.player_id)
+    assert summary(board) == [(1, "bob"), (2, "dave"), (3, "alice"), (4, "carol")]
+    assert [(e.outcome, e.hinted) for e in board.rows] == [
+        ("stuck", False),
+        ("stuck", False),
+        ("won", True),
+        ("won", True),
+    ]
+    assert board.you == board.rows[2]
+    # Equal in everything but the hint is no tie.
+    await store.record_race(race(won(10_000, 50).result(carol), code=OTHER_CODE))
+    await store.record_race(race(won(10_000, 50, hinted=True).result(bob), code=OTHER_CODE))
+    other = await store.deal_board(code=OTHER_CODE)
+    assert [(e.rank, e.name, e.hinted) for e in other.rows] == [
+        (1, "carol", False),
+        (2, "bob", True),
+    ]
+    # The mark is stored with the result and shown in the history.
+    assert [r.hinted for r in await store.stored_results(code=CODE)] == [
+        True,
+        False,
+        True,
+        True,
+        False,
+    ]
+    history = await store.history(player_id=alice.player_id)
+    assert [h.hinted for h in history.rows] == [True]
+
+
+async def test_the_journal_keeps_the_hints_option_and_the_hint_action(store: SqlStore) -> None:
+    ann, bob = await register(store, "ann", "bob")
+
+    def live(uid: str, *, hints: bool) -> LiveRace:
+        return LiveRace(
+            uid=uid,
+            room="ZEBRA" if hints else "WALTZ",
+            code=CODE,
+            rules="C",
+            daily_date=None,
+            attempt=0,
+            undo=True,
+            time_limit=1800,
+            max_players=4,
+            fixed=True,
+            host_id=ann.player_id,
+            players=((ann.player_id, "ann"), (bob.player_id, "bob")),
+            started_wall=T0,
+            hints=hints,
+        )
+
+    actions = [
+        LiveAction("with", 1, ann.player_id, None, 1_500, "hint"),
+        LiveAction("with", 2, ann.player_id, 1, 2_000, "6H>7"),
+    ]
+    await store.journal(
+        races=[live("with", hints=True), live("without", hints=False)], actions=actions
+    )
+    found = {race.uid: (race, acts) for race, acts, _ in await store.live_races()}
+    assert found["with"][0] == live("with", hints=True)
+    assert found["with"][1] == actions
+    assert found["without"][0].hints is False
+
+
 # -- history ------------------------------------------------------------------------------------
 
 
@@ -729,7 +812,8 @@ outcomes = st.builds(
     moves=near(MAX_MOVES),
     foundations=st.one_of(st.integers(0, 52), st.sampled_from([0, 51, 52])),
     score=near(MAX_SCORE),
-).map(lambda o: Outcome(o.won, o.time_ms, o.moves, 52, o.score) if o.won else o)
+    hinted=st.booleans(),
+).map(lambda o: Outcome(o.won, o.time_ms, o.moves, 52, o.score, o.hinted) if o.won else o)
 
 
 def compare(a: Any, b: Any) -> int:
@@ -742,6 +826,9 @@ def compare(a: Any, b: Any) -> int:
 @example(lost(1, 0, MAX_TIME), lost(0, MAX_SCORE, 0))
 @example(lost(5, 10, MAX_TIME), lost(5, 11, MAX_TIME))
 @example(won(5, MAX_MOVES), won(6, 0))
+@example(won(1, 1, hinted=True), lost(0, 0, MAX_TIME))
+@example(won(MAX_TIME, MAX_MOVES, hinted=True), won(MAX_TIME, MAX_MOVES))
+@example(lost(52, MAX_SCORE, 0, hinted=True), lost(0, 0, MAX_TIME, hinted=True))
 def test_board_key_order_is_the_documented_order(a: Outcome, b: Outcome) -> None:
     assert compare(a.key(), b.key()) == compare(a.documented(), b.documented())
 
@@ -786,6 +873,10 @@ def test_board_key_examples() -> None:
     # Equal on every field of its group is a tie, whatever the other fields say.
     assert won(5, 5).key() == Outcome(True, 5, 5, 52, 0).key()
     assert lost(3, 4, 5, moves=1).key() == lost(3, 4, 5, moves=999).key()
+    # A hint puts a result after every result without one, a win after a loss.
+    assert lost(0, 0, MAX_TIME).key() < won(1, 1, hinted=True).key()
+    assert won(1, 1, hinted=True).key() < won(2, 1, hinted=True).key()
+    assert won(10**12, 10**7, hinted=True).key() < lost(52, MAX_SCORE, 0, hinted=True).key()
 
 
 # -- the daily-board SQL and a plain sort agree, on random data ----------------------------------
@@ -815,8 +906,8 @@ async def test_random_board_matches_a_plain_sort(store: SqlStore) -> None:
 async def test_sql_engine_sees_the_same_board_key(store: SqlStore) -> None:
     """The key is stored as computed (no truncation in a BIGINT column on either backend)."""
     (me,) = await register(store, "me")
-    o = lost(0, 0, MAX_TIME)
-    await store.record_race(race(o.result(me), daily_date=DAY))
+    o = lost(0, 0, MAX_TIME, hinted=True)  # the largest key there is
+    await store.record_race(race(o.result(me), code=OTHER_CODE))
 
     def stored_key(conn: Connection) -> int:
         return int(conn.execute(text("SELECT board_key FROM results")).scalar_one())

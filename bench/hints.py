@@ -1,0 +1,104 @@
+"""What a hint costs: the solver on positions met in play, for a few node budgets.
+
+Run from the repository root, either way::
+
+    python -m bench.hints
+    python bench/hints.py --positions 300 --budgets 5000,10000,20000,50000
+
+A hint solves the player's current position with a fixed node budget
+(``HubConfig.hint_budget_nodes``, docs/solver.md "Hints"). This takes ``--positions``
+positions of the Classic deals 1, 2, 3, ...: each deal played from its start by random legal
+moves to a depth drawn from 0, 5, 15, 30 and 60 (seeded, so the same positions every run;
+random play loses often, so many of them are lost), and solves each with every budget, one
+at a time in this process, timing it with ``time.perf_counter``. It reports, per budget,
+the verdicts and the time per hint (median, 90th, 95th and 99th percentile, and the
+worst). The budget should answer well under a second for nearly every position.
+
+This is a measurement, not a test: it never fails on the figures and always exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+
+if __package__ in (None, ""):  # run as ``python bench/hints.py``: find ``protocol``
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.engine import cpu_model, percentile
+from protocol import Game, GameCode, Rules
+from protocol.solver import solve
+
+DEPTHS = (0, 5, 15, 30, 60)
+
+
+def positions(count: int, seed: int) -> list[str]:
+    """Full positions (every card known, as the server has them) met in random play."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    deal = 0
+    while len(out) < count:
+        deal += 1
+        game = Game.from_code(GameCode(Rules.parse("C"), deal))
+        for _ in range(rng.choice(DEPTHS)):
+            moves = game.legal_moves()
+            if not moves or game.is_won():
+                break
+            game.play(rng.choice(moves))
+        if not game.is_won():
+            out.append(game.position())
+    return out
+
+
+def measure(samples: list[str], budget: int) -> None:
+    times: list[float] = []
+    verdicts = {"won": 0, "lost": 0, "unknown": 0}
+    for position in samples:
+        started = time.perf_counter()
+        solution = solve(position, budget_nodes=budget)
+        times.append(time.perf_counter() - started)
+        verdicts[solution.verdict] += 1
+    times.sort()
+    n = len(times)
+    ms = [1000 * t for t in times]
+    print(
+        f"{budget:>9,}  won {verdicts['won']:4d}  lost {verdicts['lost']:4d}"
+        f"  unknown {verdicts['unknown']:3d} ({verdicts['unknown'] / n:5.1%})"
+        f"  median {statistics.median(ms):6.1f}  p90 {percentile(ms, 90):6.1f}"
+        f"  p95 {percentile(ms, 95):6.1f}  p99 {percentile(ms, 99):6.1f}  max {ms[-1]:6.1f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.hints", description="Time the solver as hints use it."
+    )
+    parser.add_argument("--positions", type=int, default=300, metavar="N")
+    parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument(
+        "--budgets",
+        default="5000,10000,20000,30000,50000",
+        metavar="B,B",
+        help="node budgets to compare (default 5000,10000,20000,30000,50000)",
+    )
+    args = parser.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    print("Yukon hint benchmark")
+    print(f"python  {platform.python_version()} ({platform.python_implementation()})")
+    print(f"cpu     {cpu_model()}, {os.cpu_count()} cores; one process")
+    samples = positions(args.positions, args.seed)
+    print(f"setup   {len(samples)} positions from random play (depths {DEPTHS}), seed {args.seed}")
+    print()
+    print("   budget  verdicts                                   time per hint, ms")
+    for budget in budgets:
+        measure(samples, budget)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""The journal of running races, against a real database (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from server.effects import LiveAction, LiveRace
+from server.storage import migrate
+from server.storage.sql import SqlStore
+
+T0 = 1_795_000_000.0
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[SqlStore]:
+    s = SqlStore(db_url)
+    await migrate.upgrade(s)
+    yield s
+    await s.close()
+
+
+def live(uid: str, host: int) -> LiveRace:
+    return LiveRace(
+        uid=uid,
+        room="WALTZ",
+        code="YU1-C-AAAAAAB",
+        rules="C",
+        daily_date=None,
+        attempt=0,
+        undo=True,
+        time_limit=600,
+        max_players=2,
+        fixed=True,
+        host_id=host,
+        players=((host, "ann"),),
+        started_wall=T0,
+    )
+
+
+def end_race_elsewhere(url: str, uid: str) -> None:
+    """Another connection stores a race's result (deleting its live row), and waits for
+    it: on a thread with its own event loop, as a concurrent server task would."""
+
+    async def end_it() -> None:
+        other = SqlStore(url)
+        try:
+            async with other.engine.begin() as conn:
+                await conn.execute(text("DELETE FROM live_races WHERE uid = :u"), {"u": uid})
+        finally:
+            await other.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(end_it(),))
+    thread.start()
+    thread.join(30)
+
+
+async def test_a_race_that_ends_while_its_actions_are_written_drops_them_quietly(
+    store: SqlStore,
+) -> None:
+    """A race's result is stored (its live row deleted) between a journal batch's check of
+    the live races and its insert: the batch is checked again, not failed."""
+    ann = await store.register_player(name="ann", now=T0)
+    await store.journal(
+        races=[live("ending", ann.player_id), live("going", ann.player_id)], actions=[]
+    )
+    insert = store._insert_ignoring_duplicates
+    ended: list[str] = []
+
+    def insert_as_the_race_ends(table: Any) -> Any:
+        if table.name == "live_actions" and not ended:
+            end_race_elsewhere(store.url, "ending")
+            ended.append("ending")
+        return insert(table)
+
+    store._insert_ignoring_duplicates = insert_as_the_race_ends  # type: ignore[method-assign]
+    actions = [
+        LiveAction("ending", 1, ann.player_id, 1, 100, "AS>F"),
+        LiveAction("going", 1, ann.player_id, 1, 120, "KH>1"),
+    ]
+    await store.journal(races=[], actions=actions)
+    assert ended == ["ending"]
+    found = {race.uid: acts for race, acts, _ in await store.live_races()}
+    assert "ending" not in found
+    assert found["going"] == [actions[1]]
