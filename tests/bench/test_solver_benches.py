@@ -1,0 +1,36 @@
+"""The solver benchmarks run and print their figures (small sizes: a smoke test, no timing)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def test_bench_solver_reports_verdicts_and_an_interval() -> None:
+    out = run("bench.solver", "--deals", "4", "--budget", "5", "--quiet")
+    assert "(C deals 1 to 4)" in out, out
+    for word in ("won", "lost", "unknown", "median", "Wilson", "targets"):
+        assert word in out, out
+
+
+def test_bench_daily_reports_candidates_and_par() -> None:
+    out = run("bench.daily", "--days", "2", "--first", "2027-03-01")
+    assert "candidates tried per date:" in out
+    assert "par " in out and "time " in out
+
+
+def test_bench_hints_reports_each_budget() -> None:
+    out = run("bench.hints", "--positions", "5", "--budgets", "1000,2000")
+    assert "1,000  won" in out and "2,000  won" in out, out
