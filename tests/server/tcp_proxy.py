@@ -47,5 +47,11 @@ class TcpProxy:
                     await dst.drain()
             dst.transport.abort()
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        try:
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        except asyncio.CancelledError:
+            # The proxy is being shut down. End normally: asyncio's stream callback asks
+            # this task for its exception and logs a traceback for a cancelled one.
+            writer.transport.abort()
+            up_writer.transport.abort()
         self._writers -= {writer, up_writer}
