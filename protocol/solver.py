@@ -14,13 +14,15 @@ Pure code beside the engine: no I/O, no clock of its own (``solve`` takes one as
 * **Safe automatic foundation moves**, per variant and option (``safe_needs``).
 * **Move ordering**: turning a card up first, then uncovering cards that can go up,
   foundation moves, emptying a column, uncovering a card something can go on; the rest
-  last. Moves that only relabel columns are never made.
+  last. Moves that only relabel columns are never made, nor a second move of the block
+  just moved (the parent makes that move in one).
 * **Dead ends**: a least-fixpoint test of necessary conditions proves many positions
   lost on the spot (``_hopeless``).
 * **Two searches share the budget**: a complete depth-first search, which alone can
   prove a deal lost, and restarted short searches with perturbed move orders, half of
   them narrowed to chains of moves that each use what the one before uncovered, which
-  find most wins in a few hundred positions.
+  find most wins in a few hundred positions. They share the positions proven lost: dead
+  ends, and the strongly connected components a complete search has finished (Tarjan).
 """
 
 from __future__ import annotations
@@ -304,6 +306,9 @@ def _hopeless(st: _State) -> bool:
     Under take-back a card on its foundation counts as uncovered (it may come back).
     Each rule holds for the first time the event happens, so a card whose "go up" is
     not derived can never go up: the position is lost.
+
+    Only "uncovered" facts go through the work list; a card leaving uncovers the card
+    below it at once, and a card going up lets the next of its suit follow at once.
     """
     loc = st.loc
     seats = st.seats
@@ -313,8 +318,7 @@ def _hopeless(st: _State) -> bool:
     uncovered = [False] * 52
     goes_up = [False] * 52
     leaves = [False] * 52
-    # facts to spread: card (uncovered), 52 + card (goes up), 104 + card (leaves)
-    work: list[int] = []
+    work: list[int] = []  # cards found uncovered, still to spread
     push = work.append
     empty_column = False
     for col in st.cols:
@@ -330,76 +334,88 @@ def _hopeless(st: _State) -> bool:
     up = 0
     back = st.take_back
     for suit, height in enumerate(st.found):
-        up += height
-        for x in range(suit * 13, suit * 13 + height):
-            goes_up[x] = True
-            if back:
-                uncovered[x] = True
-                push(x)
         if height:
-            push(51 + suit * 13 + height)  # the top one: its successor may follow
+            up += height
+            base = suit * 13
+            goes_up[base : base + height] = [True] * height
+            if back:
+                uncovered[base : base + height] = [True] * height
+                work.extend(range(base, base + height))
     if up == 52:
         return False
-    pop = work.pop
+    # A bottom card leaving empties its column; this lists the cards that may then leave.
+    bottoms_left = False
     if empty_column:
         for b in range(52):
             if roams[b] and loc[b] < 7:
                 leaves[b] = True
-                push(104 + b)
-    while work:
-        f = pop()
-        if f < 52:  # x can be uncovered
-            x = f
+                y = below[b]
+                if y >= 0 and not uncovered[y]:
+                    uncovered[y] = True
+                    push(y)
+    pop = work.pop
+    while True:
+        while work:
+            x = pop()
             if not goes_up[x] and (x % 13 == 0 or goes_up[x - 1]):
-                goes_up[x] = True
-                up += 1
-                if up == 52:
-                    return False
-                push(52 + x)
+                # x goes up, and so do the cards above it in its suit already uncovered
+                g = x
+                while True:
+                    goes_up[g] = True
+                    up += 1
+                    if up == 52:
+                        return False
+                    if not leaves[g] and loc[g] != _FOUND:
+                        leaves[g] = True
+                        y = below[g]
+                        if y < 0:
+                            bottoms_left = True
+                        elif not uncovered[y]:
+                            uncovered[y] = True
+                            push(y)
+                    if g % 13 == 12:
+                        break
+                    g += 1
+                    if goes_up[g] or not uncovered[g]:
+                        break
             if not leaves[x] and loc[x] != _FOUND:
-                if goes_up[x] or (empty_column and roams[x]):
-                    leaves[x] = True
-                    push(104 + x)
-                else:
+                go = empty_column and roams[x]
+                if not go:
                     for s in seats[x]:
                         if uncovered[s]:
-                            leaves[x] = True
-                            push(104 + x)
+                            go = True
                             break
+                if go:
+                    leaves[x] = True
+                    y = below[x]
+                    if y < 0:
+                        bottoms_left = True
+                    elif not uncovered[y]:
+                        uncovered[y] = True
+                        push(y)
             for b in builders[x]:
                 if not leaves[b]:
                     where = loc[b]
                     if where < 7 or (where == _DOWN and uncovered[b]):
                         leaves[b] = True
-                        push(104 + b)
-        elif f < 104:  # x can go up
-            x = f - 52
-            if x % 13 < 12:
-                y = x + 1
-                if not goes_up[y] and uncovered[y]:
-                    goes_up[y] = True
-                    up += 1
-                    if up == 52:
-                        return False
-                    push(52 + y)
-            if not leaves[x] and loc[x] != _FOUND:
-                leaves[x] = True
-                push(104 + x)
-        else:  # x can leave
-            y = below[f - 104]
-            if y >= 0:
-                if not uncovered[y]:
-                    uncovered[y] = True
-                    push(y)
-            elif not empty_column:
-                empty_column = True
-                for b in range(52):
-                    if roams[b] and not leaves[b]:
-                        where = loc[b]
-                        if where < 7 or (where == _DOWN and uncovered[b]):
-                            leaves[b] = True
-                            push(104 + b)
-    return True
+                        y = below[b]
+                        if y < 0:
+                            bottoms_left = True
+                        elif not uncovered[y]:
+                            uncovered[y] = True
+                            push(y)
+        if not bottoms_left or empty_column:
+            return True
+        empty_column = True
+        for b in range(52):
+            if roams[b] and not leaves[b]:
+                where = loc[b]
+                if where < 7 or (where == _DOWN and uncovered[b]):
+                    leaves[b] = True
+                    y = below[b]
+                    if y >= 0 and not uncovered[y]:
+                        uncovered[y] = True
+                        push(y)
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -414,7 +430,7 @@ _JOIN = 1 << 9
 
 
 def _search(
-    st: _State, prune_from: int, seed: int, stop: int
+    st: _State, prune_from: int, seed: int, stop: int, proven: set[int]
 ) -> Generator[int, int, tuple[bool, int]]:
     """Depth-first search from ``st``, with the transposition table and dead-end test.
 
@@ -430,6 +446,11 @@ def _search(
     ``prune_from`` 53 searches every move: running out of positions proves the deal lost.
     (Values between narrow once that many cards are up.) ``seed`` above 0 adds a fixed
     random bonus per (card, destination) to the move scores, to vary the order.
+
+    ``proven`` holds the keys of positions known to be lost, shared by all the searches
+    of one ``solve``: every search skips them and adds its dead ends; a complete search
+    also adds every position whose strongly connected component it has finished
+    (Tarjan's algorithm): then every position reachable from it has been searched.
     """
     cols = st.cols
     down = st.down
@@ -471,8 +492,15 @@ def _search(
                 return 20 if table[c * 52 + p] else 40
         return 1
 
-    def expand() -> list[int]:
-        """The moves worth trying, best first, as ``score << 10 | card << 3 | dest``."""
+    def expand(last: int = -1, flipped: int = -1) -> list[int]:
+        """The moves worth trying, best first, as ``score << 10 | card << 3 | dest``.
+
+        ``last``: the card whose block the move into this position moved, when that
+        move sent nothing up (and none went up after it). Moving that block again leads
+        to a position one move from the parent (or the parent itself), which the parent
+        searches, so it is left out; only going onto ``flipped``, the card that move
+        turned up, is new.
+        """
         out: list[int] = []
         append = out.append
         empty = -1
@@ -483,12 +511,12 @@ def _search(
                     empty = d
                 continue
             top = col[-1]
-            if found[top // 13] == top % 13:
+            if found[top // 13] == top % 13 and top != last:
                 dn = down[d]
                 append((90 if dn and len(col) - 1 == dn else 70) << 10 | top << 3 | 7)
             for c in builders[top]:
                 s = loc[c]
-                if s >= 7 or s == d:
+                if s >= 7 or s == d or (c == last and top != flipped):
                     continue
                 scol = cols[s]
                 i = scol.index(c)
@@ -502,7 +530,7 @@ def _search(
                     if i == 0:
                         continue  # a whole column to an empty one: the same position
                     c = scol[i]
-                    if not open_spaces and c % 13 != 12:
+                    if (not open_spaces and c % 13 != 12) or c == last:
                         continue
                     if limit and len(scol) - i > limit:
                         continue
@@ -761,12 +789,21 @@ def _search(
     if up == 52:
         return True, nodes
     hopeless = _hopeless
-    if hopeless(st):
+    if key in proven or hopeless(st):
         return False, nodes
+    complete = prune_from > 52
+    done = 1 << 62  # the index of a position whose component is finished
     tries = hits = 0  # dead-end tests after moves that turn nothing up, and successes
-    #: Positions expanded with every move, and (position, pile) pairs expanded.
-    full: set[int] = {key}
+    #: Positions expanded with every move (with their index in the order of the search,
+    #: or ``done`` once their component is finished), and (position, pile) pairs expanded.
+    full: dict[int, int] = {key: 0}
     part: set[int] = set()
+    #: Tarjan's bookkeeping: the index of each position on the stack, the least index it
+    #: reaches, and the positions whose component is not finished yet, in order.
+    index: list[int] = [0]
+    low: list[int] = [0]
+    comp: list[int] = [key]
+    count = 1
     stack: list[list[int]] = [expand()]
     pos: list[int] = [0]
     played: list[int] = [0]
@@ -809,9 +846,23 @@ def _search(
             stack.pop()
             pos.pop()
             played.pop()
-            keys.pop()
+            kp = keys.pop()
             piles.pop()
             alive.pop()
+            j = index.pop()
+            lo = low.pop()
+            if lo == j:
+                if complete:
+                    # The root of a component, finished: every position reachable from
+                    # it is searched, and none wins.
+                    while True:
+                        x = comp.pop()
+                        full[x] = done
+                        proven.add(x)
+                        if x == kp:
+                            break
+            elif lo < low[-1]:
+                low[-1] = lo
             continue
         pos[depth] = i + 1
         m = moves[i]
@@ -843,21 +894,26 @@ def _search(
                 i = col.index(c)
                 target = cols[d]
                 under = col[i - 1] if i else 52
-                child = key ^ zup[c * 53 + under] ^ zup[c * 53 + (target[-1] if target else 52)]
-                if (
-                    child in full
-                    and (not i or i != down[s])
-                    and not (
-                        i
-                        and found[under // 13] == under % 13
-                        and found[0] >= n0[under]
-                        and found[1] >= n1[under]
-                        and found[2] >= n2[under]
-                        and found[3] >= n3[under]
-                    )
+                moved = key ^ zup[c * 53 + under] ^ zup[c * 53 + (target[-1] if target else 52)]
+                child = moved
+                if i and i == down[s]:  # it turns ``under`` up
+                    u = col[i - 2] if i > 1 else 52
+                    child ^= zdown[under * 53 + u] ^ zup[under * 53 + u]
+                j = full.get(child, -1)
+                if (j >= 0 or child in proven) and not (
+                    i
+                    and found[under // 13] == under % 13
+                    and found[0] >= n0[under]
+                    and found[1] >= n1[under]
+                    and found[2] >= n2[under]
+                    and found[3] >= n3[under]
                 ):
-                    continue  # no card turns up, none goes up: a position already searched
-                key = child
+                    # No card goes up after it (the new top of the column is not safe),
+                    # so ``child`` is the key of the new position: one already searched.
+                    if 0 <= j < low[-1]:
+                        low[-1] = j
+                    continue
+                key = moved
                 group = col[i:]
                 del col[i:]
                 target.extend(group)
@@ -929,7 +985,12 @@ def _search(
             pile = (*piles[depth], rec)
         else:
             pile = (rec,)
-        if key in full:
+        j = full.get(key, -1)
+        if j >= 0:
+            if j < low[-1]:
+                low[-1] = j
+            continue
+        if key in proven:
             continue
         if pile:
             # a pile's order does not matter to what may follow it
@@ -971,18 +1032,27 @@ def _search(
                 tries += 1
                 hits += dead
         if dead:
-            # a dead end: nothing to expand
-            if pile:
-                part.add(pk)
-            else:
-                full.add(key)
+            # a dead end: nothing to expand, and lost whatever the pile
+            proven.add(key)
             continue
         if pile:
             part.add(pk)
             stack.append(expand_pile(pile))
+            low.append(count)
         else:
-            full.add(key)
-            stack.append(expand())
+            full[key] = count
+            if complete:
+                comp.append(key)
+            if k == 1 and d < 7 and rec >= 0:
+                stack.append(expand(c, journal[-1][4]))
+                # The moves left out lead where the parent leads: this position joins the
+                # parent's component, so that it is proven lost only with the parent.
+                low.append(index[-1])
+            else:
+                stack.append(expand())
+                low.append(count)
+        index.append(count)
+        count += 1
         alive.append(known)
         pos.append(0)
         played.append(0)
@@ -1016,12 +1086,13 @@ def _text_of(data: PositionData) -> str:
 class _Run:
     """One depth-first search from the start, advanced a slice of nodes at a time."""
 
-    __slots__ = ("state", "complete", "seed", "search", "nodes", "result")
+    __slots__ = ("state", "complete", "seed", "proven", "search", "nodes", "result")
 
-    def __init__(self, data: PositionData, *, complete: bool, seed: int) -> None:
+    def __init__(self, data: PositionData, *, complete: bool, seed: int, proven: set[int]) -> None:
         self.state = _State(data)
         self.complete = complete
         self.seed = seed
+        self.proven = proven
         self.search: Generator[int, int, tuple[bool, int]] | None = None
         self.nodes = 0
         self.result: bool | None = None
@@ -1032,7 +1103,9 @@ class _Run:
             return
         try:
             if self.search is None:
-                self.search = _search(self.state, 53 if self.complete else 0, self.seed, stop)
+                self.search = _search(
+                    self.state, 53 if self.complete else 0, self.seed, stop, self.proven
+                )
                 self.nodes = next(self.search)
             else:
                 self.nodes = self.search.send(stop)
@@ -1072,8 +1145,9 @@ def solve(
     #   perturbed move order, alternately narrowed to chains (each move using what the
     #   one before uncovered: fast, but it proves nothing) and complete.
     # The finder's first run goes alone: it wins most deals within a few thousand nodes.
-    proof = _Run(data, complete=True, seed=0)
-    finder = _Run(data, complete=False, seed=0)
+    proven: set[int] = set()  # positions known to be lost, shared by all the searches
+    proof = _Run(data, complete=True, seed=0, proven=proven)
+    finder = _Run(data, complete=False, seed=0, proven=proven)
     finder_cap = _FIRST_RUN
     finder_done = 0  # nodes of the finder's finished runs
     narrow_exhausted = False
@@ -1099,7 +1173,7 @@ def solve(
             finder_done += finder.nodes
             run += 1
             finder_cap = _FIRST_RUN << min(run, 20)
-            finder = _Run(data, complete=narrow_exhausted or run % 2 == 1, seed=run)
+            finder = _Run(data, complete=narrow_exhausted or run % 2 == 1, seed=run, proven=proven)
         proof.advance(min(proof.nodes + 2 * _SLICE, cap - finder_done - finder.nodes))
         if proof.result is None:
             finder.advance(min(finder.nodes + _SLICE, finder_cap))

@@ -6,11 +6,12 @@ import itertools
 import random
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from protocol import CARD_TEXT, Game, Rules
+from protocol import CARD_TEXT, Game, Rules, solver
 from protocol.cards import RANKS
+from protocol.position import parse_position
 from protocol.solver import (
     Solution,
     canonical_key,
@@ -183,6 +184,73 @@ def test_verdicts_agree_with_an_exhaustive_search(
     assert solution.verdict == expected, position
     if expected == "won":
         assert replay(position, solution.moves).is_won()
+
+
+@settings(max_examples=60, deadline=None)
+@given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=3, max_value=7))
+def test_verdicts_agree_when_the_searches_take_many_short_turns(
+    rules: str, rnd: random.Random, cards: int
+) -> None:
+    """Tiny turns and runs: many searches share their lost positions, and the positions
+    they skip (proven lost by another, or moves that only lead where the parent leads)
+    must never turn a won position into a lost one, nor the reverse."""
+    position = small_position(rnd, rules, cards)
+    expected = exhaustive(position, 3_000)
+    assume(expected is not None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(solver, "_FIRST_RUN", 3)
+        patch.setattr(solver, "_SLICE", 2)
+        solution = solve(position)
+    assert solution.verdict == expected, position
+    if expected == "won":
+        assert replay(position, solution.moves).is_won()
+
+
+def winnable_positions(start: str, limit: int) -> dict[str, bool] | None:
+    """Every position reachable from ``start`` with the engine's moves, and whether a win
+    is reachable from it; None when there are more than ``limit`` positions."""
+    children: dict[str, list[str]] = {}
+    todo = [start]
+    while todo:
+        text = todo.pop()
+        if text in children:
+            continue
+        if len(children) >= limit:
+            return None
+        game = Game.from_position(text)
+        children[text] = []
+        for move in game.legal_moves():
+            child = game.copy()
+            child.play(move)
+            children[text].append(child.position())
+            todo.append(child.position())
+    wins = {text: Game.from_position(text).is_won() for text in children}
+    changed = True
+    while changed:
+        changed = False
+        for text, nexts in children.items():
+            if not wins[text] and any(wins[n] for n in nexts):
+                wins[text] = changed = True
+    return wins
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=4, max_value=8))
+def test_positions_proven_lost_are_lost(rules: str, rnd: random.Random, cards: int) -> None:
+    """Complete searches (several move orders, one shared set) prove positions lost only
+    when no win is reachable from them: checked on every reachable position."""
+    position = small_position(rnd, rules, cards)
+    wins = winnable_positions(position, 400)
+    assume(wins is not None)
+    assert wins is not None
+    proven: set[int] = set()
+    for seed in range(3):
+        run = solver._Run(parse_position(position), complete=True, seed=seed, proven=proven)
+        run.advance(1 << 40)
+        assert run.result == wins[position]
+    for text, won in wins.items():
+        if zobrist_key(text) in proven:
+            assert not won, text
 
 
 @settings(max_examples=60, deadline=None)
