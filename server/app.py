@@ -130,6 +130,7 @@ async def open_server(
             yield server
         finally:
             ready.cancel()
+            dailies.close()
             restart = getattr(server, "closing_for_restart", False)
             log.info(
                 "%s: closing %d connections",

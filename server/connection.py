@@ -402,6 +402,9 @@ class RaceServer:
         # then the attempt's number, so an attempt is never used up on a deal not dealt.
         try:
             choice = await self.boards.dailies.get(effect.date)
+            attempt = await self.store.begin_daily(
+                player_id=effect.player_id, date=effect.date, now=time.time()
+            )
         except NoWinnableDealError as exc:
             log.error("daily: %s", exc)
             self._apply(
@@ -413,14 +416,6 @@ class RaceServer:
                 )
             )
             return
-        except Exception as exc:
-            log.warning("daily: database unavailable (%s)", type(exc).__name__)
-            self._apply(self.hub.daily_refused(effect.player_id, **_UNAVAILABLE, now=self._now()))
-            return
-        try:
-            attempt = await self.store.begin_daily(
-                player_id=effect.player_id, date=effect.date, now=time.time()
-            )
         except Exception as exc:
             log.warning("daily: database unavailable (%s)", type(exc).__name__)
             self._apply(self.hub.daily_refused(effect.player_id, **_UNAVAILABLE, now=self._now()))

@@ -142,7 +142,7 @@ class DailyDeals:
         self.budget_nodes = budget_nodes
         self.wall = wall
         self._known: dict[dt.date, DailyChoice] = {}
-        self._pending: dict[dt.date, asyncio.Future[DailyChoice]] = {}
+        self._pending: dict[dt.date, asyncio.Task[DailyChoice]] = {}
 
     def known(self, date: dt.date) -> DailyChoice | None:
         """The choice for ``date`` if this process already has it (no waiting)."""
@@ -162,20 +162,26 @@ class DailyDeals:
         choice = self._known.get(date)
         if choice is not None:
             return choice
-        pending = self._pending.get(date)
-        if pending is None:
-            pending = asyncio.get_running_loop().create_future()
-            self._pending[date] = pending
-            try:
-                pending.set_result(await self._choose(date))
-            except BaseException as exc:
-                pending.set_exception(exc)
-                pending.exception()  # retrieved: nobody else may be waiting
-                raise
-            finally:
+        # One task per date, shared by every asker; an asker who gives up (a closed
+        # connection) does not cancel it for the others.
+        task = self._pending.get(date)
+        if task is None:
+            task = asyncio.create_task(self._choose(date), name=f"daily deal {date}")
+            self._pending[date] = task
+            task.add_done_callback(self._done)
+        return await asyncio.shield(task)
+
+    def _done(self, task: asyncio.Task[DailyChoice]) -> None:
+        for date, pending in list(self._pending.items()):
+            if pending is task:
                 del self._pending[date]
-            return pending.result()
-        return await asyncio.shield(pending)
+        if not task.cancelled():
+            task.exception()  # every asker has had it; a failure is retried on the next ask
+
+    def close(self) -> None:
+        """Stop choosing: the server is shutting down."""
+        for task in self._pending.values():
+            task.cancel()
 
     async def _choose(self, date: dt.date) -> DailyChoice:
         choice = await self.store.daily_deal(date=date, rules=str(self.rules))

@@ -854,12 +854,10 @@ class Hub:
         still race the race they asked in (the answer names the position's ``seq``)."""
         self._out = []
         self._now = now
-        job = self._hint_jobs.pop(request, None)
-        if job is None or job.player.id != player_id:
+        job = self._take_hint_job(player_id, request)
+        if job is None:
             return self._flush()
         p = job.player
-        if p.hint_request == request:
-            p.hint_request = None
         known: tuple[str, str | None]
         if verdict == "won" and moves:
             known = ("win", moves[0])
@@ -889,16 +887,23 @@ class Hub:
         """The solver could not run (its worker process died): the player may ask again."""
         self._out = []
         self._now = now
-        job = self._hint_jobs.pop(request, None)
-        if job is None or job.player.id != player_id:
+        job = self._take_hint_job(player_id, request)
+        if job is None:
             return self._flush()
         p = job.player
-        if p.hint_request == request:
-            p.hint_request = None
         c = self._conns.get(p.conn) if p.conn is not None else None
         if c is not None and self._hint_room(job) is not None:
             self._error(c, "unavailable", "the hint could not be worked out just now; ask again")
         return self._flush()
+
+    def _take_hint_job(self, player_id: int, request: int) -> _HintJob | None:
+        """The hint job ``request`` of this player, done now: the player may ask again."""
+        job = self._hint_jobs.pop(request, None)
+        if job is None or job.player.id != player_id:
+            return None
+        if job.player.hint_request == request:
+            job.player.hint_request = None
+        return job
 
     def _hint_room(self, job: _HintJob) -> _Room | None:
         """The room of a hint's race, if its player still races there."""
