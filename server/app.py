@@ -130,7 +130,8 @@ async def open_server(
             yield server
         finally:
             ready.cancel()
-            dailies.close()
+            await asyncio.gather(ready, return_exceptions=True)
+            await dailies.close()
             restart = getattr(server, "closing_for_restart", False)
             log.info(
                 "%s: closing %d connections",

@@ -178,10 +178,13 @@ class DailyDeals:
         if not task.cancelled():
             task.exception()  # every asker has had it; a failure is retried on the next ask
 
-    def close(self) -> None:
-        """Stop choosing: the server is shutting down."""
-        for task in self._pending.values():
+    async def close(self) -> None:
+        """Stop choosing, and wait until it has stopped: the server is shutting down, and
+        its database must not close under a choice still being stored."""
+        tasks = list(self._pending.values())
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _choose(self, date: dt.date) -> DailyChoice:
         choice = await self.store.daily_deal(date=date, rules=str(self.rules))
