@@ -15,6 +15,7 @@ Layout, chosen for speed (see ``bench/engine.py``):
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from .cards import CARD_TEXT, card_name, parse_card
@@ -186,7 +187,7 @@ class Game:
 
     def is_stuck(self) -> bool:
         """Not won, and no legal move is left."""
-        return not self.is_won() and not self.legal_moves()
+        return not self.is_won() and next(self._moves(), None) is None
 
     def can_undo(self) -> bool:
         return bool(self._history)
@@ -201,7 +202,11 @@ class Game:
 
         Works on a view too: legality never depends on a face-down card.
         """
-        out: list[str] = []
+        return list(self._moves())
+
+    def _moves(self) -> Iterator[str]:
+        """The legal moves one by one: ``is_stuck`` (after every move a server accepts)
+        stops at the first."""
         cols = self._cols
         loc = self._loc
         found = self._found
@@ -215,13 +220,13 @@ class Game:
                 continue
             top = col[-1]
             if found[top // 13] == top % 13:
-                out.append(MOVE_TEXT[top][FOUNDATION])
+                yield MOVE_TEXT[top][FOUNDATION]
             for c in builders[top]:
                 s = loc[c]
                 if s < 7 and s != d:
                     if limit and len(cols[s]) - cols[s].index(c) > limit:
                         continue
-                    out.append(MOVE_TEXT[c][d])
+                    yield MOVE_TEXT[c][d]
         if empties:
             if self.rules.open_spaces:
                 movable = [c for s in range(7) for c in cols[s][self._down[s] :]]
@@ -233,7 +238,7 @@ class Game:
                     continue
                 for d in empties:
                     if s != d:
-                        out.append(MOVE_TEXT[c][d])
+                        yield MOVE_TEXT[c][d]
         if self.rules.take_back:
             table = self._table
             anywhere = self.rules.open_spaces
@@ -245,8 +250,7 @@ class Game:
                 for d in range(7):
                     col = cols[d]
                     if table[c * 52 + col[-1]] if col else (height == 13 or anywhere):
-                        out.append(MOVE_TEXT[c][d])
-        return out
+                        yield MOVE_TEXT[c][d]
 
     # -- playing ----------------------------------------------------------------------------
 

@@ -22,16 +22,14 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from protocol.messages import (
     CLOSE_TOO_SLOW,
     MAX_FRAME,
-    Accepted,
     Error,
     Message,
     Progress,
-    Refused,
-    Undone,
     encode,
 )
 from protocol.solver import Solution, solve
@@ -71,15 +69,6 @@ OUTBOX_LIMIT = 256
 
 _PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
 
-#: How long a new ``progress`` waits in an outbox for a newer one before it is written
-#: (docs/protocol.md, section 4.11). A race of four fast players produces four progress
-#: frames per move; held this long, a client gets at most ~20 of them a second, and
-#: the server's cost per move falls towards one frame.
-PROGRESS_HOLD_S = 0.05
-#: The answers to a player's own moves, which may overtake a held progress: every other
-#: frame releases it first, so room states, countdowns and results stay in order.
-_ANSWERS = (Accepted, Refused, Undone)
-
 #: The start of YU1-C-AAAAAAB: the worker's first job, to load the solver (``_warm_hints``).
 _WARM_UP = (
     "C ---- 7H/9s6HQSAD9H8S/4h9c2H4CKC3HTS/8djsjd2S6S6D3C3D/8h5h5dahKD7SQCAS2C"
@@ -88,70 +77,65 @@ _WARM_UP = (
 
 
 class Outbox:
-    """Frames waiting for one client, written by one task, never blocking anyone else."""
+    """Frames waiting for one client, written by one task, never blocking anyone else.
 
-    def __init__(self, ws: ServerConnection, hold: float = PROGRESS_HOLD_S) -> None:
+    A frame for a client with nothing waiting and an empty socket buffer is written at
+    once, without waking the writer task: most frames go this way, and the task's wake-up
+    and websockets' ``send`` machinery cost more than the write itself (bench/load.py).
+    Everything else waits in order for the writer, which honours flow control.
+    """
+
+    def __init__(self, ws: ServerConnection) -> None:
         self.ws = ws
         self.items: deque[bytes | object] = deque()
         #: The progress queued at ``_PROGRESS`` in ``items``.
         self.progress: bytes | None = None
-        #: A newer progress, held back until ``hold`` seconds pass or another frame comes.
-        self.held: bytes | None = None
-        self.hold = hold
-        self.timer: asyncio.TimerHandle | None = None
         self.wakeup = asyncio.Event()
         self.closing: tuple[int, str] | None = None
+        #: The writer task is between taking a frame and having written it.
+        self.sending = False
 
-    def put(self, data: bytes, *, is_progress: bool, is_answer: bool = False) -> bool:
+    def put(self, data: bytes, *, is_progress: bool) -> bool:
         """Queue a frame; False if the client has fallen too far behind.
 
-        A progress is held for ``hold`` seconds (a newer one replaces it meanwhile); an
-        answer to a move may overtake it, any other frame releases it first.
+        Only the latest progress matters: a newer one replaces one still waiting, and goes
+        after everything queued before it (docs/protocol.md, section 4.11).
         """
         if self.closing is not None:
             return True
+        if not self.items and not self.sending and self._write_now(data):
+            return True
         if is_progress:
-            if self.hold <= 0:
-                self._queue_progress(data)
-            else:
-                self.held = data
-                if self.timer is None:
-                    self.timer = asyncio.get_running_loop().call_later(self.hold, self.release)
-            return len(self.items) <= OUTBOX_LIMIT
-        if not is_answer:
-            self.release()
-        self.items.append(data)
+            if self.progress is not None:
+                self.items.remove(_PROGRESS)
+            self.items.append(_PROGRESS)
+            self.progress = data
+        else:
+            self.items.append(data)
         self.wakeup.set()
         return len(self.items) <= OUTBOX_LIMIT
 
-    def release(self) -> None:
-        """Queue the held progress now."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if self.held is not None and self.closing is None:
-            data, self.held = self.held, None
-            self._queue_progress(data)
-
-    def _queue_progress(self, data: bytes) -> None:
-        # Only the latest progress matters; it goes after everything queued before it.
-        if self.progress is not None:
-            self.items.remove(_PROGRESS)
-        self.items.append(_PROGRESS)
-        self.progress = data
-        self.wakeup.set()
+    def _write_now(self, data: bytes) -> bool:
+        """Hand a frame to the socket if it is open and keeping up; False: queue it."""
+        ws = self.ws
+        transport = ws.transport
+        if (
+            ws.protocol.state is not State.OPEN
+            or transport.is_closing()
+            or transport.get_write_buffer_size()
+        ):
+            return False
+        ws.protocol.send_binary(data)
+        ws.send_data()
+        return True
 
     def discard(self) -> None:
         """Forget what is queued (a client that stopped reading, or is gone)."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        self.held = self.progress = None
+        self.progress = None
         self.items.clear()
 
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already queued (an error's text reaches the client first)."""
-        self.release()
         if self.closing is None:
             self.closing = (code, reason)
         self.wakeup.set()
@@ -167,7 +151,9 @@ class Outbox:
                     if item is _PROGRESS:
                         item, self.progress = self.progress, None
                     assert isinstance(item, bytes)
+                    self.sending = True
                     await ws.send(item)
+                    self.sending = False
                 if self.closing is not None:
                     await ws.close(*self.closing)
                     return
@@ -306,12 +292,7 @@ class RaceServer:
                 data = encoded.get(key)
                 if data is None:
                     data = encoded[key] = encode(effect.message)
-                message = effect.message
-                if not box.put(
-                    data,
-                    is_progress=isinstance(message, Progress),
-                    is_answer=isinstance(message, _ANSWERS),
-                ):
+                if not box.put(data, is_progress=isinstance(effect.message, Progress)):
                     log.warning("conn %d is not reading; closing it", effect.conn)
                     box.discard()
                     box.close(CLOSE_TOO_SLOW, "too slow: not reading")

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x
 class Send:
     conn: int
     message: Message
@@ -150,7 +150,7 @@ class LiveRace:
     hints: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x
 class LiveAction:
     """One accepted action of a running race: a move text, ``undo``, ``resign``,
     ``abandon``, ``leave``, or ``hint`` (the player got a first hint: the run is hinted)."""
@@ -163,7 +163,7 @@ class LiveAction:
     action: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x
 class Journal:
     """Record a running race's start or one of its actions. Written in groups, a little
     later: an answer never waits for it (docs/protocol.md, restarts)."""

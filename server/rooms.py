@@ -30,6 +30,7 @@ from protocol.messages import (
     CLOSE_REPLACED,
     CLOSE_VERSION,
     PROTOCOL_VERSION,
+    Accepted,
     Countdown,
     Create,
     Daily,
@@ -46,12 +47,14 @@ from protocol.messages import (
     MoveMsg,
     Progress,
     Ready,
+    Refused,
     Rematch,
     Resign,
     Result,
     RoomPlayer,
     Start,
     Undo,
+    Undone,
     Watch,
     Welcome,
     decode_client,
@@ -106,6 +109,10 @@ _CLASSIC = Rules()
 _HINT_CACHE = 2048
 
 #: Decode errors that count towards the garbage limit.
+#: Frames that go out without first releasing a held ``progress``: the answers to a
+#: player's own moves (they may overtake it, docs/protocol.md 4.11), and progress itself.
+_OVERTAKE = (Accepted, Refused, Undone, Progress)
+
 _STRIKE_CODES = frozenset(
     {
         "bad_frame",
@@ -152,6 +159,9 @@ class HubConfig:
     #: Hints being worked out at once, for every player together; beyond it a hint is
     #: refused (``unavailable``) rather than queued behind them.
     hint_queue_limit: int = 32
+    #: How long the ``progress`` a move produces waits for a newer one in its room
+    #: (docs/protocol.md, section 4.11). 0: sent after every move.
+    progress_hold_s: float = 0.1
 
 
 @dataclass(eq=False)
@@ -229,6 +239,8 @@ class _Room:
     journal_n: int = 0
     #: Runners may ask for hints (never in a daily room).
     hints: bool = False
+    #: When a held ``progress`` is due (monotonic seconds), or None: nothing held.
+    progress_due: float | None = None
 
     def members(self) -> list[_Player]:
         return self.players + self.spectators
@@ -365,6 +377,12 @@ class Hub:
                 alive = self._rooms.get(room.code) is room
                 if alive and room.state == "countdown" and room.countdown_until <= now:
                     self._start_race(room, now)
+            elif kind == "progress":
+                room = ref
+                assert isinstance(room, _Room)
+                due = room.progress_due
+                if due is not None and due <= now:
+                    self._release_progress(room)
             elif kind == "limit":
                 room = ref
                 assert isinstance(room, _Room)
@@ -737,13 +755,17 @@ class Hub:
         if runner.done:
             self._error(c, "finished", f"your race is over ({runner.state.value})", seq=seq)
             return
+        before = runner.state
         reply = (
             race.move(runner, seq, move, now) if move is not None else race.undo(runner, seq, now)
         )
         self._send(p, reply)
         if reply.TYPE != "refused":
             self._journal(room, p.id, seq, move or "undo", race.elapsed_ms(now))
-            self._progress(room, now)
+            if runner.state is before:
+                self._hold_progress(room, now)
+            else:  # won, stuck, or unstuck: everyone sees it at once
+                self._progress(room, now)
             self._check_over(room)
 
     def _resign(self, c: _Conn, p: _Player, now: float) -> None:
@@ -1107,8 +1129,31 @@ class Hub:
         if progress and room.race is not None and room.state == "racing":
             self._progress(room, now, skip=skip)
 
+    def _hold_progress(self, room: _Room, now: float) -> None:
+        """A move's ``progress`` waits ``progress_hold_s`` for newer moves in the room.
+
+        Why: four fast players make a progress per move for each of them; held, one
+        snapshot goes out per room per hold, built and encoded once, whatever the rate.
+        Any other frame to a member releases it first (``_send``), so it never arrives
+        after something that happened later.
+        """
+        hold = self.config.progress_hold_s
+        if hold <= 0:
+            self._progress(room, now)
+        elif room.progress_due is None:
+            room.progress_due = now + hold
+            self._timer(room.progress_due, "progress", room)
+
+    def _release_progress(self, room: _Room) -> None:
+        if room.progress_due is not None and room.race is not None and room.state == "racing":
+            self._progress(room, self._now)
+        room.progress_due = None
+
     def _progress(self, room: _Room, now: float, *, skip: _Player | None = None) -> None:
         assert room.race is not None
+        if room.progress_due is not None:  # a held one goes out now, to everyone
+            room.progress_due = None
+            skip = None
         msg = Progress(room.race.elapsed_ms(now), room.race.progress(self._connected(room)))
         for m in room.members():
             if m is not skip:
@@ -1331,11 +1376,22 @@ class Hub:
         return True
 
     def _send(self, p: _Player, message: Message) -> None:
+        room = p.room
+        if (
+            room is not None
+            and room.progress_due is not None
+            and not isinstance(message, _OVERTAKE)
+        ):
+            self._release_progress(room)
         if p.conn is not None:
             self._out.append(Send(p.conn, message))
 
     def _error(self, c: _Conn, code: str, text: str, *, seq: int | None = None) -> None:
-        """Answer with an error; malformed messages also count towards the garbage limit."""
+        """Answer with an error; malformed messages also count towards the garbage limit.
+
+        An error does not release a held ``progress``: it is about the sender's own
+        message, and one player's bad input must not change what the others receive.
+        """
         self._out.append(Send(c.id, Error(code, text, seq)))
         now = self._now
         if code in _STRIKE_CODES:

@@ -12,6 +12,7 @@ import msgpack
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from protocol import Game
 from protocol.messages import (
@@ -343,12 +344,34 @@ async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> N
 
 
 class FakeSocket:
-    """Records what an outbox writes; ``sent`` is set after each frame."""
+    """Records what an outbox writes; ``sent`` is set after each frame.
 
-    def __init__(self) -> None:
+    ``buffered`` plays the socket's write buffer: while it is not empty, frames wait in
+    the outbox for its writer task (``send``); when it is, they are written at once.
+    """
+
+    def __init__(self, buffered: int = 0) -> None:
         self.frames: list[bytes] = []
+        self.direct: list[bytes] = []
         self.sent = asyncio.Event()
         self.closed: tuple[int, str] | None = None
+        self.buffered = buffered
+        self.protocol = self
+        self.transport = self
+        self.state = State.OPEN
+
+    def is_closing(self) -> bool:
+        return self.closed is not None
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def send_binary(self, data: bytes) -> None:
+        self.frames.append(data)
+        self.direct.append(data)
+
+    def send_data(self) -> None:
+        self.sent.set()
 
     async def send(self, data: bytes) -> None:
         self.frames.append(data)
@@ -369,33 +392,40 @@ async def drain(box: Any, ws: FakeSocket, count: int) -> list[bytes]:
     return ws.frames
 
 
-async def test_a_held_progress_is_replaced_overtaken_by_answers_and_released_by_others() -> None:
+async def test_a_queued_progress_is_replaced_by_a_newer_one_at_the_end_of_the_queue() -> None:
     from server.connection import Outbox
 
-    ws = FakeSocket()
-    box = Outbox(ws, hold=3600.0)  # released only by other frames here
+    ws = FakeSocket(buffered=1)  # a client that has not read what it was sent
+    box = Outbox(ws)
     box.put(b"p1", is_progress=True)
-    box.put(b"p2", is_progress=True)  # replaces p1: only the latest matters
-    box.put(b"accepted", is_progress=False, is_answer=True)  # may overtake it
-    box.put(b"room", is_progress=False)  # must not: the progress goes first
-    assert await drain(box, ws, 3) == [b"accepted", b"p2", b"room"]
+    box.put(b"room", is_progress=False)
+    box.put(b"p2", is_progress=True)  # p1 is dropped; p2 goes after the room
+    box.put(b"accepted", is_progress=False)
+    assert await drain(box, ws, 3) == [b"room", b"p2", b"accepted"]
     box.put(b"p3", is_progress=True)
-    box.close(1000, "bye")  # a close releases it too
-    assert await drain(box, ws, 4) == [b"accepted", b"p2", b"room", b"p3"]
+    box.close(1000, "bye")  # after what is queued
+    assert await drain(box, ws, 4) == [b"room", b"p2", b"accepted", b"p3"]
     for _ in range(3):
         await asyncio.sleep(0)
     assert ws.closed == (1000, "bye")
+    assert ws.direct == []
 
 
-async def test_a_held_progress_goes_out_when_its_hold_is_over() -> None:
+async def test_frames_are_written_at_once_while_the_client_keeps_up() -> None:
     from server.connection import Outbox
 
     ws = FakeSocket()
-    box = Outbox(ws, hold=0.01)
+    box = Outbox(ws)  # no writer task running: only the direct path can write
+    box.put(b"accepted", is_progress=False)
     box.put(b"p1", is_progress=True)
+    assert ws.direct == [b"accepted", b"p1"]
+    ws.buffered = 100  # the client stops reading: frames queue, in order, for the writer
     box.put(b"p2", is_progress=True)
-    assert await drain(box, ws, 1) == [b"p2"]
-    assert box.held is None and box.timer is None
+    box.put(b"room", is_progress=False)
+    ws.buffered = 0  # and nothing may jump the queue while it is not empty
+    box.put(b"p3", is_progress=True)
+    assert ws.direct == [b"accepted", b"p1"]
+    assert await drain(box, ws, 4) == [b"accepted", b"p1", b"room", b"p3"]
 
 
 async def test_progress_still_reaches_every_member_with_the_latest_standings(

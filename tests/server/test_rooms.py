@@ -193,6 +193,10 @@ class Clients:
     def tick(self, at: float | None = None) -> list[Effect]:
         return self._record(self.hub.tick(self._at(at)))
 
+    def after_hold(self) -> list[Effect]:
+        """The clock moves on past the room's progress hold: a held progress goes out."""
+        return self.tick(self.now + self.config.progress_hold_s)
+
     def disconnect(self, conn: int, at: float | None = None) -> list[Effect]:
         return self._record(self.hub.disconnect(conn, self._at(at)))
 
@@ -515,12 +519,17 @@ def test_the_whole_life_of_a_room() -> None:
             ("bob", "playing", True),
         ]
 
-    # A legal move: accepted for the mover, progress for everyone.
+    # A legal move: accepted for the mover at once, and progress for everyone once the
+    # room's hold (100 ms, for newer moves to replace it) is over.
     effects = cl.send(ann, MoveMsg(1, "6h>7"), at=t0 + 4.5)
-    assert to(effects, ann)[0] == Accepted(1, "6H>7", "9S", 5, 1, 0, "playing", 1500)
+    assert sends(effects) == [(ann, Accepted(1, "6H>7", "9S", 5, 1, 0, "playing", 1500))]
+    due = cl.hub.next_deadline()
+    assert due == pytest.approx(t0 + 4.6)
+    assert cl.tick(due - 0.001) == []
+    effects = cl.tick(due)
     for conn in (ann, bob, sue):
         [progress] = [m for m in to(effects, conn) if isinstance(m, Progress)]
-        assert progress.elapsed_ms == 1500
+        assert progress.elapsed_ms == 1600
         mine = progress.players[0]
         assert (mine.name, mine.foundations, mine.score, mine.moves) == ("ann", 0, 5, 1)
     assert receivers(effects) == {ann, bob, sue}
@@ -1006,6 +1015,7 @@ def test_the_time_limit_ends_the_race_at_the_tick() -> None:
     conns = race(cl, ["ann", "bob"], ["sue"], time_limit=30)
     ann = conns["ann"]
     cl.move(ann, "6H>7", at=cl.race_start + 5)
+    assert kinds(cl.after_hold(), ann) == ["progress"]
     assert cl.tick(cl.race_start + 29.999) == []
     effects = cl.tick(cl.race_start + 30)
     [record] = persists(effects)
@@ -1115,6 +1125,7 @@ def test_a_resent_seq_is_answered_again_and_not_played_twice() -> None:
     assert different == [Send(ann, accepted)]
     effects = cl.send(ann, MoveMsg(2, "8C>6"))
     assert to(effects, ann)[0].moves == 2
+    cl.after_hold()
     assert cl.last(bob, Progress).players[0].moves == 2
 
 
@@ -1192,8 +1203,63 @@ def test_an_undo_is_shown_to_the_player_and_as_progress_to_everyone() -> None:
     assert undone == Undone(
         2, "6H>7", Game.from_code(WIN_CODE).view(), 0, 1, 0, "playing", undone.elapsed_ms
     )
-    [progress] = to(effects, bob)
+    assert to(effects, bob) == []  # held, then shown as the room's latest progress
+    [progress] = to(cl.after_hold(), bob)
     assert (progress.players[0].score, progress.players[0].moves) == (0, 1)
+
+
+# -- progress: held per room --------------------------------------------------------------------
+
+
+def test_moves_within_the_hold_make_one_progress_with_the_latest_standings() -> None:
+    cl = Clients(HubConfig(bucket_capacity=1000))
+    conns = race(cl, ["ann", "bob"], ["sue"])
+    ann, bob, sue = conns["ann"], conns["bob"], conns["sue"]
+    t = cl.race_start + 1
+    cl.move(ann, "6H>7", at=t)
+    cl.move(bob, "6H>7", at=t + 0.01)
+    effects = cl.move(ann, "8C>6", at=t + 0.02)
+    assert kinds(effects, bob) == [] and kinds(effects, sue) == []
+    due = cl.hub.next_deadline()
+    assert due == pytest.approx(t + 0.1)  # from the first move: later ones wait no longer
+    effects = cl.tick(due)
+    for conn in (ann, bob, sue):
+        [progress] = to(effects, conn)
+        assert [(p.name, p.moves) for p in progress.players] == [("ann", 2), ("bob", 1)]
+        assert progress.elapsed_ms == 1100
+    assert cl.after_hold() == []  # nothing held any more
+
+
+def test_a_room_frame_releases_the_held_progress_first_and_errors_do_not() -> None:
+    cl = Clients()
+    conns = race(cl, ["ann", "bob"])
+    ann, bob = conns["ann"], conns["bob"]
+    cl.move(ann, "6H>7", at=cl.race_start + 1)
+    effects = cl.send(bob, Start())  # bob's mistake: an error for bob, nothing for ann
+    assert receivers(effects) == {bob} and kinds(effects, bob) == ["error"]
+    effects = cl.send(bob, Resign())
+    # The held progress (ann's move) goes before what follows it; the resign's own after.
+    assert kinds(effects, ann) == ["progress"]
+    assert [(p.name, p.moves, p.state) for p in to(effects, ann)[0].players] == [
+        ("ann", 1, "playing"),
+        ("bob", 0, "resigned"),
+    ]
+
+
+def test_a_finished_runner_is_shown_at_once() -> None:
+    cl = Clients(HubConfig(bucket_capacity=1000))
+    conns = race(cl, ["ann", "bob"])
+    cl.play(conns["ann"], WIN_MOVES[:-1], step=0.001)  # never a full hold between moves
+    effects = cl.move(conns["ann"], WIN_MOVES[-1])
+    [progress] = to(effects, conns["bob"])
+    assert progress.players[0].state == "won"
+
+
+def test_with_no_hold_every_move_makes_a_progress() -> None:
+    cl = Clients(HubConfig(progress_hold_s=0))
+    conns = race(cl, ["ann", "bob"])
+    effects = cl.move(conns["ann"], "6H>7")
+    assert kinds(effects, conns["bob"]) == ["progress"]
 
 
 # -- resuming ---------------------------------------------------------------------------------
@@ -1211,10 +1277,13 @@ def test_a_resume_mid_race_brings_back_the_whole_state() -> None:
     assert receivers(effects) == {bob, conns["sue"]}
     [room] = [m for m in to(effects, bob) if isinstance(m, Room)]
     assert [(p.name, p.connected) for p in room.players] == [("ann", False), ("bob", True)]
-    [progress] = [m for m in to(effects, bob) if isinstance(m, Progress)]
+    # The progress the last move left held goes first, then the one showing ann gone.
+    assert kinds(effects, bob) == ["progress", "room", "progress"]
+    progress = cl.last(bob, Progress)
     assert [(p.name, p.connected) for p in progress.players] == [("ann", False), ("bob", True)]
 
     cl.move(bob, "6H>7", at=t + 10)
+    assert kinds(cl.after_hold(), bob) == ["progress"]
     assert cl.tick(t + 20) == []
     new, effects = cl.resume("ann", at=t + 30)
     msgs = to(effects, new)
@@ -1258,7 +1327,7 @@ def test_a_second_connection_with_the_token_replaces_the_first() -> None:
     assert cl.disconnect(old) == []
     effects = cl.move(new, "6H>7", at=cl.race_start + 3)
     assert to(effects, new)[0].moves == 1
-    [progress] = to(effects, conns["bob"])
+    [progress] = to(cl.after_hold(), conns["bob"])
     assert progress.players[0].connected
 
 
@@ -1380,6 +1449,7 @@ def test_spectators_see_progress_cannot_play_and_get_the_result() -> None:
     assert cl.messages(sue, RaceMsg) == []
     assert cl.last(sue, Room).you == "spectator"
     cl.move(ann, "6H>7")
+    cl.after_hold()
     assert cl.last(sue, Progress).players[0].score == 5
     for message in (MoveMsg(1, "8C>6"), Undo(1), Ready(), Start(), Rematch()):
         effects = cl.send(sue, message)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -69,16 +68,16 @@ async def test_a_race_that_ends_while_its_actions_are_written_drops_them_quietly
     await store.journal(
         races=[live("ending", ann.player_id), live("going", ann.player_id)], actions=[]
     )
-    insert = store._insert_ignoring_duplicates
+    insert = store._insert_actions_sql
     ended: list[str] = []
 
-    def insert_as_the_race_ends(table: Any) -> Any:
-        if table.name == "live_actions" and not ended:
+    def insert_as_the_race_ends() -> str:
+        if not ended:
             end_race_elsewhere(store.url, "ending")
             ended.append("ending")
-        return insert(table)
+        return insert()
 
-    store._insert_ignoring_duplicates = insert_as_the_race_ends  # type: ignore[method-assign]
+    store._insert_actions_sql = insert_as_the_race_ends  # type: ignore[method-assign]
     actions = [
         LiveAction("ending", 1, ann.player_id, 1, 100, "AS>F"),
         LiveAction("going", 1, ann.player_id, 1, 120, "KH>1"),
