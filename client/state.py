@@ -15,7 +15,7 @@ where a double tap sends it (``tableau_destination``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from protocol import Game, YukonError
 from protocol.messages import (
@@ -831,4 +831,27 @@ class Session:
     # -- standings --------------------------------------------------------------------------
 
     def standings(self) -> Sequence[PlayerProgress]:
-        return self.progress.players if self.progress is not None else ()
+        """The latest ``progress``, with my own line from my own race.
+
+        The server does not send me a progress that shows nothing but my own moves (my
+        ``accepted`` told me), so my line in the last one may be behind (protocol 4.11):
+        when my race has more moves than it shows, my race's figures replace it.
+        """
+        if self.progress is None:
+            return ()
+        players = self.progress.players
+        race = self.race
+        if race is None or self.me is None:
+            return players
+        return tuple(
+            replace(
+                p,
+                state=race.state,
+                foundations=race.foundations,
+                score=race.score,
+                moves=race.moves,
+            )
+            if p.name == self.me and race.moves > p.moves
+            else p
+            for p in players
+        )

@@ -241,6 +241,9 @@ class _Room:
     hints: bool = False
     #: When a held ``progress`` is due (monotonic seconds), or None: nothing held.
     progress_due: float | None = None
+    #: Whose moves the held ``progress`` shows: one runner (who then does not get it: their
+    #: ``accepted`` told them), or None once a second runner has moved in the hold.
+    progress_mover: _Player | None = None
 
     def members(self) -> list[_Player]:
         return self.players + self.spectators
@@ -763,7 +766,7 @@ class Hub:
         if reply.TYPE != "refused":
             self._journal(room, p.id, seq, move or "undo", race.elapsed_ms(now))
             if runner.state is before:
-                self._hold_progress(room, now)
+                self._hold_progress(room, p, now)
             else:  # won, stuck, or unstuck: everyone sees it at once
                 self._progress(room, now)
             self._check_over(room)
@@ -1129,30 +1132,35 @@ class Hub:
         if progress and room.race is not None and room.state == "racing":
             self._progress(room, now, skip=skip)
 
-    def _hold_progress(self, room: _Room, now: float) -> None:
+    def _hold_progress(self, room: _Room, mover: _Player, now: float) -> None:
         """A move's ``progress`` waits ``progress_hold_s`` for newer moves in the room.
 
         Why: four fast players make a progress per move for each of them; held, one
-        snapshot goes out per room per hold, built and encoded once, whatever the rate.
-        Any other frame to a member releases it first (``_send``), so it never arrives
-        after something that happened later.
+        snapshot goes out per room per hold, built and encoded once, whatever the rate,
+        and not to a runner whose own moves are all it shows. Any other frame to a member
+        releases it first (``_send``), so it never arrives after something that happened
+        later.
         """
         hold = self.config.progress_hold_s
         if hold <= 0:
-            self._progress(room, now)
+            self._progress(room, now, skip=mover)
         elif room.progress_due is None:
             room.progress_due = now + hold
+            room.progress_mover = mover
             self._timer(room.progress_due, "progress", room)
+        elif room.progress_mover is not mover:
+            room.progress_mover = None
 
     def _release_progress(self, room: _Room) -> None:
-        if room.progress_due is not None and room.race is not None and room.state == "racing":
-            self._progress(room, self._now)
-        room.progress_due = None
+        due, mover = room.progress_due, room.progress_mover
+        room.progress_due = room.progress_mover = None
+        if due is not None and room.race is not None and room.state == "racing":
+            self._progress(room, self._now, skip=mover)
 
     def _progress(self, room: _Room, now: float, *, skip: _Player | None = None) -> None:
         assert room.race is not None
         if room.progress_due is not None:  # a held one goes out now, to everyone
-            room.progress_due = None
+            room.progress_due = room.progress_mover = None
             skip = None
         msg = Progress(room.race.elapsed_ms(now), room.race.progress(self._connected(room)))
         for m in room.members():

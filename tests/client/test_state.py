@@ -179,6 +179,36 @@ def test_dropping_sends_a_numbered_move_and_only_the_answer_changes_the_board() 
     assert session.press_column(1) == [] and session.press_column(7) == [MoveMsg(2, "7H>7")]
 
 
+def test_my_line_in_the_standings_follows_my_own_accepted_moves() -> None:
+    """The server sends no progress that shows only my own moves: my line comes from my
+    race when it is ahead of the last progress, and from the progress otherwise."""
+    session, referee = racing_session()
+    session.receive(
+        progress(
+            3000,
+            ("alice", "playing", 0, 0, 0, None, True),
+            ("bob", "playing", 0, 0, 0, None, True),
+        ),
+        3.0,
+    )
+    session.press_column(2)
+    session.step(4)
+    play(session, referee, session.press_column(7))
+    mine, bob = session.standings()
+    assert (mine.name, mine.moves, mine.score, mine.state) == ("alice", 1, 5, "playing")
+    assert bob.moves == 0
+    session.receive(
+        progress(
+            6000,
+            ("alice", "playing", 0, 5, 1, None, False),
+            ("bob", "playing", 1, 10, 2, None, True),
+        ),
+        6.0,
+    )
+    mine, bob = session.standings()
+    assert (mine.moves, mine.connected, bob.moves) == (1, False, 2)
+
+
 def test_a_refused_move_shows_the_servers_reason_and_changes_nothing() -> None:
     session, referee = racing_session()
     race = racing(session)

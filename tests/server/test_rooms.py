@@ -519,20 +519,21 @@ def test_the_whole_life_of_a_room() -> None:
             ("bob", "playing", True),
         ]
 
-    # A legal move: accepted for the mover at once, and progress for everyone once the
-    # room's hold (100 ms, for newer moves to replace it) is over.
+    # A legal move: accepted for the mover at once, and progress for the others once the
+    # room's hold (100 ms, for newer moves to replace it) is over. The mover gets none:
+    # it would show nothing but their own move, which their accepted told them.
     effects = cl.send(ann, MoveMsg(1, "6h>7"), at=t0 + 4.5)
     assert sends(effects) == [(ann, Accepted(1, "6H>7", "9S", 5, 1, 0, "playing", 1500))]
     due = cl.hub.next_deadline()
     assert due == pytest.approx(t0 + 4.6)
     assert cl.tick(due - 0.001) == []
     effects = cl.tick(due)
-    for conn in (ann, bob, sue):
+    for conn in (bob, sue):
         [progress] = [m for m in to(effects, conn) if isinstance(m, Progress)]
         assert progress.elapsed_ms == 1600
         mine = progress.players[0]
         assert (mine.name, mine.foundations, mine.score, mine.moves) == ("ann", 0, 5, 1)
-    assert receivers(effects) == {ann, bob, sue}
+    assert receivers(effects) == {bob, sue}
 
     # Refused moves: the engine's reason, only to the mover, and nothing else.
     effects = cl.send(bob, MoveMsg(1, "KD>1"), at=t0 + 5)
@@ -1015,7 +1016,7 @@ def test_the_time_limit_ends_the_race_at_the_tick() -> None:
     conns = race(cl, ["ann", "bob"], ["sue"], time_limit=30)
     ann = conns["ann"]
     cl.move(ann, "6H>7", at=cl.race_start + 5)
-    assert kinds(cl.after_hold(), ann) == ["progress"]
+    assert kinds(cl.after_hold(), conns["bob"]) == ["progress"]
     assert cl.tick(cl.race_start + 29.999) == []
     effects = cl.tick(cl.race_start + 30)
     [record] = persists(effects)
@@ -1223,7 +1224,7 @@ def test_moves_within_the_hold_make_one_progress_with_the_latest_standings() -> 
     due = cl.hub.next_deadline()
     assert due == pytest.approx(t + 0.1)  # from the first move: later ones wait no longer
     effects = cl.tick(due)
-    for conn in (ann, bob, sue):
+    for conn in (ann, bob, sue):  # two runners moved: everyone gets it
         [progress] = to(effects, conn)
         assert [(p.name, p.moves) for p in progress.players] == [("ann", 2), ("bob", 1)]
         assert progress.elapsed_ms == 1100
@@ -1232,18 +1233,23 @@ def test_moves_within_the_hold_make_one_progress_with_the_latest_standings() -> 
 
 def test_a_room_frame_releases_the_held_progress_first_and_errors_do_not() -> None:
     cl = Clients()
-    conns = race(cl, ["ann", "bob"])
-    ann, bob = conns["ann"], conns["bob"]
+    conns = race(cl, ["ann", "bob"], ["sue"])
+    ann, bob, sue = conns["ann"], conns["bob"], conns["sue"]
     cl.move(ann, "6H>7", at=cl.race_start + 1)
-    effects = cl.send(bob, Start())  # bob's mistake: an error for bob, nothing for ann
+    effects = cl.send(bob, Start())  # bob's mistake: an error for bob, nothing for the rest
     assert receivers(effects) == {bob} and kinds(effects, bob) == ["error"]
-    effects = cl.send(bob, Resign())
-    # The held progress (ann's move) goes before what follows it; the resign's own after.
-    assert kinds(effects, ann) == ["progress"]
-    assert [(p.name, p.moves, p.state) for p in to(effects, ann)[0].players] == [
-        ("ann", 1, "playing"),
-        ("bob", 0, "resigned"),
+    effects = cl.disconnect(bob)
+    # The held progress (ann's move; a snapshot of the room as it is when it goes) goes
+    # before the room that shows bob gone, then the progress of that; ann's own move
+    # alone is no news to ann.
+    assert kinds(effects, sue) == ["progress", "room", "progress"]
+    held = to(effects, sue)[0]
+    assert [(p.name, p.moves, p.connected) for p in held.players] == [
+        ("ann", 1, True),
+        ("bob", 0, False),
     ]
+    assert kinds(effects, ann) == ["room", "progress"]
+    assert cl.after_hold() == []
 
 
 def test_a_finished_runner_is_shown_at_once() -> None:
@@ -1283,7 +1289,7 @@ def test_a_resume_mid_race_brings_back_the_whole_state() -> None:
     assert [(p.name, p.connected) for p in progress.players] == [("ann", False), ("bob", True)]
 
     cl.move(bob, "6H>7", at=t + 10)
-    assert kinds(cl.after_hold(), bob) == ["progress"]
+    assert kinds(cl.after_hold(), conns["sue"]) == ["progress"]
     assert cl.tick(t + 20) == []
     new, effects = cl.resume("ann", at=t + 30)
     msgs = to(effects, new)
