@@ -129,7 +129,9 @@ async def main() -> None:
             db=f"sqlite:///{tmp}/example.db",
             spool=Path(tmp) / "spool.jsonl",
             daily_secret=SECRET,
-            hub=HubConfig(countdown_s=0.5),
+            # No progress hold, as in every example of section 7: each move's progress
+            # at once, to every member (section 4.11 says what the hold changes).
+            hub=HubConfig(countdown_s=0.5, progress_hold_s=0),
             solver_processes=0,
         )
         hub_options = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, UndoError
 from protocol.messages import Accepted, PlayerProgress, RankEntry, Refused, Undone
@@ -32,6 +32,9 @@ class PlayerState(enum.StrEnum):
 
 
 _Reply = TypeVar("_Reply", Accepted, Refused, Undone)
+_REPLY_TYPES: dict[str, type[Accepted | Refused | Undone]] = {
+    k.TYPE: k for k in (Accepted, Refused, Undone)
+}
 
 
 @dataclass
@@ -44,7 +47,11 @@ class Runner:
     #: Milliseconds from the start to the moment the player was done (won, resigned, ...).
     time_ms: int | None = None
     last_seq: int = 0
-    replies: OrderedDict[int, Accepted | Refused | Undone] = field(default_factory=OrderedDict)
+    #: The recent replies by seq, each kept as a tuple of its type and field values: a
+    #: tuple of plain values drops out of the garbage collector's sight, a message object
+    #: would stay in it, and one per move of every player made its passes long
+    #: (docs/performance.md).
+    replies: OrderedDict[int, tuple[Any, ...]] = field(default_factory=OrderedDict)
     #: Every accepted action with its time offset: ``(ms, "7S>4")`` or ``(ms, "undo")``.
     journal: list[tuple[int, str]] = field(default_factory=list)
     #: How many moves the player took back.
@@ -106,7 +113,11 @@ class Race:
 
     def replay_of(self, runner: Runner, seq: int) -> Accepted | Refused | Undone | None:
         """The answer already given to ``seq``, so a resend is answered, not played twice."""
-        return runner.replies.get(seq)
+        kept = runner.replies.get(seq)
+        if kept is None:
+            return None
+        kind: type[Accepted | Refused | Undone] = _REPLY_TYPES[kept[0]]
+        return kind(*kept[1:])
 
     def move(self, runner: Runner, seq: int, text: str, now: float) -> Accepted | Refused:
         try:
@@ -212,7 +223,7 @@ class Race:
     @staticmethod
     def _remember(runner: Runner, reply: _Reply) -> _Reply:
         runner.last_seq = reply.seq
-        runner.replies[reply.seq] = reply
+        runner.replies[reply.seq] = (reply.TYPE, *(getattr(reply, f.name) for f in reply.FIELDS))
         if len(runner.replies) > REPLY_MEMORY:
             runner.replies.popitem(last=False)
         return reply

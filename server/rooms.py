@@ -160,7 +160,7 @@ class HubConfig:
     #: refused (``unavailable``) rather than queued behind them.
     hint_queue_limit: int = 32
     #: How long the ``progress`` a move produces waits for a newer one in its room
-    #: (docs/protocol.md, section 4.11). 0: sent after every move.
+    #: (docs/protocol.md, section 4.11). 0: after every move at once, to every member.
     progress_hold_s: float = 0.1
 
 
@@ -1142,8 +1142,8 @@ class Hub:
         later.
         """
         hold = self.config.progress_hold_s
-        if hold <= 0:
-            self._progress(room, now, skip=mover)
+        if hold <= 0:  # no hold: at once, to everyone (the worked examples of the docs)
+            self._progress(room, now)
         elif room.progress_due is None:
             room.progress_due = now + hold
             room.progress_mover = mover

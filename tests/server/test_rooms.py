@@ -1266,6 +1266,7 @@ def test_with_no_hold_every_move_makes_a_progress() -> None:
     conns = race(cl, ["ann", "bob"])
     effects = cl.move(conns["ann"], "6H>7")
     assert kinds(effects, conns["bob"]) == ["progress"]
+    assert kinds(effects, conns["ann"]) == ["accepted", "progress"]
 
 
 # -- resuming ---------------------------------------------------------------------------------
