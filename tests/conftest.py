@@ -15,6 +15,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from server.storage import migrate
+from server.storage.sql import SqlStore
+
 PG_ADMIN = os.environ.get("YUKON_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
@@ -81,6 +84,17 @@ async def _reset_postgres(url: str) -> None:
         await conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
     finally:
         await conn.close()
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[SqlStore]:
+    """A store on ``db_url``, migrated to the latest schema."""
+    s = SqlStore(db_url)
+    await migrate.upgrade(s)
+    try:
+        yield s
+    finally:
+        await s.close()
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ and waiting for conditions (never for a fixed time)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +211,17 @@ async def until(
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.005)
+
+
+def run(script: Callable[[YukonApp], None], *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """A snapshot's ``run_before``: ``script`` on the settled app, then ``keys``."""
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        script(pilot.app)  # type: ignore[arg-type]
+        await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause()
+
+    return before

@@ -3,11 +3,9 @@ real server answering the key with its solver."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from textual.pilot import Pilot
 
 from client.app import YukonApp
 from client.screens import RaceScreen
@@ -29,7 +27,7 @@ from protocol.messages import (
 from protocol.solver import solve
 
 from ..server.wire import running_server, url
-from .helpers import CODE, Referee, fake_app, feed, keys_for, racing, room, until
+from .helpers import CODE, Referee, fake_app, feed, keys_for, racing, room, run, until
 from .test_app import client_app, online, screen_text, shown
 
 Snap = Callable[..., bool]
@@ -170,18 +168,6 @@ async def test_a_room_without_hints_does_not_send_any() -> None:
         await pilot.press("h")
         assert link.sent == []
         assert shown(app, StatusLine) == "this room gives no hints"
-
-
-def run(script: Callable[[YukonApp], None], *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
-    async def before(pilot: Pilot[Any]) -> None:
-        await pilot.pause()
-        script(pilot.app)  # type: ignore[arg-type]
-        await pilot.pause()
-        if keys:
-            await pilot.press(*keys)
-        await pilot.pause()
-
-    return before
 
 
 def test_race_with_a_hint(snap_compare: Snap) -> None:

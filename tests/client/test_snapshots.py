@@ -7,7 +7,7 @@ in ``tests/client/__snapshots__``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from textual.pilot import Pilot
@@ -26,7 +26,7 @@ from protocol.messages import (
     Welcome,
 )
 
-from .helpers import CODE, Clock, Referee, fake_app, feed, progress, room, winning_line
+from .helpers import CODE, Clock, Referee, fake_app, feed, progress, room, run, winning_line
 
 Snap = Callable[..., bool]
 PLAYERS = (("alice", True, True), ("bob", True, True), ("carol", True, True), ("dave", True, False))
@@ -57,18 +57,6 @@ def in_race(
             ("dave", "playing", 0, 10, 3, None, False),
         ),
     )
-
-
-def run(script: Callable[[YukonApp], None], *keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
-    async def before(pilot: Pilot[Any]) -> None:
-        await pilot.pause()
-        script(pilot.app)  # type: ignore[arg-type]
-        await pilot.pause()
-        if keys:
-            await pilot.press(*keys)
-        await pilot.pause()
-
-    return before
 
 
 def test_lobby(snap_compare: Snap) -> None:

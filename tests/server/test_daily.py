@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import hmac
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
@@ -23,7 +23,6 @@ from server.daily import (
     choose_daily,
     utc_date,
 )
-from server.storage import migrate
 from server.storage.sql import SqlStore
 
 CLASSIC = Rules.parse("C")
@@ -89,14 +88,6 @@ class CountingExecutor(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self.pool.shutdown(wait, cancel_futures=cancel_futures)
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SqlStore]:
-    s = SqlStore(db_url)
-    await migrate.upgrade(s)
-    yield s
-    await s.close()
 
 
 async def test_a_date_is_chosen_once_and_kept(store: SqlStore) -> None:

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
 
-import pytest
 from sqlalchemy import text
 
 from server.effects import LiveAction, LiveRace
-from server.storage import migrate
 from server.storage.sql import SqlStore
 
 T0 = 1_795_000_000.0
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SqlStore]:
-    s = SqlStore(db_url)
-    await migrate.upgrade(s)
-    yield s
-    await s.close()
 
 
 def live(uid: str, host: int) -> LiveRace:

@@ -24,7 +24,6 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from server.effects import PlayerResult, RaceRecord
-from server.storage import migrate
 from server.storage.models import MoveRow, RaceRow, ResultRow
 from server.storage.spool import ResultWriter, record_from_json, record_to_json
 from server.storage.sql import Identity, SqlStore, describe_error
@@ -82,16 +81,6 @@ async def until(condition: Callable[[], bool], what: str) -> None:
         await asyncio.wait_for(poll(), WAIT)
     except TimeoutError:
         pytest.fail(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SqlStore]:
-    s = SqlStore(db_url)
-    await migrate.upgrade(s)
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import datetime as dt
 import hashlib
 import itertools
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,16 +32,6 @@ CODE = "C-0001234"
 OTHER_CODE = "C-0005678"
 
 _uids = itertools.count(1)
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SqlStore]:
-    s = SqlStore(db_url)
-    await migrate.upgrade(s)
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 # -- building records ---------------------------------------------------------------------------
