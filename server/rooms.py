@@ -108,11 +108,11 @@ _CLASSIC = Rules()
 #: Most hint answers a player's cache keeps (a winning line adds one per move of it).
 _HINT_CACHE = 2048
 
-#: Decode errors that count towards the garbage limit.
 #: Frames that go out without first releasing a held ``progress``: the answers to a
 #: player's own moves (they may overtake it, docs/protocol.md 4.11), and progress itself.
 _OVERTAKE = (Accepted, Refused, Undone, Progress)
 
+#: Decode errors that count towards the garbage limit.
 _STRIKE_CODES = frozenset(
     {
         "bad_frame",
