@@ -21,8 +21,9 @@ from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import State
+from websockets.protocol import Event, State
 
 from protocol.messages import (
     CLOSE_TOO_SLOW,
@@ -66,6 +67,9 @@ _UNAVAILABLE: dict[str, Any] = {
 
 #: Frames a client may leave unread before it is closed as too slow.
 OUTBOX_LIMIT = 256
+
+#: Fragments one message may come in (websockets' own default limit).
+MAX_FRAGMENTS = 4096
 
 _PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
 
@@ -161,6 +165,94 @@ class Outbox:
             return
 
 
+class _Connection(ServerConnection):
+    """A websocket connection that hands each whole message to the hub as it arrives.
+
+    websockets' own path queues a message and wakes the handler's task to read it: a
+    future, two coroutines and a loop callback per message, which at thousands of moves a
+    second cost more CPU than the hub itself, and a waiting future per idle connection that
+    lives just long enough (about a second at one move a second) to be copied through the
+    collector's middle generation, whose passes were the server's p99 (docs/performance.md).
+    Here the protocol callback assembles the message and calls ``deliver`` directly; the
+    handler only waits for the close.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Takes each message once the handler is ready (``attach``).
+        self.deliver: Callable[[bytes | str], None] | None = None
+        #: Data frames that arrived before ``attach`` (with the handshake, say): kept as
+        #: they are until the connection is open and can answer or close.
+        self.early: list[Frame] = []
+        #: A fragmented message being put together, and whether it is text.
+        self.fragments: list[bytes] | None = None
+        self.fragmented_text = False
+        #: Nothing more is read from this client (``stop``).
+        self.stopped = False
+
+    def attach(self, deliver: Callable[[bytes | str], None]) -> None:
+        """From now on, messages go to ``deliver``, those already here first."""
+        early, self.early = self.early, []
+        self.deliver = deliver
+        for frame in early:
+            self.process_event(frame)
+
+    def process_event(self, event: Event) -> None:
+        if (
+            self.request is None  # the handshake
+            or not isinstance(event, Frame)
+            or event.opcode not in (Opcode.BINARY, Opcode.TEXT, Opcode.CONT)
+        ):
+            super().process_event(event)
+            return
+        if self.stopped:
+            return
+        if self.deliver is None:
+            self.early.append(event)
+            return
+        # The protocol layer has checked the order of fragments and the whole message's
+        # size against max_size; what is left is to put fragments together.
+        if event.opcode is Opcode.CONT:
+            assert self.fragments is not None
+            self.fragments.append(bytes(event.data))
+            if len(self.fragments) > MAX_FRAGMENTS:
+                self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
+                return
+            if not event.fin:
+                return
+            data, text = b"".join(self.fragments), self.fragmented_text
+            self.fragments = None
+        elif not event.fin:
+            self.fragments = [bytes(event.data)]
+            self.fragmented_text = event.opcode is Opcode.TEXT
+            return
+        else:
+            data = event.data if type(event.data) is bytes else bytes(event.data)
+            text = event.opcode is Opcode.TEXT
+        if not text:
+            self.deliver(data)
+            return
+        try:
+            message = data.decode()
+        except UnicodeDecodeError:
+            self._fail(CloseCode.INVALID_DATA, "a text frame that is not UTF-8")
+            return
+        self.deliver(message)
+
+    def stop(self) -> None:
+        """Read nothing more from this client (it is being closed)."""
+        self.stopped = True
+        self.early = []
+        self.fragments = None
+
+    def _fail(self, code: int, reason: str) -> None:
+        """Close at once, as websockets does on a protocol error."""
+        self.stop()
+        if self.protocol.state is State.OPEN:
+            self.protocol.fail(code, reason)
+            self.send_data()
+
+
 class RaceServer:
     """Runs a ``Hub`` behind a websocket server and carries out its effects."""
 
@@ -204,7 +296,7 @@ class RaceServer:
             max_size=MAX_FRAME,
             compression=None,
             process_request=self._process_request,
-            max_queue=16,
+            create_connection=_Connection,
             ping_interval=20,
             ping_timeout=20,
             close_timeout=5,
@@ -249,14 +341,24 @@ class RaceServer:
         peer = ws.remote_address
         self._apply(self.hub.connect(conn, loop.time(), address=str(peer[0]) if peer else ""))
         self.metrics.connections_opened += 1
-        try:
-            async for frame in ws:
-                arrived = loop.time()
+        assert isinstance(ws, _Connection)
+
+        def deliver(frame: bytes | str) -> None:
+            arrived = loop.time()
+            try:
                 effects = self.hub.receive(conn, frame, arrived)
                 self._apply(effects)
-                self._count_moves(effects, conn, arrived, loop.time())
-        except ConnectionClosed:
-            pass
+            except Exception:  # a bug, not bad input: this client only, as websockets would
+                log.exception("conn %d: the server failed on a message", conn)
+                ws.stop()
+                outbox.discard()
+                outbox.close(CloseCode.INTERNAL_ERROR, "internal error")
+                return
+            self._count_moves(effects, conn, arrived, loop.time())
+
+        try:
+            ws.attach(deliver)
+            await ws.wait_closed()
         finally:
             self._outboxes.pop(conn, None)
             outbox.discard()

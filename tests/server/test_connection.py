@@ -11,8 +11,11 @@ from typing import Any
 import msgpack
 import pytest
 from websockets.asyncio.client import connect
+from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Close, Frame, Opcode
 from websockets.protocol import State
+from websockets.uri import parse_uri
 
 from protocol import Game
 from protocol.messages import (
@@ -30,6 +33,7 @@ from protocol.messages import (
     Start,
     Watch,
     Welcome,
+    decode_server,
     encode,
 )
 from server.connection import RaceServer
@@ -312,6 +316,83 @@ async def test_bad_input_is_answered_and_never_disturbs_another_race(server: Rac
     assert refused.reason == "only the exposed card of a column can go to a foundation"
     for c in (alice, bob):
         await c.ws.close()
+
+
+async def test_fragmented_text_and_early_messages_reach_the_hub_whole_and_in_order(
+    server: RaceServer,
+) -> None:
+    """Messages are put together from frames in the protocol callback (``_Connection``)."""
+    # A hello in three fragments is one message.
+    alice = Client(await connect(url(server)))
+    data = encode(Hello(1, "alice"))
+    await alice.ws.send([data[:3], data[3:7], data[7:]])
+    assert isinstance(await alice.recv(), Welcome)
+    # A text frame in fragments is still a text frame: an error, and the connection stays.
+    await alice.ws.send(["a text ", "frame"])
+    assert (await alice.recv()).code == "bad_frame"
+
+    # Frames in the same packet as the handshake arrive before the handler is ready: they
+    # are kept and handed over first, in order.
+    uri = parse_uri(url(server))
+    client = ClientProtocol(uri)
+    client.send_request(client.connect())
+    messages = [b"\xc1", encode(MoveMsg(1, "AD>5")), encode(Hello(1, "early"))]
+    frames = [Frame(Opcode.BINARY, m).serialize(mask=True, extensions=[]) for m in messages]
+    reader, writer = await asyncio.open_connection(uri.host, uri.port)
+    writer.write(b"".join(client.data_to_send()) + b"".join(frames))
+    got: list[Any] = []
+    while len(got) < 3:
+        client.receive_data(await asyncio.wait_for(reader.read(65536), TIMEOUT))
+        got += [decode_server(e.data) for e in client.events_received() if isinstance(e, Frame)]
+    # In the order sent: had the hello come first, the move would be "hello_pending".
+    assert [getattr(m, "code", None) for m in got[:2]] == ["bad_msgpack", "hello_first"]
+    assert isinstance(got[2], Welcome) and got[2].name == "early"
+    writer.close()
+    await alice.ws.close()
+
+
+async def test_a_text_frame_that_is_not_utf8_closes_with_1007(server: RaceServer) -> None:
+    uri = parse_uri(url(server))
+    client = ClientProtocol(uri)
+    client.send_request(client.connect())
+    reader, writer = await asyncio.open_connection(uri.host, uri.port)
+    bad = Frame(Opcode.TEXT, b"caf\xe9").serialize(mask=True, extensions=[])
+    writer.write(b"".join(client.data_to_send()) + bad)
+    closes: list[Frame] = []
+    while not closes:
+        data = await asyncio.wait_for(reader.read(65536), TIMEOUT)
+        assert data, "closed without a close frame"
+        client.receive_data(data)
+        closes = [
+            e for e in client.events_received() if isinstance(e, Frame) and e.opcode is Opcode.CLOSE
+        ]
+    assert Close.parse(closes[0].data).code == 1007
+    writer.close()
+
+
+async def test_a_server_failure_on_one_message_closes_that_client_only(
+    server: RaceServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
+    await room_with(alice, bob, code="YU1-C-AAAAAAB")
+    await start_race(alice, bob)
+    receive = server.hub.receive
+
+    def failing(conn: int, data: bytes | str, now: float) -> list[Any]:
+        if data == b"boom":
+            raise RuntimeError("a bug in the hub")
+        return receive(conn, data, now)
+
+    monkeypatch.setattr(server.hub, "receive", failing)
+    with pytest.raises(ConnectionClosed) as closed:
+        await bob.ws.send(b"boom")
+        while True:
+            await bob.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1011
+    assert "a bug in the hub" in caplog.text
+    await alice.send(MoveMsg(1, "AD>5"))
+    assert (await alice.expect(Accepted, seq=1)).moves == 1
+    await alice.ws.close()
 
 
 async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> None:
