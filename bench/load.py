@@ -32,7 +32,11 @@ A run, for each server measured:
 
 With ``--echo`` (the default) the same players first run the same traffic (the same
 ``move`` frames at the same rate, no rooms) against ``bench.echo``, started and pinned the
-same way, and the race server's throughput is also given as a ratio of the echo server's.
+same way, and the race server's throughput is also given as a ratio of the echo server's,
+and as the ratio of the two servers' CPU per message (the echo run is often limited by
+the players' core rather than the echo server's). ``--rounds N`` repeats the pair N times,
+echo then race, and gives the median ratios: the same machine can run 30 % faster or
+slower from one minute to the next.
 
 It prints one block of figures per server and the targets of issue 7. It is a
 measurement, not a test: it always exits 0 unless it could not run at all. Every process
@@ -55,6 +59,7 @@ import re
 import resource
 import secrets
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -828,6 +833,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--server-cpus", type=parse_cpus, default={0}, help="default 0")
     parser.add_argument("--client-cpus", type=parse_cpus, default={1}, help="default 1")
     parser.add_argument("--no-echo", dest="echo", action="store_false", help="skip the echo run")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="echo and race runs, one after the other, this many times; the ratios given"
+        " are the medians (a shared machine drifts between runs)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log", type=Path, help="append the race server's log to this file")
     parser.add_argument(
@@ -840,36 +852,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    raise_fd_limit()
-    rate = "saturation (each player's next move as soon as the last is answered)"
-    if args.rate:
-        rate = f"{args.rate:g} moves per second per player"
-    print("Yukon race server load benchmark")
-    print(f"python  {platform.python_version()} on {platform.system()} {platform.machine()}")
-    print(f"cpu     {cpu_model()}, {os.cpu_count()} CPUs")
-    print(
-        f"setup   {args.players} players in rooms of {args.room_size}, {rate};"
-        f" {args.procs} player processes on CPU {sorted(args.client_cpus)},"
-        f" server on CPU {sorted(args.server_cpus)}; db {args.db};"
-        f" {args.warmup:g} s warm-up, {args.duration:g} s measured"
-    )
-    solver = subprocess.run(["pgrep", "-f", "bench.solver"], capture_output=True, text=True)
-    print(
-        f"load    {load_average()}"
-        + ("; bench.solver IS RUNNING" if solver.stdout.strip() else "; no bench.solver running")
-    )
-    print()
-    echo_figures: RunFigures | None = None
-    if args.echo:
-        echo = ServerProcess.echo_server(cpus=args.server_cpus)
-        try:
-            echo_figures = measure(echo, args, echo=True, label="echo server (bench.echo)")
-        finally:
-            echo.kill()
-        show(echo_figures)
-        print()
+def run_echo(args: argparse.Namespace) -> RunFigures:
+    echo = ServerProcess.echo_server(cpus=args.server_cpus)
+    try:
+        return measure(echo, args, echo=True, label="echo server (bench.echo)")
+    finally:
+        echo.kill()
+
+
+def run_race(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
+    """One measured run of ``yukon serve`` on a fresh database; its figures and the
+    tracebacks in its log."""
     env = {
         "YUKON_MSG_RATE": "10000",
         "YUKON_MSG_BURST": "10000",
@@ -897,22 +890,68 @@ def main(argv: list[str] | None = None) -> int:
                 server.stop(signal.SIGINT, 120)
         finally:
             server.kill()
-    show(figures)
-    if tracebacks:
-        print(f"  server log: {len(tracebacks)} tracebacks")
+    return figures, tracebacks
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    raise_fd_limit()
+    rate = "saturation (each player's next move as soon as the last is answered)"
+    if args.rate:
+        rate = f"{args.rate:g} moves per second per player"
+    print("Yukon race server load benchmark")
+    print(f"python  {platform.python_version()} on {platform.system()} {platform.machine()}")
+    print(f"cpu     {cpu_model()}, {os.cpu_count()} CPUs")
+    print(
+        f"setup   {args.players} players in rooms of {args.room_size}, {rate};"
+        f" {args.procs} player processes on CPU {sorted(args.client_cpus)},"
+        f" server on CPU {sorted(args.server_cpus)}; db {args.db};"
+        f" {args.warmup:g} s warm-up, {args.duration:g} s measured"
+    )
+    solver = subprocess.run(["pgrep", "-f", "bench.solver"], capture_output=True, text=True)
+    print(
+        f"load    {load_average()}"
+        + ("; bench.solver IS RUNNING" if solver.stdout.strip() else "; no bench.solver running")
+    )
     print()
+    pairs: list[tuple[RunFigures | None, RunFigures]] = []
+    for round_no in range(1, args.rounds + 1):
+        if args.rounds > 1:
+            print(f"== round {round_no} of {args.rounds}")
+        echo_figures = run_echo(args) if args.echo else None
+        if echo_figures is not None:
+            show(echo_figures)
+            print()
+        figures, tracebacks = run_race(args)
+        show(figures)
+        if tracebacks:
+            print(f"  server log: {len(tracebacks)} tracebacks")
+        print()
+        pairs.append((echo_figures, figures))
     print("targets (issue 7):")
-    if echo_figures is not None and echo_figures.per_second:
-        ratio = figures.per_second / echo_figures.per_second
-        line = f"  accepted moves/s vs echo   {ratio:.2f}"
+    ratios = [
+        (f.per_second / e.per_second, e.cpu_us_per_move / f.cpu_us_per_move)
+        for e, f in pairs
+        if e is not None and e.per_second
+    ]
+    if ratios:
+        by_moves = statistics.median(r for r, _ in ratios)
+        by_cpu = statistics.median(c for _, c in ratios)
+        each = ""
+        if len(ratios) > 1:
+            each = f" (median of {', '.join(f'{r:.2f}' for r, _ in ratios)})"
+        line = f"  accepted moves/s vs echo   {by_moves:.2f}{each}"
         if not args.rate:
-            line += f"   >= {TARGET_RATIO} at saturation: {verdict(ratio >= TARGET_RATIO)}"
+            line += f"   >= {TARGET_RATIO} at saturation: {verdict(by_moves >= TARGET_RATIO)}"
         print(line)
         # The echo run is often limited by the players' core, not the echo server's: then
         # the ratio above flatters the race server, and CPU per move compares the two
         # servers themselves.
-        cpu_ratio = echo_figures.cpu_us_per_move / figures.cpu_us_per_move
-        print(f"  server CPU per move, echo / race {cpu_ratio:.2f}   (the same, by CPU)")
+        each = ""
+        if len(ratios) > 1:
+            each = f" (median of {', '.join(f'{c:.2f}' for _, c in ratios)})"
+        print(f"  server CPU per move, echo / race {by_cpu:.2f}{each}   (the same, by CPU)")
+    figures = pairs[-1][1]
     p99 = figures.latency_ms(99)
     print(
         f"  move-ack p99               {p99:.1f} ms   <= {TARGET_P99_MS:g} ms"
