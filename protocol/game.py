@@ -45,6 +45,27 @@ _POINTS_FLIP = 5
 _POINTS_FOUNDATION = 10
 
 
+def _pack(card: int, src: int, dest: int, n: int, flip: bool, before: int) -> int:
+    """One undo record as one int. Why not a tuple: a server keeps the undo history of
+    thousands of games, and every tuple in it is one more object for Python's garbage
+    collector to visit (docs/performance.md); an int is not. Fields: card and n 6 bits
+    each, src and dest 4 bits each (0-6 or ``FOUNDATION``), flip 1 bit, then the score
+    before the move (any int, negative too: shifts keep its sign)."""
+    return ((((before << 1 | flip) << 6 | n) << 4 | src) << 4 | dest) << 6 | card
+
+
+def _unpack(record: int) -> tuple[int, int, int, int, bool, int]:
+    card = record & 63
+    record >>= 6
+    dest = record & 15
+    record >>= 4
+    src = record & 15
+    record >>= 4
+    n = record & 63
+    record >>= 6
+    return card, src, dest, n, bool(record & 1), record >> 1
+
+
 class Played(NamedTuple):
     """What a move did: its canonical text, the card it turned face up, the points it won."""
 
@@ -95,7 +116,8 @@ class Game:
         self._loc = loc
         self._score = 0
         self._count = 0
-        self._history: deque[tuple[int, int, int, int, bool, int]] = deque(maxlen=UNDO_DEPTH)
+        #: The moves to undo, newest last, each packed in one int (``_pack``).
+        self._history: deque[int] = deque(maxlen=UNDO_DEPTH)
         self._table = BUILD_TABLE[self.rules.variant]
         self._builders = BUILDERS[self.rules.variant]
         self._limit = GROUP_LIMIT if self.rules.group_limit else 0
@@ -328,7 +350,7 @@ class Game:
             turned_text = CARD_TEXT[turned]
         self._score = before + points
         self._count += 1
-        self._history.append((card, src, dest, n, flip, before))
+        self._history.append(_pack(card, src, dest, n, flip, before))
         return Played(text, turned_text, points)
 
     def _refusal(self, card: int, top: int) -> str:
@@ -378,7 +400,7 @@ class Game:
         target.append(card)
         self._loc[card] = dest
         self._count += 1
-        self._history.append((card, FOUNDATION, dest, 1, False, self._score))
+        self._history.append(_pack(card, FOUNDATION, dest, 1, False, self._score))
         return Played(MOVE_TEXT[card][dest], None, 0)
 
     def undo(self) -> str:
@@ -388,7 +410,7 @@ class Game:
         """
         if not self._history:
             raise UndoError("there is no move to undo")
-        card, src, dest, n, flip, before = self._history.pop()
+        card, src, dest, n, flip, before = _unpack(self._history.pop())
         cols = self._cols
         loc = self._loc
         if src == FOUNDATION:  # a take-back

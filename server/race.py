@@ -58,14 +58,26 @@ class Runner:
     #: would stay in it, and one per move of every player made its passes long
     #: (docs/performance.md).
     replies: OrderedDict[int, tuple[Any, ...]] = field(default_factory=OrderedDict)
-    #: Every accepted action with its time offset: ``(ms, "7S>4")`` or ``(ms, "undo")``.
-    journal: list[tuple[int, str]] = field(default_factory=list)
+    #: Every accepted action's time offset and text (``"7S>4"`` or ``"undo"``), in two
+    #: lists rather than a tuple per action, for the same reason as ``replies``: a
+    #: server holds every action of thousands of races (see ``journal``).
+    journal_ms: list[int] = field(default_factory=list)
+    journal_actions: list[str] = field(default_factory=list)
     #: How many moves the player took back.
     undos: int = 0
     #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
     done: bool = False
     #: The player got a hint: ranked after every runner who did not (``rank_runners``).
     hinted: bool = False
+
+    @property
+    def journal(self) -> list[tuple[int, str]]:
+        """Every accepted action with its time offset: ``(ms, "7S>4")`` or ``(ms, "undo")``."""
+        return list(zip(self.journal_ms, self.journal_actions, strict=True))
+
+    def note(self, ms: int, action: str) -> None:
+        self.journal_ms.append(ms)
+        self.journal_actions.append(action)
 
 
 class Race:
@@ -133,7 +145,7 @@ class Race:
         except IllegalMoveError as exc:
             return self._remember(runner, Refused(seq, "illegal", exc.reason))
         ms = self.elapsed_ms(now)
-        runner.journal.append((ms, played.move))
+        runner.note(ms, played.move)
         self._settle(runner, ms)
         game = runner.game
         return self._remember(
@@ -158,7 +170,7 @@ class Race:
         except UndoError as exc:
             return self._remember(runner, Refused(seq, "nothing_to_undo", str(exc)))
         ms = self.elapsed_ms(now)
-        runner.journal.append((ms, "undo"))
+        runner.note(ms, "undo")
         runner.undos += 1
         runner.state = PlayerState.PLAYING
         self._settle(runner, ms)
