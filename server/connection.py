@@ -71,6 +71,11 @@ OUTBOX_LIMIT = 256
 #: Fragments one message may come in (websockets' own default limit).
 MAX_FRAGMENTS = 4096
 
+#: A client the server has heard nothing from for this long is pinged, and closed with
+#: 1011 if it still says nothing for as long again (docs/protocol.md, "keepalive").
+PING_INTERVAL = 20.0
+PING_TIMEOUT = 20.0
+
 _PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
 
 #: The start of YU1-C-AAAAAAB: the worker's first job, to load the solver (``_warm_hints``).
@@ -189,6 +194,32 @@ class _Connection(ServerConnection):
         self.fragmented_text = False
         #: Nothing more is read from this client (``stop``).
         self.stopped = False
+        #: When a frame of any kind last came in, and when the last unanswered ping went.
+        self.heard = self.loop.time()
+        self.pinged: float | None = None
+
+    def check_alive(self, now: float, interval: float, timeout: float) -> None:
+        """Ping a client that has been silent for ``interval``; close one that stayed
+        silent ``timeout`` after its ping.
+
+        Why not websockets' own keepalive: it runs a task per connection and pings every
+        connection every interval, active or not; 2,000 clients that connected together
+        then send 2,000 pings in a burst every 20 s, which held the event loop for over
+        100 ms (docs/performance.md). Here one sweep (``RaceServer._keepalive``) pings only
+        the silent ones, and a client that moves never needs a ping at all.
+        """
+        if self.protocol.state is not State.OPEN:
+            return
+        if self.pinged is not None:
+            if self.heard >= self.pinged:
+                self.pinged = None
+            elif now - self.pinged >= timeout:
+                self._fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+                return
+        if self.pinged is None and now - self.heard >= interval:
+            self.pinged = now
+            self.protocol.send_ping(b"")
+            self.send_data()
 
     def attach(self, deliver: Callable[[bytes | str], None]) -> None:
         """From now on, messages go to ``deliver``, those already here first."""
@@ -198,6 +229,8 @@ class _Connection(ServerConnection):
             self.process_event(frame)
 
     def process_event(self, event: Event) -> None:
+        if isinstance(event, Frame):
+            self.heard = self.loop.time()
         if (
             self.request is None  # the handshake
             or not isinstance(event, Frame)
@@ -278,6 +311,10 @@ class RaceServer:
         self._ids = itertools.count(1)
         self._outboxes: dict[int, Outbox] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._sweep: asyncio.TimerHandle | None = None
+        #: Keepalive (``_Connection.check_alive``); tests shorten them.
+        self.ping_interval = PING_INTERVAL
+        self.ping_timeout = PING_TIMEOUT
         self._tasks: set[asyncio.Task[None]] = set()
         #: The solver's process for hints: started when first needed, stopped by ``close``.
         #: A process, not a thread: the solver is pure Python and would hold the GIL.
@@ -297,10 +334,11 @@ class RaceServer:
             compression=None,
             process_request=self._process_request,
             create_connection=_Connection,
-            ping_interval=20,
-            ping_timeout=20,
+            ping_interval=None,  # one sweep for every client instead (_Connection.check_alive)
+            ping_timeout=None,
             close_timeout=5,
         )
+        self._sweep = asyncio.get_running_loop().call_later(self._sweep_period(), self._keepalive)
         return self.server
 
     async def _process_request(
@@ -330,6 +368,22 @@ class RaceServer:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._timer is not None:
             self._timer.cancel()
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+
+    def _keepalive(self) -> None:
+        """Once a second: every client's keepalive check (``_Connection.check_alive``)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for box in list(self._outboxes.values()):
+            ws = box.ws
+            if isinstance(ws, _Connection):
+                ws.check_alive(now, self.ping_interval, self.ping_timeout)
+        self._sweep = loop.call_later(self._sweep_period(), self._keepalive)
+
+    def _sweep_period(self) -> float:
+        return min(1.0, self.ping_interval / 4, self.ping_timeout / 4)
 
     async def handler(self, ws: ServerConnection) -> None:
         loop = asyncio.get_running_loop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from websockets.uri import parse_uri
 from protocol import Game
 from protocol.messages import (
     Accepted,
+    Create,
     Hello,
     MoveMsg,
     Progress,
@@ -393,6 +395,68 @@ async def test_a_server_failure_on_one_message_closes_that_client_only(
     await alice.send(MoveMsg(1, "AD>5"))
     assert (await alice.expect(Accepted, seq=1)).moves == 1
     await alice.ws.close()
+
+
+async def raw_client(server: RaceServer) -> tuple[ClientProtocol, asyncio.StreamReader, Any]:
+    """A websocket client without websockets' connection object: it never answers a
+    ping by itself, and shows every frame the server sends, pings included."""
+    uri = parse_uri(url(server))
+    client = ClientProtocol(uri)
+    client.send_request(client.connect())
+    reader, writer = await asyncio.open_connection(uri.host, uri.port)
+    writer.write(b"".join(client.data_to_send()))
+    return client, reader, writer
+
+
+async def frames_until(
+    client: ClientProtocol, reader: asyncio.StreamReader, opcode: Opcode, seconds: float
+) -> list[Frame]:
+    """The frames the server sends until one with ``opcode`` (or ``seconds`` pass)."""
+    got: list[Frame] = []
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            while not any(f.opcode is opcode for f in got):
+                data = await reader.read(65536)
+                if not data:
+                    break
+                client.receive_data(data)
+                got += [e for e in client.events_received() if isinstance(e, Frame)]
+    return got
+
+
+async def test_a_silent_client_is_pinged_then_closed_with_1011(server: RaceServer) -> None:
+    server.ping_interval = server.ping_timeout = 0.4
+    client, reader, writer = await raw_client(server)
+    frames = await frames_until(client, reader, Opcode.PING, TIMEOUT)
+    assert frames[-1].opcode is Opcode.PING
+    frames = await frames_until(client, reader, Opcode.CLOSE, TIMEOUT)
+    close = Close.parse(frames[-1].data)
+    assert (close.code, close.reason) == (1011, "keepalive ping timeout")
+    writer.close()
+
+
+async def test_a_client_that_answers_or_talks_is_not_closed(server: RaceServer) -> None:
+    server.ping_interval = server.ping_timeout = 0.4
+    # websockets answers pings: idle for several intervals, still open.
+    idle = await open_client(server, "idle")
+    await asyncio.sleep(2.0)
+    assert idle.ws.state is State.OPEN
+    await idle.send(Create())
+    assert isinstance(await idle.expect(Room), Room)
+    # A client that keeps talking is never pinged at all.
+    client, reader, writer = await raw_client(server)
+    talk = [encode(Hello(1, "talker"))] + [encode(MoveMsg(1, "AD>5"))] * 12  # not_in_room
+    answers: list[Any] = []
+    for message in talk:
+        writer.write(Frame(Opcode.BINARY, message).serialize(mask=True, extensions=[]))
+        await asyncio.sleep(0.1)
+        client.receive_data(await reader.read(65536))
+        frames = [e for e in client.events_received() if isinstance(e, Frame)]
+        assert [f.opcode for f in frames if f.opcode is not Opcode.BINARY] == []
+        answers += [decode_server(f.data) for f in frames]
+    assert [getattr(a, "code", "") for a in answers].count("not_in_room") >= 10
+    writer.close()
+    await idle.ws.close()
 
 
 async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> None:
