@@ -197,6 +197,28 @@ class _Connection(ServerConnection):
         #: When a frame of any kind last came in, and when the last unanswered ping went.
         self.heard = self.loop.time()
         self.pinged: float | None = None
+        #: Done once the closing handshake has begun (either side, or a protocol error):
+        #: the handler then returns, and websockets' close waits ``close_timeout`` at most
+        #: for the peer before dropping the socket. Waiting for the socket to be gone
+        #: instead would keep a peer that never answers the close for good.
+        self.ending: asyncio.Future[None] = self.loop.create_future()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._note_ending()
+
+    def eof_received(self) -> None:
+        super().eof_received()
+        self._note_ending()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.ending.done():
+            self.ending.set_result(None)
+
+    def _note_ending(self) -> None:
+        if self.protocol.state in (State.CLOSING, State.CLOSED) and not self.ending.done():
+            self.ending.set_result(None)
 
     def check_alive(self, now: float, interval: float, timeout: float) -> None:
         """Ping a client that has been silent for ``interval``; close one that stayed
@@ -284,6 +306,7 @@ class _Connection(ServerConnection):
         if self.protocol.state is State.OPEN:
             self.protocol.fail(code, reason)
             self.send_data()
+        self._note_ending()
 
 
 class RaceServer:
@@ -412,7 +435,7 @@ class RaceServer:
 
         try:
             ws.attach(deliver)
-            await ws.wait_closed()
+            await ws.ending
         finally:
             self._outboxes.pop(conn, None)
             outbox.discard()

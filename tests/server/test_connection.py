@@ -372,6 +372,24 @@ async def test_a_text_frame_that_is_not_utf8_closes_with_1007(server: RaceServer
     writer.close()
 
 
+async def test_a_peer_that_never_answers_the_close_is_dropped(server: RaceServer) -> None:
+    """After a close the server waits ``close_timeout`` (5 s) for the peer, then drops
+    the socket: a peer that keeps it open cannot hold a connection for good."""
+    assert server.server is not None
+    before = set(server.server.all_connections)
+    client, reader, writer = await raw_client(server)
+    while not (set(server.server.all_connections) - before):
+        await asyncio.sleep(0.01)
+    [conn] = set(server.server.all_connections) - before
+    writer.write(Frame(Opcode.TEXT, b"caf\xe9").serialize(mask=True, extensions=[]))
+    frames = await frames_until(client, reader, Opcode.CLOSE, TIMEOUT)
+    assert Close.parse(frames[-1].data).code == 1007
+    # The client never sends its close frame nor closes its socket.
+    await asyncio.wait_for(conn.wait_closed(), 5 + TIMEOUT)
+    assert conn not in server.server.all_connections
+    writer.close()
+
+
 async def test_a_server_failure_on_one_message_closes_that_client_only(
     server: RaceServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
