@@ -810,6 +810,14 @@ def show(f: RunFigures) -> None:
         print(f"  problem: {problem}")
 
 
+def median_of(values: list[float]) -> str:
+    """The median, and with more than one value the values it is the median of."""
+    text = f"{statistics.median(values):.2f}"
+    if len(values) > 1:
+        text += f" (median of {', '.join(f'{v:.2f}' for v in values)})"
+    return text
+
+
 def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
@@ -935,22 +943,17 @@ def main(argv: list[str] | None = None) -> int:
         if e is not None and e.per_second
     ]
     if ratios:
-        by_moves = statistics.median(r for r, _ in ratios)
-        by_cpu = statistics.median(c for _, c in ratios)
-        each = ""
-        if len(ratios) > 1:
-            each = f" (median of {', '.join(f'{r:.2f}' for r, _ in ratios)})"
-        line = f"  accepted moves/s vs echo   {by_moves:.2f}{each}"
+        by_moves = [r for r, _ in ratios]
+        by_cpu = [c for _, c in ratios]
+        line = f"  accepted moves/s vs echo   {median_of(by_moves)}"
         if not args.rate:
-            line += f"   >= {TARGET_RATIO} at saturation: {verdict(by_moves >= TARGET_RATIO)}"
+            met = statistics.median(by_moves) >= TARGET_RATIO
+            line += f"   >= {TARGET_RATIO} at saturation: {verdict(met)}"
         print(line)
         # The echo run is often limited by the players' core, not the echo server's: then
         # the ratio above flatters the race server, and CPU per move compares the two
         # servers themselves.
-        each = ""
-        if len(ratios) > 1:
-            each = f" (median of {', '.join(f'{c:.2f}' for _, c in ratios)})"
-        print(f"  server CPU per move, echo / race {by_cpu:.2f}{each}   (the same, by CPU)")
+        print(f"  server CPU per move, echo / race {median_of(by_cpu)}   (the same, by CPU)")
     figures = pairs[-1][1]
     p99 = figures.latency_ms(99)
     print(

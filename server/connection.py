@@ -212,9 +212,8 @@ class _Connection(ServerConnection):
         self._note_ending()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
-        if not self.ending.done():
-            self.ending.set_result(None)
+        super().connection_lost(exc)  # leaves the protocol CLOSED
+        self._note_ending()
 
     def _note_ending(self) -> None:
         if self.protocol.state in (State.CLOSING, State.CLOSED) and not self.ending.done():
