@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Literal
 
 from .codes import GameCode
@@ -46,9 +47,20 @@ __all__ = [
     "zobrist_key",
     "solver_moves",
     "safe_needs",
+    "search_implementation",
 ]
 
 Verdict = Literal["won", "lost", "unknown"]
+
+#: The compiled search (``protocol/_solvercore.c``, built by setup.py where a C compiler
+#: is found), or None: then the same search runs in Python, only slower.
+_CORE: ModuleType | None
+try:
+    from . import _solvercore
+except ImportError:  # pragma: no cover - depends on the build
+    _CORE = None
+else:
+    _CORE = _solvercore
 
 #: ``loc`` values beyond the columns 0-6.
 _FOUND = FOUNDATION  # 7
@@ -61,6 +73,10 @@ _JITTER = 40
 _FIRST_RUN = 4000
 #: Nodes a search runs before the other one gets its turn (see ``solve``).
 _SLICE = 2048
+#: The proof's slices per slice of the finder once the narrowed finder has searched its
+#: whole space without a win: the deal is then most likely lost, which only the proof can
+#: show (2 before that).
+_LATE_PROOF_SLICES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +116,13 @@ _ZUP: list[int] = _splitmix(0x59554B4F4E, 52 * 53)
 _ZDOWN: list[int] = _splitmix(0x444F574E, 52 * 53)
 #: A card on its foundation.
 _ZFOUND: list[int] = _splitmix(0x464F554E44, 52)
+if _CORE is not None:
+    _CORE.set_tables(_ZUP, _ZDOWN, _ZFOUND)
+
+
+def search_implementation() -> Literal["C", "Python"]:
+    """Which search ``solve`` runs: the compiled one, or the same search in Python."""
+    return "C" if _CORE is not None else "Python"
 
 
 def safe_needs(rules: Rules) -> tuple[tuple[int, int, int, int] | None, ...]:
@@ -421,6 +444,12 @@ def _hopeless(st: _State) -> bool:
 # -- the search ------------------------------------------------------------------------------
 
 
+def _jitter(seed: int) -> list[int]:
+    """A restart's fixed random bonus per ``card << 3 | dest`` (``m & 511`` of a move), so
+    that each seed orders the moves differently; seed 0 adds none."""
+    return [(r % _JITTER) << 10 for r in _splitmix(seed, 512)] if seed else []
+
+
 #: Kinds of what a tableau move uncovers (the low two bits of a pile record).
 _UP = 0  # a face-up card p
 _FLIP = 1  # a face-down card p, turned up
@@ -472,8 +501,7 @@ def _search(
     n2 = [99 if n is None else n[2] for n in st.needs]
     n3 = [99 if n is None else n[3] for n in st.needs]
 
-    # A restart (seed > 0) perturbs the order: a fixed random bonus per (card, dest).
-    jitter = [(r % _JITTER) << 10 for r in _splitmix(seed, 512)] if seed else []
+    jitter = _jitter(seed)
 
     def score(c: int, s: int, scol: list[int], i: int) -> int:
         """How promising it is to move the block from ``c`` (``scol[i]``, column ``s``)."""
@@ -1084,9 +1112,14 @@ def _text_of(data: PositionData) -> str:
 
 
 class _Run:
-    """One depth-first search from the start, advanced a slice of nodes at a time."""
+    """One depth-first search from the start, advanced a slice of nodes at a time.
 
-    __slots__ = ("state", "complete", "seed", "proven", "search", "nodes", "result")
+    It runs the compiled search when the optional C extension is built (``_CORE``), else
+    the generator ``_search``: node for node the same search, so the same budget gives
+    the same verdict either way (tests/protocol/test_solvercore.py).
+    """
+
+    __slots__ = ("state", "complete", "seed", "proven", "search", "core", "nodes", "result")
 
     def __init__(self, data: PositionData, *, complete: bool, seed: int, proven: set[int]) -> None:
         self.state = _State(data)
@@ -1094,12 +1127,23 @@ class _Run:
         self.seed = seed
         self.proven = proven
         self.search: Generator[int, int, tuple[bool, int]] | None = None
+        self.core: _solvercore.Search | None = None
         self.nodes = 0
         self.result: bool | None = None
 
     def advance(self, stop: int) -> None:
         """Search on until about ``stop`` nodes in all, or the end (then ``result``)."""
         if self.result is not None:
+            return
+        if _CORE is not None:
+            if self.core is None:
+                self.core = _CORE.Search(
+                    self.state, 53 if self.complete else 0, self.proven, _jitter(self.seed)
+                )
+            self.nodes = self.core.advance(stop)
+            if self.core.result is not None:
+                self.result = self.core.result
+                self.state.journal[:] = self.core.journal()  # the line, after a win
             return
         try:
             if self.search is None:
@@ -1174,7 +1218,8 @@ def solve(
             run += 1
             finder_cap = _FIRST_RUN << min(run, 20)
             finder = _Run(data, complete=narrow_exhausted or run % 2 == 1, seed=run, proven=proven)
-        proof.advance(min(proof.nodes + 2 * _SLICE, cap - finder_done - finder.nodes))
+        share = _LATE_PROOF_SLICES if narrow_exhausted else 2
+        proof.advance(min(proof.nodes + share * _SLICE, cap - finder_done - finder.nodes))
         if proof.result is None:
             finder.advance(min(finder.nodes + _SLICE, finder_cap))
     nodes = proof.nodes + finder_done + finder.nodes

@@ -214,6 +214,15 @@ def test_dockerfile_builds_on_python_slim_and_installs_without_a_cache() -> None
     assert "--no-cache-dir" in installs[0]
 
 
+def test_dockerfile_builds_the_solvers_c_search_and_drops_the_compiler() -> None:
+    (install,) = [run for run in instruction("RUN") if "pip install" in run]
+    assert "gcc" in install.split("pip install")[0]  # installed before the build
+    assert "purge" in install.split("pip install")[1]  # and removed in the same layer
+    assert "search_implementation" in install  # the build fails if the C search is missing
+    copied = [src for args in instruction("COPY") for src in args.split()[:-1]]
+    assert "setup.py" in copied
+
+
 def test_dockerfile_copies_only_what_is_needed() -> None:
     sources = []
     for args in instruction("COPY"):

@@ -254,13 +254,14 @@ def _port(text: str) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     import time
 
-    from protocol.solver import solve
+    from protocol.solver import search_implementation, solve
 
     game = _game_from(args.code)
     result = solve(game, budget_seconds=args.budget, clock=time.perf_counter)
     print(
         f"{result.verdict}  {result.seconds:.3f} s  {result.nodes} nodes"
         + (f"  {len(result.moves)} moves" if result.moves else "")
+        + f"  ({search_implementation()} search)"
     )
     if result.moves:
         print(" ".join(result.moves))

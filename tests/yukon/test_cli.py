@@ -197,6 +197,7 @@ def test_solve_prints_a_verdict_and_a_line_the_engine_replays() -> None:
     assert result.returncode == 0, result.stderr
     verdict, line = result.stdout.splitlines()[:2]
     assert verdict.startswith("won ")
+    assert verdict.endswith((" (C search)", " (Python search)"))
     game = Game.from_code("YU1-C-AAAAAAB")
     for move in line.split():
         game.play(move)
