@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as ``python bench/hints.py``: find ``protoc
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.engine import cpu_model, percentile
-from protocol import Game, GameCode, Rules
+from protocol import Game, GameCode, Rules, solver
 from protocol.solver import solve
 
 DEPTHS = (0, 5, 15, 30, 60)
@@ -82,15 +82,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument(
         "--budgets",
-        default="5000,10000,20000,30000,50000",
+        default="20000,50000,100000,200000,500000",
         metavar="B,B",
-        help="node budgets to compare (default 5000,10000,20000,30000,50000)",
+        help="node budgets to compare (default 20000,50000,100000,200000,500000)",
+    )
+    parser.add_argument(
+        "--pure-python",
+        action="store_true",
+        help="run the Python search even where the C one is built (as a server without it)",
     )
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
+    if args.pure_python:
+        solver._CORE = None
     print("Yukon hint benchmark")
     print(f"python  {platform.python_version()} ({platform.python_implementation()})")
     print(f"cpu     {cpu_model()}, {os.cpu_count()} cores; one process")
+    print(f"search  {solver.search_implementation()}")
     samples = positions(args.positions, args.seed)
     print(f"setup   {len(samples)} positions from random play (depths {DEPTHS}), seed {args.seed}")
     print()

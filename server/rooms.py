@@ -155,7 +155,7 @@ class HubConfig:
     password_memory_s: float = 600.0
     #: Positions the solver may search for one hint before it answers "unknown": a fixed
     #: count, so the same position always gets the same answer (docs/solver.md, "Hints").
-    hint_budget_nodes: int = 20_000
+    hint_budget_nodes: int = 100_000
     #: Hints being worked out at once, for every player together; beyond it a hint is
     #: refused (``unavailable``) rather than queued behind them.
     hint_queue_limit: int = 32

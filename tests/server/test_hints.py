@@ -101,7 +101,7 @@ def test_a_hint_is_worked_out_for_the_full_position_then_answered() -> None:
     assert to(effects, ann) == []
     [job] = solves(effects)
     assert job.position == Game.from_code(WIN_CODE).position()
-    assert job.budget_nodes == cl.config.hint_budget_nodes == 20_000
+    assert job.budget_nodes == cl.config.hint_budget_nodes == 100_000
     [answer] = answers(work_out(cl, effects), ann)
     assert (answer.seq, answer.verdict) == (0, "win")
     assert answer.move in Game.from_code(WIN_CODE).legal_moves()
@@ -217,7 +217,7 @@ def test_an_answer_names_the_position_it_was_worked_out_for() -> None:
     cl = Clients()
     ann = race(cl, ["ann"], hints=True)["ann"]
     asked = cl.send(ann, Hint(), at=cl.race_start + 1)
-    line = solve(solves(asked)[0].position, budget_nodes=20_000).moves
+    line = solve(solves(asked)[0].position, budget_nodes=cl.config.hint_budget_nodes).moves
     other = next(m for m in Game.from_code(WIN_CODE).legal_moves() if m != line[0])
     cl.move(ann, other)  # she moves before the answer comes
     [answer] = answers(work_out(cl, asked), ann)
