@@ -8,8 +8,10 @@
  * and ``journal()`` give what the generator's return value and ``st.journal`` give.
  *
  * The C object copies the position out of ``st`` (a ``protocol.solver._State``) and never
- * touches it again. Only ``proven`` goes through the Python API. Comments name the Python
- * code each part mirrors; docs/solver.md explains the algorithm.
+ * touches it again. ``proven`` is a ``ProvenSet`` (this module's set of 64-bit keys in C,
+ * what ``solve`` passes) or a Python ``set`` of ints, reached through the Python API; the
+ * search asks and adds the same keys in the same order either way. Comments name the
+ * Python code each part mirrors; docs/solver.md explains the algorithm.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -222,6 +224,255 @@ static int grow(void **arr, size_t *cap, size_t need, size_t item) {
     return 0;
 }
 
+/* -- ProvenSet: the shared set of positions proven lost -------------------------------- */
+
+/* A set of 64-bit keys (any value, 0 included) in one open-addressing table with linear
+ * probing: 8 bytes a slot, at most 3/4 full (3/8 or more once it has grown). A slot
+ * holding 0 is empty; the key 0 itself is kept aside in ``has_zero``. Only ever added
+ * to, so no deletion marks are needed. It holds no Python objects (not GC-tracked). */
+typedef struct {
+    PyObject_HEAD
+    uint64_t *slots; /* NULL until the first nonzero key */
+    size_t mask;     /* capacity - 1 (a power of two), 0 while slots is NULL */
+    size_t used;     /* nonzero keys stored */
+    int has_zero;
+} ProvenSetObject;
+
+#define PS_MIN_CAP 1024
+
+/* The full 64-bit finalizer of MurmurHash3: keys made by hand (tests, small counters)
+ * spread as well as the random Zobrist keys. */
+static inline size_t ps_hash(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static inline int ps_has(const ProvenSetObject *P, uint64_t key) {
+    if (!key)
+        return P->has_zero;
+    const uint64_t *slots = P->slots;
+    if (!slots)
+        return 0;
+    size_t mask = P->mask;
+    size_t h = ps_hash(key) & mask;
+    for (;;) {
+        uint64_t e = slots[h];
+        if (e == key)
+            return 1;
+        if (!e)
+            return 0;
+        h = (h + 1) & mask;
+    }
+}
+
+/* Rebuild the table with ``cap`` slots (a power of two, room for every key). */
+static int ps_resize(ProvenSetObject *P, size_t cap) {
+    uint64_t *slots = (uint64_t *)calloc(cap, sizeof(uint64_t));
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = cap - 1;
+    uint64_t *old = P->slots;
+    if (old) {
+        size_t oldcap = P->mask + 1;
+        for (size_t i = 0; i < oldcap; i++) {
+            uint64_t k = old[i];
+            if (k) {
+                size_t h = ps_hash(k) & mask;
+                while (slots[h])
+                    h = (h + 1) & mask;
+                slots[h] = k;
+            }
+        }
+        free(old);
+    }
+    P->slots = slots;
+    P->mask = mask;
+    return 0;
+}
+
+/* Add ``key``: 0 done (added or already there), -1 out of memory (a Python error set). */
+static int ps_add(ProvenSetObject *P, uint64_t key) {
+    if (!key) {
+        P->has_zero = 1;
+        return 0;
+    }
+    if (!P->slots) {
+        if (ps_resize(P, PS_MIN_CAP) < 0)
+            return -1;
+    } else if ((P->used + 1) * 4 > (P->mask + 1) * 3) {
+        /* Full enough to grow, unless the key is already there (then nothing changes). */
+        if (ps_has(P, key))
+            return 0;
+        if (P->mask + 1 > SIZE_MAX / 2 / sizeof(uint64_t)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (ps_resize(P, (P->mask + 1) * 2) < 0)
+            return -1;
+    }
+    uint64_t *slots = P->slots;
+    size_t mask = P->mask;
+    size_t h = ps_hash(key) & mask;
+    for (;;) {
+        uint64_t e = slots[h];
+        if (e == key)
+            return 0;
+        if (!e) {
+            slots[h] = key;
+            P->used++;
+            return 0;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+/* A Python int as a key: 1 with ``*out`` set, 0 an int outside 0..2**64-1 (no error
+ * left set), -1 not an int (TypeError set) or another error. */
+static int ps_key(PyObject *obj, uint64_t *out) {
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "ProvenSet keys are ints, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    uint64_t v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (uint64_t)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static PyObject *ProvenSet_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":ProvenSet", kwlist))
+        return NULL;
+    /* tp_alloc zeroes it: empty, no table yet */
+    return type->tp_alloc(type, 0);
+}
+
+static void ProvenSet_dealloc(ProvenSetObject *P) {
+    free(P->slots);
+    P->slots = NULL;
+    Py_TYPE(P)->tp_free((PyObject *)P);
+}
+
+static Py_ssize_t ProvenSet_len(ProvenSetObject *P) {
+    return (Py_ssize_t)(P->used + (size_t)P->has_zero);
+}
+
+static int ProvenSet_contains(ProvenSetObject *P, PyObject *obj) {
+    uint64_t key;
+    int r = ps_key(obj, &key);
+    if (r <= 0)
+        return r; /* an int out of range: not in the set (False); not an int: TypeError */
+    return ps_has(P, key);
+}
+
+static PyObject *ProvenSet_add(ProvenSetObject *P, PyObject *obj) {
+    uint64_t key;
+    int r = ps_key(obj, &key);
+    if (r < 0)
+        return NULL;
+    if (r == 0) {
+        PyErr_SetString(PyExc_OverflowError, "ProvenSet keys must be in 0..2**64-1");
+        return NULL;
+    }
+    if (ps_add(P, key) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *ProvenSet_keys(ProvenSetObject *P, PyObject *Py_UNUSED(ignored)) {
+    PyObject *list = PyList_New(ProvenSet_len(P));
+    if (!list)
+        return NULL;
+    Py_ssize_t n = 0;
+    if (P->has_zero) {
+        PyObject *k = PyLong_FromUnsignedLongLong(0);
+        if (!k) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, n++, k);
+    }
+    if (P->slots) {
+        size_t cap = P->mask + 1;
+        for (size_t i = 0; i < cap; i++) {
+            if (P->slots[i]) {
+                PyObject *k = PyLong_FromUnsignedLongLong(P->slots[i]);
+                if (!k) {
+                    Py_DECREF(list);
+                    return NULL;
+                }
+                PyList_SET_ITEM(list, n++, k);
+            }
+        }
+    }
+    return list;
+}
+
+/* iter(s): over a snapshot of the keys (adding while iterating is harmless). */
+static PyObject *ProvenSet_iter(ProvenSetObject *P) {
+    PyObject *list = ProvenSet_keys(P, NULL);
+    if (!list)
+        return NULL;
+    PyObject *it = PyObject_GetIter(list);
+    Py_DECREF(list);
+    return it;
+}
+
+static PyObject *ProvenSet_sizeof(ProvenSetObject *P, PyObject *Py_UNUSED(ignored)) {
+    size_t size = (size_t)Py_TYPE(P)->tp_basicsize;
+    if (P->slots)
+        size += (P->mask + 1) * sizeof(uint64_t);
+    return PyLong_FromSize_t(size);
+}
+
+static PyObject *ProvenSet_repr(ProvenSetObject *P) {
+    return PyUnicode_FromFormat("<ProvenSet of %zd keys>", ProvenSet_len(P));
+}
+
+static PySequenceMethods ProvenSet_as_sequence = {
+    .sq_length = (lenfunc)ProvenSet_len,
+    .sq_contains = (objobjproc)ProvenSet_contains,
+};
+
+static PyMethodDef ProvenSet_methods[] = {
+    {"add", (PyCFunction)ProvenSet_add, METH_O,
+     "add(key): add an int in 0..2**64-1 (OverflowError outside, TypeError if not an int)."},
+    {"keys", (PyCFunction)ProvenSet_keys, METH_NOARGS, "keys() -> list: every key, as ints."},
+    {"__sizeof__", (PyCFunction)ProvenSet_sizeof, METH_NOARGS,
+     "The object and its table, in bytes."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ProvenSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "protocol._solvercore.ProvenSet",
+    .tp_doc = "ProvenSet(): a set of 64-bit keys (ints 0..2**64-1) in C, for Search's proven.\n\n"
+              "``key in s``, ``s.add(key)``, ``len(s)``, ``iter(s)``/``s.keys()``. ``in`` is\n"
+              "False for an int outside 0..2**64-1 and ``add`` raises OverflowError; anything\n"
+              "but an int raises TypeError for both.",
+    .tp_basicsize = sizeof(ProvenSetObject),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = ProvenSet_new,
+    .tp_dealloc = (destructor)ProvenSet_dealloc,
+    .tp_repr = (reprfunc)ProvenSet_repr,
+    .tp_as_sequence = &ProvenSet_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_iter = (getiterfunc)ProvenSet_iter,
+    .tp_methods = ProvenSet_methods,
+};
+
 /* -- the object ------------------------------------------------------------------------ */
 
 /* An undo record (card, src, dest, n, turned). */
@@ -267,7 +518,8 @@ typedef struct {
     int32_t jitter[512];
     int has_jitter;
     int prune_from, complete;
-    PyObject *proven;
+    PyObject *proven;        /* a set, or a ProvenSet */
+    ProvenSetObject *cset;   /* proven when it is a ProvenSet (borrowed), else NULL */
     /* the journal */
     JEntry *journal;
     size_t jlen, jcap;
@@ -306,9 +558,11 @@ static int journal_push(SearchObject *S, int card, int src, int dest, int n, int
     return 0;
 }
 
-/* -- proven (the only Python object the search uses) -------------------------------- */
+/* -- proven: a ProvenSet in C, or a Python set through the API ------------------------ */
 
 static int proven_has(SearchObject *S, uint64_t key) {
+    if (S->cset)
+        return ps_has(S->cset, key);
     PyObject *k = PyLong_FromUnsignedLongLong(key);
     if (!k)
         return -1;
@@ -318,6 +572,8 @@ static int proven_has(SearchObject *S, uint64_t key) {
 }
 
 static int proven_add(SearchObject *S, uint64_t key) {
+    if (S->cset)
+        return ps_add(S->cset, key);
     PyObject *k = PyLong_FromUnsignedLongLong(key);
     if (!k)
         return -1;
@@ -1688,8 +1944,9 @@ static PyObject *Search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
         PyErr_SetString(PyExc_RuntimeError, "_solvercore.set_tables has not been called");
         return NULL;
     }
-    if (!PySet_Check(proven)) {
-        PyErr_SetString(PyExc_TypeError, "proven must be a set");
+    int is_cset = PyObject_TypeCheck(proven, &ProvenSetType);
+    if (!is_cset && !PySet_Check(proven)) {
+        PyErr_SetString(PyExc_TypeError, "proven must be a set or a ProvenSet");
         return NULL;
     }
     SearchObject *S = (SearchObject *)type->tp_alloc(type, 0);
@@ -1698,6 +1955,7 @@ static PyObject *Search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     /* tp_alloc zeroes the object: every pointer is NULL, every count 0 */
     Py_INCREF(proven);
     S->proven = proven;
+    S->cset = is_cset ? (ProvenSetObject *)proven : NULL;
     S->prune_from = prune_from;
     PyObject *fast = PySequence_Fast(jitter, "jitter must be a list");
     if (!fast)
@@ -1809,7 +2067,8 @@ static PyGetSetDef Search_getset[] = {
 
 static PyTypeObject SearchType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "protocol._solvercore.Search",
-    .tp_doc = "Search(st, prune_from, proven, jitter): protocol.solver._search in C.",
+    .tp_doc = "Search(st, prune_from, proven, jitter): protocol.solver._search in C; proven is\n"
+              "a ProvenSet or a set of ints.",
     .tp_basicsize = sizeof(SearchObject),
     .tp_itemsize = 0,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1879,7 +2138,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__solvercore(void) {
-    if (PyType_Ready(&SearchType) < 0)
+    if (PyType_Ready(&SearchType) < 0 || PyType_Ready(&ProvenSetType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
@@ -1887,6 +2146,12 @@ PyMODINIT_FUNC PyInit__solvercore(void) {
     Py_INCREF(&SearchType);
     if (PyModule_AddObject(m, "Search", (PyObject *)&SearchType) < 0) {
         Py_DECREF(&SearchType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ProvenSetType);
+    if (PyModule_AddObject(m, "ProvenSet", (PyObject *)&ProvenSetType) < 0) {
+        Py_DECREF(&ProvenSetType);
         Py_DECREF(m);
         return NULL;
     }

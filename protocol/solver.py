@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Literal
+from typing import Literal, Protocol
 
 from .codes import GameCode
 from .game import Game
@@ -77,6 +77,18 @@ _SLICE = 2048
 #: whole space without a win: the deal is then most likely lost, which only the proof can
 #: show (2 before that).
 _LATE_PROOF_SLICES = 8
+
+
+class _Proven(Protocol):
+    """The keys of the positions proven lost, shared by the searches of one ``solve``.
+
+    ``_solvercore.ProvenSet`` (a set of 64-bit keys in C, which the C search uses without
+    making Python objects) where the C search is built, else a ``set`` of ints; the
+    searches only ask ``key in proven`` and call ``proven.add(key)``.
+    """
+
+    def __contains__(self, key: object, /) -> bool: ...
+    def add(self, key: int, /) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,7 +471,7 @@ _JOIN = 1 << 9
 
 
 def _search(
-    st: _State, prune_from: int, seed: int, stop: int, proven: set[int]
+    st: _State, prune_from: int, seed: int, stop: int, proven: _Proven
 ) -> Generator[int, int, tuple[bool, int]]:
     """Depth-first search from ``st``, with the transposition table and dead-end test.
 
@@ -1116,12 +1128,13 @@ class _Run:
 
     It runs the compiled search when the optional C extension is built (``_CORE``), else
     the generator ``_search``: node for node the same search, so the same budget gives
-    the same verdict either way (tests/protocol/test_solvercore.py).
+    the same verdict either way (tests/protocol/test_solvercore.py). ``proven`` is a
+    ``set`` or a ``_solvercore.ProvenSet``: the C search takes nothing else.
     """
 
     __slots__ = ("state", "complete", "seed", "proven", "search", "core", "nodes", "result")
 
-    def __init__(self, data: PositionData, *, complete: bool, seed: int, proven: set[int]) -> None:
+    def __init__(self, data: PositionData, *, complete: bool, seed: int, proven: _Proven) -> None:
         self.state = _State(data)
         self.complete = complete
         self.seed = seed
@@ -1189,7 +1202,8 @@ def solve(
     #   perturbed move order, alternately narrowed to chains (each move using what the
     #   one before uncovered: fast, but it proves nothing) and complete.
     # The finder's first run goes alone: it wins most deals within a few thousand nodes.
-    proven: set[int] = set()  # positions known to be lost, shared by all the searches
+    # positions known to be lost, shared by all the searches (kept in C with the C search)
+    proven: _Proven = _CORE.ProvenSet() if _CORE is not None else set()
     proof = _Run(data, complete=True, seed=0, proven=proven)
     finder = _Run(data, complete=False, seed=0, proven=proven)
     finder_cap = _FIRST_RUN

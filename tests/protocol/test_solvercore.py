@@ -9,8 +9,11 @@ budget (the daily deal's, a hint's) giving the same answer on every machine.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
+import sys
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +23,9 @@ from protocol import Game, solver
 from protocol.position import PositionData, parse_position
 
 from .test_solver import ALL_RULES, small_position, walk
+
+if TYPE_CHECKING:
+    from protocol._solvercore import ProvenSet
 
 CORE = solver._CORE
 
@@ -36,13 +42,18 @@ def test_the_c_search_is_built_under_ci() -> None:
 def side_by_side(
     data: PositionData, prune_from: int, seed: int, stops: list[int]
 ) -> tuple[bool | None, int]:
-    """Run both searches from ``data`` with the same turns; assert they never differ."""
+    """Run the Python search and two C searches from ``data`` with the same turns, one C
+    search on a Python ``set``, the other on a ``ProvenSet``; assert they never differ."""
     assert CORE is not None
-    py_state, c_state = solver._State(data), solver._State(data)
+    py_state = solver._State(data)
     py_proven: set[int] = set()
-    c_proven: set[int] = set()
     generator = solver._search(py_state, prune_from, seed, stops[0], py_proven)
-    search = CORE.Search(c_state, prune_from, c_proven, solver._jitter(seed))
+    set_proven: set[int] = set()
+    c_proven = CORE.ProvenSet()
+    searches = [
+        (CORE.Search(solver._State(data), prune_from, set_proven, solver._jitter(seed)), "set"),
+        (CORE.Search(solver._State(data), prune_from, c_proven, solver._jitter(seed)), "C set"),
+    ]
     result: bool | None = None
     nodes = 0
     for turn, stop in enumerate(stops):
@@ -50,13 +61,17 @@ def side_by_side(
             nodes = next(generator) if turn == 0 else generator.send(stop)
         except StopIteration as end:
             result, nodes = end.value
-        assert search.advance(stop) == nodes, (turn, stop)
-        assert search.nodes == nodes
-        assert search.result is result
-        assert c_proven == py_proven
+        for search, kind in searches:
+            assert search.advance(stop) == nodes, (kind, turn, stop)
+            assert search.nodes == nodes, kind
+            assert search.result is result, kind
+        assert set_proven == py_proven
+        assert len(c_proven) == len(py_proven)
+        assert set(c_proven) == py_proven
         if result is not None:
             break
-    assert search.journal() == py_state.journal
+    for search, kind in searches:
+        assert search.journal() == py_state.journal, kind
     return result, nodes
 
 
@@ -98,11 +113,171 @@ def test_midgame_positions_node_for_node(rules: str, rnd: random.Random) -> None
 
 @needs_core
 def test_searches_sharing_one_proven_set_agree_with_python() -> None:
-    """solve() with both searches taking short turns on one set: the same as in Python."""
-    for deal in (25, 39, 44, 78):
+    """solve() with both searches taking short turns on one set: the same as in Python,
+    whether the C searches share a ``ProvenSet`` (as solve makes them) or a ``set``."""
+    assert CORE is not None
+    real_search = CORE.Search
+    kinds: list[type] = []
+
+    def spy(st: solver._State, prune_from: int, proven: object, jitter: list[int]) -> object:
+        kinds.append(type(proven))
+        return real_search(st, prune_from, proven, jitter)
+
+    for deal in (25, 39, 44, 78, 104):
         position = Game.from_deal(deal, "C").position()
-        compiled = solver.solve(position, budget_nodes=60_000)
+        kinds.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(CORE, "Search", spy)
+            compiled = solver.solve(position, budget_nodes=60_000)
+        assert kinds and set(kinds) == {CORE.ProvenSet}
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(CORE, "Search", spy)
+            patch.setattr(CORE, "ProvenSet", set)
+            kinds.clear()
+            on_a_set = solver.solve(position, budget_nodes=60_000)
+            assert kinds and set(kinds) == {set}
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(solver, "_CORE", None)
             python = solver.solve(position, budget_nodes=60_000)
-        assert compiled == python
+        assert compiled == on_a_set == python
+
+
+@needs_core
+def test_the_python_search_runs_on_a_provenset() -> None:
+    """``_search`` only asks ``in`` and calls ``add``: on a ProvenSet it does the same."""
+    assert CORE is not None
+    added = 0
+    for deal in (25, 104):
+        data = parse_position(Game.from_deal(deal, "C").position())
+        outcomes = []
+        provens: list[set[int] | ProvenSet] = [set(), CORE.ProvenSet()]
+        for proven in provens:
+            state = solver._State(data)
+            generator = solver._search(state, 53, 0, 20_000, proven)
+            try:
+                nodes = next(generator)
+            except StopIteration as end:
+                nodes = end.value[1]
+            outcomes.append((nodes, sorted(proven), state.journal))
+        assert outcomes[0] == outcomes[1]
+        added += len(outcomes[0][1])
+    assert added  # it did add some
+
+
+@needs_core
+def test_search_takes_only_a_set_or_a_provenset() -> None:
+    assert CORE is not None
+    data = parse_position(Game.from_deal(1, "C").position())
+    proven: object
+    for proven in ([], frozenset(), {1: 2}, None):
+        with pytest.raises(TypeError):
+            CORE.Search(solver._State(data), 53, proven, [])
+
+
+# -- ProvenSet ----------------------------------------------------------------------------
+
+TOP = (1 << 64) - 1
+
+#: Keys a careless table would mix up: 0 (an empty slot's mark), the extremes, and keys
+#: that differ only in their high bits or only in their low bits.
+keys = st.one_of(
+    st.integers(0, TOP),
+    st.sampled_from([0, 1, 2, TOP, TOP - 1, 1 << 63, (1 << 63) - 1, 1 << 32, (1 << 32) - 1]),
+    st.integers(0, 255).map(lambda i: i << 56),
+    st.integers(0, 4095).map(lambda i: i << 40 | 0xABCDEF),
+    st.integers(0, 4095),
+    st.integers(0, 4095).map(lambda i: TOP - i),
+)
+
+
+@needs_core
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=st.lists(st.tuples(st.booleans(), keys), max_size=300),
+    extra=st.integers(0, 3000),
+    seed=st.integers(0, 2**32),
+)
+def test_provenset_is_a_set_of_64_bit_ints(
+    ops: list[tuple[bool, int]], extra: int, seed: int
+) -> None:
+    """Random adds and lookups, then a few thousand more keys: always what a set says."""
+    assert CORE is not None
+    c = CORE.ProvenSet()
+    model: set[int] = set()
+    for add, key in ops:
+        if add:
+            assert c.add(key) is None
+            model.add(key)
+        assert (key in c) == (key in model)
+        assert len(c) == len(model)
+    rnd = random.Random(seed)
+    for _ in range(extra):  # past a few resizes of the table
+        key = rnd.choice([rnd.getrandbits(64), rnd.getrandbits(12), rnd.getrandbits(8) << 56])
+        c.add(key)
+        model.add(key)
+    assert len(c) == len(model)
+    for key in model:
+        assert key in c
+    for _ in range(200):
+        probe = rnd.getrandbits(64)
+        assert (probe in c) == (probe in model)
+    for key, _ in ops:
+        assert (key in c) == (key in model)
+    listed = c.keys()
+    assert len(listed) == len(model) and set(listed) == model
+    assert sorted(c) == sorted(model)
+    assert all(type(k) is int for k in listed)
+
+
+@needs_core
+def test_provenset_keeps_zero_and_the_top_key_apart() -> None:
+    assert CORE is not None
+    c = CORE.ProvenSet()
+    assert len(c) == 0 and 0 not in c and TOP not in c and list(c) == []
+    c.add(0)
+    assert 0 in c and TOP not in c and len(c) == 1 and c.keys() == [0]
+    c.add(0)
+    assert len(c) == 1
+    c.add(TOP)
+    assert TOP in c and len(c) == 2 and sorted(c) == [0, TOP]
+
+
+@needs_core
+def test_provenset_takes_ints_in_range_only() -> None:
+    assert CORE is not None
+    c = CORE.ProvenSet()
+    c.add(5)
+    # an int out of range cannot be in it; add refuses one
+    for out in (-1, -5, 1 << 64, 1 << 100, -(1 << 64)):
+        assert out not in c
+        with pytest.raises(OverflowError):
+            c.add(out)
+    # anything but an int: TypeError (even 5.0, which a set would find)
+    for other in ("5", 5.0, None, (5,), b"\x05"):
+        with pytest.raises(TypeError):
+            other in c  # noqa: B015
+        with pytest.raises(TypeError):
+            c.add(other)
+    assert len(c) == 1 and c.keys() == [5]
+    assert True not in c
+    c.add(True)
+    assert 1 in c
+    with pytest.raises(TypeError):
+        CORE.ProvenSet([1, 2])
+    with pytest.raises(TypeError):
+        hash(c)
+
+
+@needs_core
+def test_provenset_holds_no_python_objects() -> None:
+    """Not tracked by the garbage collector; 8 bytes a slot, at most 3/4 full."""
+    assert CORE is not None
+    c = CORE.ProvenSet()
+    assert not gc.is_tracked(c)
+    empty = sys.getsizeof(c)
+    rnd = random.Random(7)
+    for _ in range(5000):
+        c.add(rnd.getrandbits(64))
+    table = sys.getsizeof(c) - empty
+    assert 5000 * 8 * 4 // 3 <= table <= 5000 * 8 * 4 * 2
+    assert not gc.is_tracked(c)
