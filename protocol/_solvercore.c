@@ -773,6 +773,26 @@ static void finish_moves(const SearchObject *S, int32_t *out, int n) {
 }
 
 /* expand(last, flipped) */
+/* Every move of a block into the empty column ``e`` (not a whole column, whose move would
+ * only relabel it; not the block of ``skip``), appended at ``out[n]``: the loop that
+ * ``expand`` and ``deps`` share. Returns the new count. */
+static int into_empty(const SearchObject *S, int skip, int e, int32_t *out, int n) {
+    int limit = S->limit;
+    for (int s = 0; s < 7; s++) {
+        int ls = S->len[s];
+        int i0 = S->down[s] > 1 ? S->down[s] : 1;
+        for (int i = i0; i < ls; i++) {
+            int w = S->cols[s][i];
+            if (w == skip || !(S->open_spaces || w % 13 == 12))
+                continue;
+            if (limit && ls - i > limit)
+                continue;
+            out[n++] = score(S, w, s, i) << 10 | w << 3 | e;
+        }
+    }
+    return n;
+}
+
 static int expand(const SearchObject *S, int last, int flipped, int32_t *out) {
     int n = 0;
     int empty = -1;
@@ -802,21 +822,8 @@ static int expand(const SearchObject *S, int last, int flipped, int32_t *out) {
             out[n++] = score(S, c, s, i) << 10 | c << 3 | d;
         }
     }
-    if (empty >= 0) {
-        for (int s = 0; s < 7; s++) {
-            int ls = S->len[s];
-            for (int i = S->down[s]; i < ls; i++) {
-                if (i == 0)
-                    continue;
-                int c = S->cols[s][i];
-                if ((!S->open_spaces && c % 13 != 12) || c == last)
-                    continue;
-                if (limit && ls - i > limit)
-                    continue;
-                out[n++] = score(S, c, s, i) << 10 | c << 3 | empty;
-            }
-        }
-    }
+    if (empty >= 0)
+        n = into_empty(S, last, empty, out, n);
     if (S->take_back) {
         for (int suit = 0; suit < 4; suit++) {
             int height = S->found[suit];
@@ -915,18 +922,7 @@ static int deps(SearchObject *S, int rec, int32_t *out, int n) {
                 e = x;
             }
         }
-        for (int s = 0; s < 7; s++) {
-            int ls = S->len[s];
-            int i0 = S->down[s] > 1 ? S->down[s] : 1;
-            for (int i = i0; i < ls; i++) {
-                int w = S->cols[s][i];
-                if (w == c || !(S->open_spaces || w % 13 == 12))
-                    continue;
-                if (limit && ls - i > limit)
-                    continue;
-                out[n++] = score(S, w, s, i) << 10 | w << 3 | e;
-            }
-        }
+        n = into_empty(S, c, e, out, n);
         if (S->take_back) {
             for (int suit = 0; suit < 4; suit++) {
                 int h = S->found[suit];
@@ -1663,6 +1659,55 @@ static Py_ssize_t get_ints(PyObject *seq, int *out, Py_ssize_t maxn, long lo, lo
 /* ``getattr(st, name)`` as a new reference. */
 static PyObject *attr(PyObject *st, const char *name) { return PyObject_GetAttrString(st, name); }
 
+/* ``getattr(st, name)`` as a fast sequence of exactly ``count`` items (a new reference). */
+static PyObject *sequence_attr(PyObject *st, const char *name, Py_ssize_t count) {
+    PyObject *o = attr(st, name);
+    if (!o)
+        return NULL;
+    PyObject *fast = PySequence_Fast(o, name);
+    Py_DECREF(o);
+    if (fast && PySequence_Fast_GET_SIZE(fast) != count) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "%s must have %zd entries", name, count);
+        return NULL;
+    }
+    return fast;
+}
+
+/* ``getattr(st, name)``: exactly ``count`` truthy or falsy items, into ``out`` as 0/1. */
+static int get_flags_attr(PyObject *st, const char *name, uint8_t *out, Py_ssize_t count) {
+    PyObject *fast = sequence_attr(st, name, count);
+    if (!fast)
+        return -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int r = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
+        if (r < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[i] = (uint8_t)r;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* ``getattr(st, name)``: exactly ``count`` ints in lo..hi, into ``out``. */
+static int get_int_list_attr(PyObject *st, const char *name, int *out, Py_ssize_t count, long lo,
+                             long hi) {
+    PyObject *o = attr(st, name);
+    if (!o)
+        return -1;
+    Py_ssize_t n = get_ints(o, out, count, lo, hi, name);
+    Py_DECREF(o);
+    if (n < 0)
+        return -1;
+    if (n != count) {
+        PyErr_Format(PyExc_ValueError, "%s must have %zd entries", name, count);
+        return -1;
+    }
+    return 0;
+}
+
 static int get_int_attr(PyObject *st, const char *name, long lo, long hi, long *out) {
     PyObject *o = attr(st, name);
     if (!o)
@@ -1749,39 +1794,10 @@ static int load_state(SearchObject *S, PyObject *st) {
         return -1;
     }
     /* down, loc, found */
-    o = attr(st, "down");
-    if (!o)
+    if (get_int_list_attr(st, "down", S->down, 7, 0, 51) < 0 ||
+        get_int_list_attr(st, "loc", S->loc, 52, 0, 8) < 0 ||
+        get_int_list_attr(st, "found", S->found, 4, 0, 13) < 0)
         return -1;
-    Py_ssize_t n = get_ints(o, S->down, 7, 0, 51, "down");
-    Py_DECREF(o);
-    if (n < 0)
-        return -1;
-    if (n != 7) {
-        PyErr_SetString(PyExc_ValueError, "down must have 7 entries");
-        return -1;
-    }
-    o = attr(st, "loc");
-    if (!o)
-        return -1;
-    n = get_ints(o, S->loc, 52, 0, 8, "loc");
-    Py_DECREF(o);
-    if (n < 0)
-        return -1;
-    if (n != 52) {
-        PyErr_SetString(PyExc_ValueError, "loc must have 52 entries");
-        return -1;
-    }
-    o = attr(st, "found");
-    if (!o)
-        return -1;
-    n = get_ints(o, S->found, 4, 0, 13, "found");
-    Py_DECREF(o);
-    if (n < 0)
-        return -1;
-    if (n != 4) {
-        PyErr_SetString(PyExc_ValueError, "found must have 4 entries");
-        return -1;
-    }
     /* key, up */
     o = attr(st, "key");
     if (!o)
@@ -1794,28 +1810,8 @@ static int load_state(SearchObject *S, PyObject *st) {
     if (get_int_attr(st, "up", 0, 52, &v) < 0)
         return -1;
     S->up = (int)v;
-    /* table */
-    o = attr(st, "table");
-    if (!o)
+    if (get_flags_attr(st, "table", S->table, 52 * 52) < 0)
         return -1;
-    fast = PySequence_Fast(o, "table");
-    Py_DECREF(o);
-    if (!fast)
-        return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != 52 * 52) {
-        Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "table must have 52*52 entries");
-        return -1;
-    }
-    for (int i = 0; i < 52 * 52; i++) {
-        int r = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
-        if (r < 0) {
-            Py_DECREF(fast);
-            return -1;
-        }
-        S->table[i] = (uint8_t)r;
-    }
-    Py_DECREF(fast);
     if (get_card_lists(st, "builders", S->builders, S->nbuilders) < 0 ||
         get_card_lists(st, "seats", S->seats, S->nseats) < 0)
         return -1;
@@ -1824,28 +1820,8 @@ static int load_state(SearchObject *S, PyObject *st) {
         for (int q = 0; q < S->nseats[c]; q++)
             S->seatmask[c] |= BIT(S->seats[c][q]);
     }
-    /* roams */
-    o = attr(st, "roams");
-    if (!o)
+    if (get_flags_attr(st, "roams", S->roams, 52) < 0)
         return -1;
-    fast = PySequence_Fast(o, "roams");
-    Py_DECREF(o);
-    if (!fast)
-        return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != 52) {
-        Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "roams must have 52 entries");
-        return -1;
-    }
-    for (int i = 0; i < 52; i++) {
-        int r = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
-        if (r < 0) {
-            Py_DECREF(fast);
-            return -1;
-        }
-        S->roams[i] = (uint8_t)r;
-    }
-    Py_DECREF(fast);
     if (get_int_attr(st, "limit", 0, 1000000, &v) < 0)
         return -1;
     S->limit = (int)v;
@@ -1853,18 +1829,9 @@ static int load_state(SearchObject *S, PyObject *st) {
         get_bool_attr(st, "take_back", &S->take_back) < 0)
         return -1;
     /* needs: n0..n3, None -> 99 */
-    o = attr(st, "needs");
-    if (!o)
-        return -1;
-    fast = PySequence_Fast(o, "needs");
-    Py_DECREF(o);
+    fast = sequence_attr(st, "needs", 52);
     if (!fast)
         return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != 52) {
-        Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "needs must have 52 entries");
-        return -1;
-    }
     for (int c = 0; c < 52; c++) {
         PyObject *item = PySequence_Fast_GET_ITEM(fast, c);
         if (item == Py_None) {
