@@ -339,7 +339,7 @@ class RaceServer:
         self.ping_timeout = PING_TIMEOUT
         self._tasks: set[asyncio.Task[None]] = set()
         #: The solver's process for hints: started when first needed, stopped by ``close``.
-        #: A process, not a thread: the solver is pure Python and would hold the GIL.
+        #: A process, not a thread: the solver (in Python or C) holds the GIL while it runs.
         self._hint_pool: ProcessPoolExecutor | None = None
         self._hint_tasks: set[asyncio.Task[None]] = set()
         self._hints_closed = False

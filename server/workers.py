@@ -1,6 +1,6 @@
 """Worker processes for the solver: started with ``spawn``, and never left behind.
 
-The solver is pure Python and holds the GIL while it runs, so the server runs it in
+The solver holds the GIL while it runs (its C search too), so the server runs it in
 worker processes (``server.connection`` for hints). This module is what such a worker
 imports besides ``protocol``: standard library only, so a worker starts quickly.
 """
