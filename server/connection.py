@@ -377,6 +377,11 @@ class RaceServer:
         port: int = next(iter(self.server.sockets)).getsockname()[1]
         return port
 
+    @property
+    def hints_in_progress(self) -> int:
+        """Hints being worked out in the solver's process now (for ``/metrics``)."""
+        return len(self._hint_tasks)
+
     async def close(self, code: int = 1001, reason: str = "server shutting down") -> None:
         """Stop listening, close every client with ``code`` (1001 going away, or 1012 for a
         restart), then finish storage work: nothing accepted is left unwritten."""
@@ -620,6 +625,7 @@ class RaceServer:
     async def _solve(self, effect: Solve) -> None:
         """Work a hint out off the event loop, then hand the verdict to the hub."""
         pool = None
+        started = time.perf_counter()
         try:
             pool = self._hint_executor()
             if pool is None:
@@ -630,11 +636,14 @@ class RaceServer:
             solution: Solution = await answer
         except Exception as exc:  # the worker died (BrokenProcessPool), or we are closing
             log.warning("hint: the solver failed (%s)", type(exc).__name__)
+            self.metrics.hint_failures += 1
             if pool is not None and pool is self._hint_pool:
                 self._hint_pool = None  # a broken pool stays broken: the next hint starts anew
                 pool.shutdown(wait=False, cancel_futures=True)
             self._apply(self.hub.hint_failed(effect.player_id, effect.request, now=self._now()))
             return
+        self.metrics.hint_solves[solution.verdict] += 1
+        self.metrics.hint_seconds.observe(time.perf_counter() - started)
         self._apply(
             self.hub.hint_ready(
                 effect.player_id,

@@ -29,6 +29,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from .connection import RaceServer
+from .metrics import Histogram
 from .storage.sql import BoardEntry, describe_error
 
 __all__ = [
@@ -169,19 +170,46 @@ def render_metrics(server: RaceServer) -> str:
         writer.retries,
     )
 
-    h = metrics.move_ack
-    name = "yukon_move_ack_seconds"
-    out.append(f"# HELP {name} Seconds from a move's frame arriving to its answer being queued.")
-    out.append(f"# TYPE {name} histogram")
-    cumulative = 0
-    for bound, count in zip(h.bounds, h.counts, strict=False):
-        cumulative += count
-        out.append(f'{name}_bucket{{le="{_number(float(bound))}"}} {cumulative}')
-    # The overflow bucket closes the series, so +Inf always equals _count.
-    cumulative += sum(h.counts[len(h.bounds) :])
-    out.append(f'{name}_bucket{{le="+Inf"}} {cumulative}')
-    out.append(f"{name}_sum {_number(float(h.total))}")
-    out.append(f"{name}_count {cumulative}")
+    def histogram(name: str, help_text: str, h: Histogram) -> None:
+        out.extend((f"# HELP {name} {help_text}", f"# TYPE {name} histogram"))
+        cumulative = 0
+        for bound, count in zip(h.bounds, h.counts, strict=False):
+            cumulative += count
+            out.append(f'{name}_bucket{{le="{_number(float(bound))}"}} {cumulative}')
+        # The overflow bucket closes the series, so +Inf always equals _count.
+        cumulative += sum(h.counts[len(h.bounds) :])
+        out.append(f'{name}_bucket{{le="+Inf"}} {cumulative}')
+        out.append(f"{name}_sum {_number(float(h.total))}")
+        out.append(f"{name}_count {cumulative}")
+
+    histogram(
+        "yukon_move_ack_seconds",
+        "Seconds from a move's frame arriving to its answer being queued.",
+        metrics.move_ack,
+    )
+
+    family(
+        "yukon_hints_in_progress",
+        "gauge",
+        "Hints being worked out by the solver's process.",
+        server.hints_in_progress,
+    )
+    name = "yukon_hint_solves_total"
+    out.append(f"# HELP {name} Hints the solver worked out, by verdict (cached answers are not).")
+    out.append(f"# TYPE {name} counter")
+    for verdict, count in metrics.hint_solves.items():
+        out.append(f'{name}{{verdict="{verdict}"}} {count}')
+    family(
+        "yukon_hint_failures_total",
+        "counter",
+        "Hints the solver could not work out (its process died, or the server was closing).",
+        metrics.hint_failures,
+    )
+    histogram(
+        "yukon_hint_seconds",
+        "Seconds from a hint being asked of the solver to its verdict.",
+        metrics.hint_seconds,
+    )
     return "\n".join(out) + "\n"
 
 

@@ -415,6 +415,12 @@ async def test_playing_a_deal_from_hints_to_a_win(db_url: str, tmp_path: Path) -
             (1, "bob", False),
             (2, "alice", True),
         ]
+        # One solve answered the whole game: every later hint came from alice's cache.
+        solved = server.metrics
+        assert solved.hint_solves == {"won": 1, "lost": 0, "unknown": 0}
+        assert solved.hint_failures == 0
+        assert solved.hint_seconds.n == 1
+        assert server.hints_in_progress == 0
         await alice.ws.close()
         await bob.ws.close()
 
@@ -445,4 +451,7 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         answer = await alice.expect(HintAnswer)
         assert (answer.seq, answer.verdict) == (1, "win")
         assert server._hint_pool is not None and server._hint_pool is not pool
+        # /metrics counts the lost hint apart from the two worked out
+        assert server.metrics.hint_failures == 1
+        assert sum(server.metrics.hint_solves.values()) == 2
         await alice.ws.close()

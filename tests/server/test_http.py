@@ -276,6 +276,10 @@ async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
             "yukon_db_write_failures": "counter",
             "yukon_db_write_retries": "counter",
             "yukon_move_ack_seconds": "histogram",
+            "yukon_hints_in_progress": "gauge",
+            "yukon_hint_solves": "counter",
+            "yukon_hint_failures": "counter",
+            "yukon_hint_seconds": "histogram",
         }
         assert all(f.documentation for f in families.values())
         values = metric_values(reply.text)
@@ -288,6 +292,11 @@ async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
         assert values[("yukon_connections_opened_total", ())] == 2  # HTTP requests are not
         assert values[("yukon_db_write_failures_total", ())] == 0
         assert values[("yukon_db_write_retries_total", ())] == 0
+        assert values[("yukon_hints_in_progress", ())] == 0
+        for verdict in ("won", "lost", "unknown"):  # no hints in this race
+            assert values[("yukon_hint_solves_total", (("verdict", verdict),))] == 0
+        assert values[("yukon_hint_failures_total", ())] == 0
+        assert values[("yukon_hint_seconds_count", ())] == 0
 
         buckets = [
             (float(labels[0][1]), v)
