@@ -1,7 +1,9 @@
 """A Yukon solver that knows every card: won (with the line), lost (proven) or unknown.
 
 Pure code beside the engine: no I/O, no clock of its own (``solve`` takes one as
-``clock=``), no threads. ``docs/solver.md`` explains the techniques; in short:
+``clock=``), no threads. The search loop (``_search``, ``_hopeless``) also exists in C,
+node for node the same (``protocol/_solvercore.c``, optional; ``_CORE``), and ``solve``
+runs that one wherever it was built. ``docs/solver.md`` explains the techniques; in short:
 
 * **Layout.** Seven lists of card indices, a list ``loc`` telling where each card is
   (0-6 face up in that column, 7 on its foundation, 8 face down), foundation heights and
