@@ -63,9 +63,13 @@ typedef struct {
     size_t used;
 } PartTable;
 
+/* The full 64-bit finalizer of MurmurHash3, the slot of a key in every table here: keys
+ * made by hand (tests, small counters) spread as well as the random Zobrist keys. */
 static inline size_t mix64(uint64_t x) {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     return (size_t)x;
 }
@@ -240,17 +244,6 @@ typedef struct {
 
 #define PS_MIN_CAP 1024
 
-/* The full 64-bit finalizer of MurmurHash3: keys made by hand (tests, small counters)
- * spread as well as the random Zobrist keys. */
-static inline size_t ps_hash(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
 static inline int ps_has(const ProvenSetObject *P, uint64_t key) {
     if (!key)
         return P->has_zero;
@@ -258,7 +251,7 @@ static inline int ps_has(const ProvenSetObject *P, uint64_t key) {
     if (!slots)
         return 0;
     size_t mask = P->mask;
-    size_t h = ps_hash(key) & mask;
+    size_t h = mix64(key) & mask;
     for (;;) {
         uint64_t e = slots[h];
         if (e == key)
@@ -283,7 +276,7 @@ static int ps_resize(ProvenSetObject *P, size_t cap) {
         for (size_t i = 0; i < oldcap; i++) {
             uint64_t k = old[i];
             if (k) {
-                size_t h = ps_hash(k) & mask;
+                size_t h = mix64(k) & mask;
                 while (slots[h])
                     h = (h + 1) & mask;
                 slots[h] = k;
@@ -318,7 +311,7 @@ static int ps_add(ProvenSetObject *P, uint64_t key) {
     }
     uint64_t *slots = P->slots;
     size_t mask = P->mask;
-    size_t h = ps_hash(key) & mask;
+    size_t h = mix64(key) & mask;
     for (;;) {
         uint64_t e = slots[h];
         if (e == key)
