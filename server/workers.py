@@ -20,17 +20,18 @@ from concurrent.futures import ProcessPoolExecutor
 __all__ = ["worker_init", "solver_pool", "real_stderr"]
 
 
-def worker_init() -> None:
+def worker_init(parent: int) -> None:
     """Run first in every worker process.
 
     Ctrl-C in a terminal reaches the whole process group: the server stops its workers
     itself, so a worker ignores it (no traceback of its own). A server killed outright
     (``kill -9``, the OOM killer) cannot stop its workers, and an idle worker never
     notices on its own: it would wait for work forever. So each one watches its parent
-    and leaves when it is gone.
+    and leaves when it is gone. ``parent`` is the server's pid, taken by the server: a
+    worker that asked ``os.getppid()`` itself would, if the server died while the worker
+    was still starting, get its new parent (init) and wait for it forever.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -44,7 +45,10 @@ def solver_pool(workers: int = 1) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes, each started on first use with ``spawn`` (a fresh
     interpreter that shares no threads, sockets or event loop with the server)."""
     return ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context("spawn"), initializer=worker_init
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=worker_init,
+        initargs=(os.getpid(),),
     )
 
 

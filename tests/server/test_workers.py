@@ -27,6 +27,18 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+#: The same, but the parent dies at once, while its worker is still starting (before the
+#: worker has run a line of its own): the worker must not take its new parent for its own.
+EARLY = """
+import os, signal
+from server.workers import solver_pool
+pool = solver_pool(1)
+pool.submit(os.getpid)
+print(*pool._processes, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -42,12 +54,13 @@ def test_a_worker_ignores_ctrl_c() -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-def test_a_worker_leaves_when_its_server_is_killed() -> None:
+@pytest.mark.parametrize("script", [PARENT, EARLY], ids=["started", "still starting"])
+def test_a_worker_leaves_when_its_server_is_killed(script: str) -> None:
     parent = subprocess.run(
-        [sys.executable, "-c", PARENT], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert parent.returncode == -signal.SIGKILL, parent.stderr
-    worker = int(parent.stdout.strip())
+    (worker,) = (int(pid) for pid in parent.stdout.split())
     try:
         for _ in range(200):  # the worker looks for its parent once a second
             if not alive(worker):
