@@ -1,34 +1,55 @@
-"""Game codes ``YU1-<rules>-<deal>`` (spec section 7).
+"""Game codes ``YU1-<rules>-<deal>`` (docs/rules.md section 9).
 
 A code names a deal and the rules it is played under, so two players who exchange a code
-play the same game. The deal part is a seven-letter base-26 number, ``A`` = 0.
+play the same game. The deal part is either seven letters, a base-26 *deal number*
+(``A`` = 0) that players choose and share on purpose, or 26 characters of base32, the
+128-bit *seed* of a deal the server drew in secret. The two are told apart by length;
+only a seeded deal can stay secret while its cards are played (docs/architecture.md,
+"Fairness").
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
 
 from .errors import InvalidCodeError, InvalidRulesError
 from .rules import Rules
+from .shuffle import SEED_BYTES
 
-__all__ = ["GameCode", "MAX_DEAL", "FORMAT_VERSION"]
+__all__ = ["GameCode", "MAX_DEAL", "FORMAT_VERSION", "DEAL_LETTERS", "SEED_CHARS", "MAX_CODE"]
 
 FORMAT_VERSION = "YU1"
 DEAL_LETTERS = 7
 #: ``ZZZZZZZ``: the largest deal number a code can carry.
 MAX_DEAL = 26**DEAL_LETTERS - 1
+#: A seed's characters: 128 bits in RFC 4648 base32 (``A``-``Z``, ``2``-``7``), unpadded.
+SEED_CHARS = 26
+_BASE32 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+#: The longest code there is (``YU1-MEGT-`` and a seed): what fields that carry one allow.
+MAX_CODE = len(FORMAT_VERSION) + 1 + 4 + 1 + SEED_CHARS
 
 
 @dataclass(frozen=True, slots=True)
 class GameCode:
-    """A deal number and the rules it is played under."""
+    """A deal, numbered (``int``) or seeded (16 ``bytes``), and the rules it is played
+    under."""
 
     rules: Rules
-    deal: int
+    deal: int | bytes
 
     def __post_init__(self) -> None:
-        if not 0 <= self.deal <= MAX_DEAL:
+        if isinstance(self.deal, bytes):
+            if len(self.deal) != SEED_BYTES:
+                raise InvalidCodeError(f"a deal seed is {SEED_BYTES} bytes, not {len(self.deal)}")
+        elif not 0 <= self.deal <= MAX_DEAL:
             raise InvalidCodeError(f"deal number {self.deal} is outside 0..{MAX_DEAL}")
+
+    @property
+    def seeded(self) -> bool:
+        """The deal is a server's secret seed, not a number anyone can enumerate."""
+        return isinstance(self.deal, bytes)
 
     @classmethod
     def parse(cls, text: str) -> GameCode:
@@ -55,10 +76,13 @@ class GameCode:
             rules = Rules.parse(rules_text)
         except InvalidRulesError as exc:
             raise InvalidCodeError(f"bad game code {text!r}: rules part: {exc}") from None
+        if len(deal_text) == SEED_CHARS:
+            return cls(rules, _parse_seed(text, deal_text))
         if len(deal_text) != DEAL_LETTERS or not all("A" <= ch <= "Z" for ch in deal_text):
             raise InvalidCodeError(
                 f"bad game code {text!r}: deal part {deal_text!r} must be"
-                f" {DEAL_LETTERS} letters A-Z"
+                f" {DEAL_LETTERS} letters A-Z (a deal number) or {SEED_CHARS} characters"
+                " A-Z and 2-7 (a seed)"
             )
         deal = 0
         for ch in deal_text:
@@ -67,7 +91,10 @@ class GameCode:
 
     @property
     def deal_text(self) -> str:
-        """The seven letters of the deal number, most significant first."""
+        """The deal part: a seed in base32, or the seven letters of the deal number, most
+        significant first."""
+        if isinstance(self.deal, bytes):
+            return base64.b32encode(self.deal).decode("ascii").rstrip("=")
         letters = []
         n = self.deal
         for _ in range(DEAL_LETTERS):
@@ -77,3 +104,23 @@ class GameCode:
 
     def __str__(self) -> str:
         return f"{FORMAT_VERSION}-{self.rules}-{self.deal_text}"
+
+
+def _parse_seed(text: str, deal_text: str) -> bytes:
+    """The 16 bytes of a 26-character base32 deal part, which must be canonical: the last
+    character carries 3 bits and 2 zero bits, so exactly one spelling names each seed."""
+    bad = sorted(set(deal_text) - _BASE32)
+    if bad:
+        raise InvalidCodeError(
+            f"bad game code {text!r}: a seed's characters are A-Z and 2-7, not {''.join(bad)!r}"
+        )
+    try:
+        seed = base64.b32decode(deal_text + "======")
+    except binascii.Error as exc:  # pragma: no cover - every 26-character base32 decodes
+        raise InvalidCodeError(f"bad game code {text!r}: {exc}") from None
+    if base64.b32encode(seed).decode("ascii").rstrip("=") != deal_text:
+        raise InvalidCodeError(
+            f"bad game code {text!r}: a seed's last character is one of A E I M Q U Y 4"
+            f" (it carries 3 bits), not {deal_text[-1]!r}"
+        )
+    return seed

@@ -132,9 +132,9 @@ class Game:
 
     @classmethod
     def from_deal(
-        cls, deal: int, rules: Rules | str = "C", *, _code: GameCode | None = None
+        cls, deal: int | bytes, rules: Rules | str = "C", *, _code: GameCode | None = None
     ) -> Game:
-        """The initial position of deal number ``deal`` under ``rules``."""
+        """The initial position of deal number (or seed) ``deal`` under ``rules``."""
         rules = rules if isinstance(rules, Rules) else Rules.parse(rules)
         code = _code or GameCode(rules, deal)
         data = PositionData(rules, [0, 0, 0, 0], deal_columns(code.deal), list(FACE_DOWN))

@@ -1,13 +1,16 @@
-"""Game codes ``YU1-<rules>-<deal>`` (spec section 7)."""
+"""Game codes ``YU1-<rules>-<deal>`` (docs/rules.md section 9)."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol import GameCode, InvalidCodeError, Rules, Variant, YukonError
-from protocol.codes import MAX_DEAL
+from protocol.codes import MAX_CODE, MAX_DEAL, SEED_CHARS
 
 ALL_RULES = [
     v + "".join(opts)
@@ -173,3 +176,57 @@ def test_invalid_code_error_is_a_value_error() -> None:
 def test_non_ascii_letters_are_refused(text: str) -> None:
     with pytest.raises(InvalidCodeError):
         GameCode.parse(text)
+
+
+# -- seeded codes: 26 base32 characters, the 128-bit seed of a secret deal ----------------------
+
+SEED = bytes(range(16))
+SEED_TEXT = "AAAQEAYEAUDAOCAJBIFQYDIOB4"  # RFC 4648 base32 of 00 01 02 ... 0f
+
+
+def test_a_seed_is_written_in_rfc_4648_base32() -> None:
+    assert base64.b32encode(SEED).decode() == SEED_TEXT + "======"
+    code = GameCode(Rules.parse("CT"), SEED)
+    assert str(code) == f"YU1-CT-{SEED_TEXT}"
+    assert code.seeded and code.deal == SEED
+    assert GameCode.parse(str(code)) == code
+    assert not GameCode.parse("YU1-C-AAAAAAB").seeded
+    assert len(str(GameCode(Rules.parse("MEGT"), b"\xff" * 16))) == MAX_CODE == 35
+
+
+@given(st.binary(min_size=16, max_size=16), st.sampled_from(ALL_RULES))
+def test_every_seed_round_trips_in_any_case_and_with_spaces(seed: bytes, rules: str) -> None:
+    code = GameCode(Rules.parse(rules), seed)
+    text = str(code)
+    assert text == text.upper() and len(text) == len(f"YU1-{rules}-") + SEED_CHARS
+    for variant in (text, text.lower(), f"  {text.swapcase()}\t\n"):
+        assert GameCode.parse(variant) == code
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # not one of the two lengths
+        (f"YU1-C-{SEED_TEXT[:-1]}", "7 letters A-Z (a deal number) or 26 characters"),
+        (f"YU1-C-{SEED_TEXT}A", "7 letters A-Z (a deal number) or 26 characters"),
+        # base32 has no 0, 1, 8 or 9
+        (f"YU1-C-{SEED_TEXT[:-2]}1A", "A-Z and 2-7, not '1'"),
+        (f"YU1-C-0{SEED_TEXT[1:]}", "A-Z and 2-7, not '0'"),
+        (f"YU1-C-{SEED_TEXT[:-2]}?A", "A-Z and 2-7"),
+        # the last character carries 3 bits and 2 zero bits: one spelling per seed
+        (f"YU1-C-{SEED_TEXT[:-1]}5", "last character is one of A E I M Q U Y 4"),
+        (f"YU1-C-{SEED_TEXT[:-1]}B", "last character is one of A E I M Q U Y 4"),
+        (f"YU1-C-{SEED_TEXT[:10]} {SEED_TEXT[11:]}", "A-Z and 2-7, not ' '"),
+    ],
+)
+def test_malformed_seeds_are_refused_saying_why(text: str, words: str) -> None:
+    with pytest.raises(InvalidCodeError) as caught:
+        GameCode.parse(text)
+    assert words in str(caught.value)
+    assert repr(text) in str(caught.value)
+
+
+def test_a_seed_is_told_from_a_deal_number_by_its_length() -> None:
+    """Any 26-letter part is a seed, any 7-letter one a number: never the other way."""
+    assert GameCode.parse("YU1-C-" + "B" * 7).deal == base26("B" * 7)
+    assert GameCode.parse("YU1-C-" + "A" * 26).deal == bytes(16)
