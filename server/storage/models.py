@@ -196,12 +196,17 @@ def board_key(
     share a rank.
     """
     flag = (1 << HINTED_BIT) if hinted else 0
+    # A field past its range saturates, and so do the fields after it: what it cut off
+    # would have decided, so the rest must not (two saturated results tie).
+    most_moves = (1 << _MOVE_BITS) - 1
     if won:
         t = min(time_ms, (1 << _WIN_TIME_BITS) - 1)
-        return flag | (t << _MOVE_BITS) | min(moves, (1 << _MOVE_BITS) - 1)
+        m = most_moves if time_ms > t else min(moves, most_moves)
+        return flag | (t << _MOVE_BITS) | m
     missing = 52 - foundations
-    score_gap = (1 << _SCORE_BITS) - 1 - min(score, (1 << _SCORE_BITS) - 1)
-    t = min(time_ms, (1 << _TIME_BITS) - 1)
+    most_score = (1 << _SCORE_BITS) - 1
+    score_gap = most_score - min(score, most_score)
+    t = 0 if score > most_score else min(time_ms, (1 << _TIME_BITS) - 1)
     fields = (missing << (_TIME_BITS + _SCORE_BITS)) | (score_gap << _TIME_BITS) | t
     return flag | (1 << NOT_WON_BIT) | fields
 

@@ -905,3 +905,12 @@ async def test_sql_engine_sees_the_same_board_key(store: SqlStore) -> None:
     key: int = await store.run_sync(stored_key)
     assert key == o.key()
     assert o.key() > 1 << 62
+
+
+def test_a_saturated_field_saturates_the_fields_after_it() -> None:
+    """Found by the property above: a win at the largest packed time with one move sorted
+    after a win beyond it with none, since the clamped time kept its moves."""
+    limit = (1 << 41) - 1  # the largest packed winning time
+    assert won(limit, 1).key() <= won(limit + 1, 0).key()
+    assert won(limit + 1, 0).key() == won(limit + 5, 7).key()
+    assert lost(40, MAX_SCORE + 5, 10).key() <= lost(40, MAX_SCORE + 1, 5).key()
