@@ -654,6 +654,9 @@ class ResultsScreen(Base):
             text.append(f"  ({describe_rules(room.rules)})", style="#8a8a8a")
         else:
             text.append("The game code stays secret until the day is over", style="#8a8a8a")
+        if session.fairness is not None:
+            what, good = session.fairness
+            text.append(f"\n{what}", style="#5fd75f" if good else "bold #ff5f5f")
         return text
 
     def action_rematch(self) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from protocol import Game, YukonError
+from protocol.commitment import check_commitment
 from protocol.messages import (
     Accepted,
     BoardPage,
@@ -418,6 +419,12 @@ class Session:
     out_of_step: bool = False
     #: Back after a lost connection: the resync (a ``room``) should follow the welcome.
     awaiting_resync: bool = False
+    #: The current race's first view, when this client saw its start: what the revealed
+    #: code must deal (docs/protocol.md 4.5).
+    start_view: str | None = None
+    #: The check of a revealed deal against its commitment, for the results: what it
+    #: found, and whether that is good news. None: nothing was committed to.
+    fairness: tuple[str, bool] | None = None
     _lost: bool = field(default=False, init=False, repr=False)
 
     # -- the phase decides the screen ---------------------------------------------------------
@@ -493,6 +500,7 @@ class Session:
             self._progress(msg, now)
         elif isinstance(msg, Result):
             self.result = msg
+            self.fairness = self._check_deal(msg)
             self.countdown_until = None
             if self.race is not None:
                 self.race.cancel()
@@ -507,6 +515,18 @@ class Session:
             self._error(msg)
         return []
 
+    def _check_deal(self, result: Result) -> tuple[str, bool] | None:
+        """Was the revealed deal the one committed to before the start, and the one dealt?
+        A client checks the server here rather than trusting it (docs/protocol.md 4.5)."""
+        committed = self.room.commitment if self.room is not None else None
+        if committed is None or result.code is None:
+            return None
+        if result.salt is None or not check_commitment(committed, result.code, result.salt):
+            return ("the revealed deal does NOT match the commitment sent before the start", False)
+        if self.start_view is not None and Game.from_code(result.code).view() != self.start_view:
+            return ("the revealed code does NOT deal the cards this race started with", False)
+        return ("deal checked: the one committed to before the start", True)
+
     def _outside(self) -> None:
         self.room = None
         self.race = None
@@ -514,6 +534,8 @@ class Session:
         self.result = None
         self.daily = None
         self.countdown_until = None
+        self.start_view = None
+        self.fairness = None
 
     def _room(self, msg: Room, now: float) -> None:
         self.awaiting_resync = False
@@ -574,6 +596,9 @@ class Session:
             return out
         self.race = RaceBoard(msg, now, ascii=self.ascii)
         self.out_of_step = False
+        # A race at its start (also one resumed before any move) shows the deal's own view.
+        self.start_view = msg.view if msg.seq == 0 and msg.moves == 0 else None
+        self.fairness = None
         if msg.seq == 0 and msg.moves == 0 and msg.state == "playing":
             daily = self.daily
             if daily is not None:

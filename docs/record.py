@@ -35,6 +35,7 @@ if __package__ in (None, ""):
 
 from protocol import Game
 from protocol.messages import decode_client
+from server import daily
 from server.app import ServeOptions, open_server
 from server.rooms import HubConfig
 from server.storage import sql
@@ -119,6 +120,8 @@ async def main() -> None:
     # Every registration draws a token, also one refused as name_taken (erin's "dave").
     tokens: Iterator[str] = iter([TOKENS["Dave"], "unused" * 5 + "XX", TOKENS["erin"]])
     sql.secrets.token_urlsafe = lambda _n=24: next(tokens)  # type: ignore[assignment]
+    # The daily deal's commitment salt, fixed too (any 32 hex digits read as well).
+    daily.secrets.token_hex = lambda _n=16: "5a17" * 8  # type: ignore[assignment]
     rooms = (f"D4LY{i}" for i in itertools.count(1))
     # The server's wall clock starts at NOON_29 and runs at the real pace from there.
     started = time.time()

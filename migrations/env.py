@@ -29,14 +29,27 @@ def _url() -> str:
 
 
 def _run(connection: Connection) -> None:
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # SQLite alters a table by copying it and dropping the old one, and with foreign
+        # keys on, dropping a table deletes its rows first, cascading into the tables that
+        # refer to it (results -> moves). Off while migrating (this takes effect because
+        # nothing has written yet on this connection), and checked afterwards. Turning
+        # them on again only works outside a transaction, so whoever handed over the
+        # connection does it after the commit (``SqlStore.run_sync``).
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
-        render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters by copying
+        render_as_batch=sqlite,  # SQLite alters by copying
         compare_type=True,
     )
     with context.begin_transaction():
         context.run_migrations()
+    if sqlite:
+        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise RuntimeError(f"migration left rows that refer to nothing: {broken[:5]}")
 
 
 async def _run_async() -> None:

@@ -255,6 +255,14 @@ _small = Int(0, _U31)
 # Client -> server ---------------------------------------------------------------------------
 
 
+#: A game code field: the longest code is 35 characters (rules.md section 9), and a client
+#: may send one with spaces around it.
+_game_code = Str(48)
+#: A commitment to a secret deal (64 hex digits) and the salt revealed with its code.
+_commitment = Opt(Str(64))
+_salt = Opt(Str(32))
+
+
 @dataclass(frozen=True, slots=True)
 class Hello:
     """First message of every connection: protocol version, name, and token when resuming."""
@@ -280,7 +288,7 @@ class Create:
     TYPE: ClassVar[str] = "create"
     FIELDS: ClassVar[tuple[F, ...]] = (
         F("rules", Opt(Str(8)), False),
-        F("code", Opt(Str(32)), False),
+        F("code", Opt(_game_code), False),
         F("max_players", Int(2, 8), False),
         F("undo", Bool(), False),
         F("time_limit", Int(30, 7200), False),
@@ -373,7 +381,7 @@ class Board:
     FIELDS: ClassVar[tuple[F, ...]] = (
         F("kind", Str(8, BOARD_KINDS)),
         F("date", Opt(Str(10)), False),
-        F("code", Opt(Str(32)), False),
+        F("code", Opt(_game_code), False),
         F("offset", Int(0, _U31), False),
         F("limit", Int(1, MAX_PAGE), False),
         F("around", Bool(), False),
@@ -462,13 +470,15 @@ class Room:
         F("host", Str(MAX_NAME)),
         F("state", Str(16, ROOM_STATES)),
         F("rules", Str(8)),
-        F("code", Opt(Str(32))),
+        F("code", Opt(_game_code)),
         F("max_players", Int(1, 8)),  # 1: a daily attempt's private room
         F("undo", Bool()),
         F("hints", Bool(), False),  # sent always; optional only for an older server's rooms
         F("time_limit", Int(30, 7200)),
         F("players", ListOf(Obj(RoomPlayer), 8)),
         F("spectators", _small),
+        F("commitment", _commitment, False),  # sent always; optional for an older server
+        F("salt", _salt, False),
     )
     room: str
     you: str
@@ -483,6 +493,10 @@ class Room:
     spectators: int
     #: Runners may ask for hints (never in a daily room).
     hints: bool = False
+    #: For a deal the server drew in secret: SHA-256 of "<code>:<salt>" (docs/protocol.md).
+    commitment: str | None = None
+    #: Revealed with ``code``, so that anyone can check ``commitment``.
+    salt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -643,11 +657,14 @@ class Result:
 
     TYPE: ClassVar[str] = "result"
     FIELDS: ClassVar[tuple[F, ...]] = (
-        F("code", Opt(Str(32))),
+        F("code", Opt(_game_code)),
         F("ranks", ListOf(Obj(RankEntry), 8)),
+        F("salt", _salt, False),  # sent always; optional for an older server
     )
     code: str | None
     ranks: tuple[RankEntry, ...]
+    #: With ``code``, for a deal the room's ``commitment`` named: what checks it.
+    salt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -678,6 +695,7 @@ class DailyDeal:
         F("practice", Bool()),
         F("rules", Str(8)),
         F("par", Opt(Int(0, _U31)), False),
+        F("commitment", _commitment, False),  # sent always; optional for an older server
     )
     date: str
     attempt: int
@@ -685,6 +703,8 @@ class DailyDeal:
     rules: str
     #: The length of the solver's winning line without wasted moves (``docs/solver.md``).
     par: int | None = None
+    #: The day's commitment (nil for a day chosen before commitments existed).
+    commitment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -720,12 +740,14 @@ class BoardPage:
     FIELDS: ClassVar[tuple[F, ...]] = (
         F("kind", Str(8, BOARD_KINDS)),
         F("date", Opt(Str(10))),
-        F("code", Opt(Str(32))),
+        F("code", Opt(_game_code)),
         F("total", Int(0, _U63)),
         F("offset", Int(0, _U63)),
         F("rows", ListOf(Obj(BoardRow), MAX_PAGE)),
         F("you", Opt(Obj(BoardRow))),
         F("par", Opt(Int(0, _U31)), False),
+        F("commitment", _commitment, False),  # sent always; optional for an older server
+        F("salt", _salt, False),
     )
     kind: str
     date: str | None
@@ -736,13 +758,17 @@ class BoardPage:
     you: BoardRow | None
     #: A daily board's par: the day's deal is won in this many moves (``docs/solver.md``).
     par: int | None = None
+    #: A daily board's commitment to the day's deal, public from the day's start.
+    commitment: str | None = None
+    #: Revealed with the day's ``code``.
+    salt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class HistoryRow:
     FIELDS: ClassVar[tuple[F, ...]] = (
         F("finished_ms", _ms),
-        F("code", Opt(Str(32))),
+        F("code", Opt(_game_code)),
         F("room", Opt(Str(16))),
         F("date", Opt(Str(10))),
         F("practice", Bool()),

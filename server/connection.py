@@ -591,6 +591,7 @@ class RaceServer:
                 attempt=attempt,
                 deal=choice.code,
                 par=choice.par,
+                salt=choice.salt,
                 now=self._now(),
             )
         )

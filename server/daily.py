@@ -1,11 +1,17 @@
 """The daily deal: one winnable deal a day (UTC) per server, from a secret nobody else holds.
 
-Each date has a sequence of *candidates*: candidate 0 is the deal numbered by
-HMAC-SHA256("yukon-daily:<date>") under the server's secret, candidate n > 0 the one
-numbered by HMAC-SHA256("yukon-daily:<date>:<n>"). The day's deal is the first candidate
-the solver proves winnable within ``DAILY_BUDGET_NODES`` positions. A budget in nodes, not
-seconds, makes the choice the same on any machine, however busy; nobody can compute a
-day's deal without the secret, and the code is revealed once the day is over.
+Each date has a sequence of *candidates*: candidate 0 is the seeded deal whose 128-bit
+seed is the first 16 bytes of HMAC-SHA256("yukon-daily:<date>") under the server's secret,
+candidate n > 0 the one seeded by HMAC-SHA256("yukon-daily:<date>:<n>"). The day's deal is
+the first candidate the solver proves winnable within ``DAILY_BUDGET_NODES`` positions. A
+budget in nodes, not seconds, makes the choice the same on any machine, however busy.
+Nobody can compute a day's deal without the secret, nor search for it from the cards it
+shows (a seed is 128 bits, not one of 26^7 deal numbers: docs/architecture.md,
+"Fairness"); its code is revealed once the day is over, with the salt of the commitment
+that was public all day (``DailyChoice.commitment``).
+
+Days chosen before seeded deals existed keep the 7-letter code stored for them, and have
+no commitment.
 
 Choosing takes the solver anything from a millisecond to a few seconds, so it runs in a
 worker process (never on the event loop), once per date: ``DailyDeals`` keeps the choice in
@@ -16,10 +22,12 @@ differently. Its *par* (the winning line without wasted moves) is shown on the d
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import hashlib
 import hmac
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -27,7 +35,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from protocol import Game, GameCode, Rules
-from protocol.codes import MAX_DEAL
+from protocol.commitment import commitment
+from protocol.shuffle import SEED_BYTES
 from protocol.solver import par, solve
 
 from .workers import real_stderr
@@ -72,14 +81,22 @@ class DailyChoice:
     line: tuple[str, ...]
     #: Positions searched over every candidate tried.
     nodes: int
+    #: The salt of the day's commitment, drawn when the choice is stored; None for a day
+    #: chosen before commitments existed.
+    salt: str | None = None
+
+    @property
+    def commitment(self) -> str | None:
+        """SHA-256 of "<code>:<salt>": public from the day's start, so that anyone can
+        check, once the code and salt are revealed, that the deal was never switched."""
+        return commitment(self.code, self.salt) if self.salt is not None else None
 
 
 def candidate_code(secret: bytes, date: dt.date, rules: Rules, n: int = 0) -> GameCode:
     """The game code of ``date``'s candidate ``n`` under ``rules``."""
     label = f"yukon-daily:{date.isoformat()}" + (f":{n}" if n else "")
-    digest = hmac.new(secret, label.encode(), hashlib.sha256)
-    deal = int.from_bytes(digest.digest()[:8], "big") % (MAX_DEAL + 1)
-    return GameCode(rules, deal)
+    digest = hmac.new(secret, label.encode(), hashlib.sha256).digest()
+    return GameCode(rules, digest[:SEED_BYTES])
 
 
 def choose_daily(
@@ -195,7 +212,9 @@ class DailyDeals:
                 work = loop.run_in_executor(
                     self.executor, choose_daily, self.secret, date, self.rules, self.budget_nodes
                 )
-            fresh = await work
+            # The salt is drawn here, not in the worker: the choice stays a pure function
+            # of the secret and the date, and the salt is random, never derived.
+            fresh = dataclasses.replace(await work, salt=secrets.token_hex(16))
             # Another server process on the same database may have chosen first: the
             # stored choice wins, so every process deals the same.
             choice = await self.store.save_daily_deal(fresh, now=self.wall())

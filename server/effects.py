@@ -148,6 +148,8 @@ class LiveRace:
     started_wall: float
     #: The room allows hints.
     hints: bool = False
+    #: The salt of the commitment to a secret deal, revealed with its code.
+    salt: str | None = None
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

@@ -13,6 +13,7 @@ whoever knows the code knows the deal.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import email.utils
 import html
@@ -297,6 +298,10 @@ class DailyPage:
     rows: tuple[BoardEntry, ...]
     #: The length of the solver's winning line without wasted moves; None: not chosen yet.
     par: int | None = None
+    #: SHA-256 of "<code>:<salt>", public from the day's start (None before commitments).
+    commitment: str | None = None
+    #: The salt, revealed with the code.
+    salt: str | None = None
 
     @property
     def pages(self) -> int:
@@ -330,6 +335,8 @@ def board_json(page: DailyPage) -> dict[str, Any]:
         "date": page.date.isoformat(),
         "code": page.code,
         "par": page.par,
+        "commitment": page.commitment,
+        "salt": page.salt,
         "total": page.total,
         "page": page.page,
         "pages": page.pages,
@@ -386,6 +393,7 @@ letter-spacing:-.01em}
 .deal{margin:0;color:var(--muted)}
 code{font:600 .92em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
 background:var(--chip);padding:.15em .45em;border-radius:6px;color:var(--ink)}
+code.hash{font-size:.75em;word-break:break-all}
 .pill{display:inline-block;padding:.2em .7em;border-radius:999px;font-size:.85rem;
 font-weight:700;letter-spacing:.02em;background:var(--live-bg);color:var(--live);
 vertical-align:middle;margin-left:.35em}
@@ -471,6 +479,14 @@ def render_board_html(page: DailyPage) -> str:
         deal = "The deal's code stays secret until the day ends at 00:00 UTC."
     if page.par is not None:
         deal += f" Par: {page.par} moves (the solver's win without wasted moves)."
+    if page.commitment is not None:
+        deal += f'<br>Commitment: <code class="hash">{_esc(page.commitment)}</code>'
+        deal += (
+            " (SHA-256 of the code, a colon and a salt, both shown when the day ends)"
+            if page.salt is None
+            else f', salt <code class="hash">{_esc(page.salt)}</code>:'
+            " SHA-256 of the code, a colon and the salt gives the commitment"
+        )
     live = ' <span class="pill">today</span>' if is_today else ""
 
     previous = date - dt.timedelta(days=1) if date > dt.date.min else None
@@ -677,8 +693,15 @@ class HttpPages:
             ) from None
         # The same rule as Leaderboards: the code of a day that is not over stays secret.
         code = str(choice.code) if choice is not None and q.date < today else None
-        par = choice.par if choice is not None else None
-        page = DailyPage(q.date, today, code, board.total, q.page, board.rows, par)
+        page = DailyPage(q.date, today, code, board.total, q.page, board.rows)
+        if choice is not None:
+            # The commitment is public from the day's start; its salt comes with the code.
+            page = dataclasses.replace(
+                page,
+                par=choice.par,
+                commitment=choice.commitment if q.date <= today else None,
+                salt=choice.salt if code is not None else None,
+            )
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
         if q.format == "json":

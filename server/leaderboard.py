@@ -7,6 +7,7 @@ over, like the deal itself.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 
@@ -85,7 +86,13 @@ class Leaderboards:
             choice = await self.dailies.stored(date)
             code = str(choice.code) if choice is not None and date < today else None
             par = choice.par if choice is not None else None
-            return self._page(m, date.isoformat(), code, board, par)
+            page = self._page(m, date.isoformat(), code, board, par)
+            if choice is None or choice.salt is None or date > today:
+                return page
+            # The commitment is public from the day's start; its salt comes with the code.
+            return dataclasses.replace(
+                page, commitment=choice.commitment, salt=choice.salt if code else None
+            )
         if m.code is None:
             return Error("bad_field", "a deal board needs a game code")
         try:

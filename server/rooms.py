@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from protocol import Game, GameCode, InvalidCodeError, InvalidRulesError, Rules
-from protocol.codes import MAX_DEAL
+from protocol.commitment import SALT_HEX, commitment
 from protocol.messages import (
     CLOSE_REPLACED,
     CLOSE_VERSION,
@@ -72,6 +72,7 @@ from protocol.messages import (
 from protocol.messages import (
     Room as RoomMsg,
 )
+from protocol.shuffle import SEED_BYTES
 
 from .daily import utc_date
 from .effects import (
@@ -239,6 +240,9 @@ class _Room:
     journal_n: int = 0
     #: Runners may ask for hints (never in a daily room).
     hints: bool = False
+    #: The salt of the commitment to a deal the server drew in secret (None for a deal the
+    #: host chose by its code, which is public anyway): revealed with the code.
+    salt: str | None = None
     #: When a held ``progress`` is due (monotonic seconds), or None: nothing held.
     progress_due: float | None = None
     #: Whose moves the held ``progress`` shows: one runner (who then does not get it: their
@@ -257,7 +261,8 @@ class Hub:
         config: HubConfig | None = None,
         *,
         wall_clock: Callable[[], float] = time.time,
-        random_deal: Callable[[], int] = lambda: secrets.randbelow(MAX_DEAL + 1),
+        random_deal: Callable[[], int | bytes] = lambda: secrets.token_bytes(SEED_BYTES),
+        new_salt: Callable[[], str] = lambda: secrets.token_hex(SALT_HEX // 2),
         new_room_code: Callable[[], str] = lambda: "".join(
             secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
         ),
@@ -266,6 +271,7 @@ class Hub:
         self.config = config or HubConfig()
         self._wall = wall_clock
         self._random_deal = random_deal
+        self._new_salt = new_salt
         self._new_room_code = new_room_code
         #: Makes race ids unique across restarts (``RaceRecord.uid``).
         self._boot = boot_id or secrets.token_hex(6)
@@ -415,12 +421,15 @@ class Hub:
             assert room.race is not None
             room.finishing = False
             room.state = "finished"
-            room.result = Result(code=self._public_code(room), ranks=room.race.ranks())
+            code = self._public_code(room)
+            room.result = Result(
+                code=code, ranks=room.race.ranks(), salt=room.salt if code else None
+            )
             log.info(
                 "room %s: race %d over, %s; winner %s",
                 room.code,
                 race_id,
-                room.deal,
+                code or "a secret deal",
                 room.result.ranks[0].name if room.result.ranks else "-",
             )
             for m in room.members():
@@ -627,6 +636,7 @@ class Hub:
             return
         deal = fixed or GameCode(rules, self._random_deal())
         room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
+        room.salt = None if fixed else self._new_salt()
         room.hints = msg.hints
         room.players.append(p)
         p.room = room
@@ -729,6 +739,7 @@ class Hub:
                     players=tuple((m.id, m.name) for m in room.players),
                     started_wall=room.started_wall,
                     hints=room.hints,
+                    salt=room.salt,
                 )
             )
         )
@@ -815,6 +826,7 @@ class Hub:
         room.ready.clear()
         room.fixed = None  # a rematch is always a new deal, drawn at random
         room.deal = GameCode(room.rules, self._random_deal())
+        room.salt = self._new_salt()
         self._room_changed(room, now, progress=False)
 
     # -- hints ------------------------------------------------------------------------------
@@ -978,6 +990,7 @@ class Hub:
         attempt: int,
         deal: GameCode,
         par: int | None = None,
+        salt: str | None = None,
         now: float,
     ) -> list[Effect]:
         """The day's deal is known (``server.daily``) and storage numbered the attempt: deal
@@ -1004,12 +1017,23 @@ class Hub:
             code, p, deal.rules, None, deal, 1, True, self.config.daily_time_limit, daily=date
         )
         room.attempt = attempt
+        room.salt = salt
         room.players.append(p)
         p.room = room
         p.spectator = False
         self._rooms[code] = room
         log.info("%s began daily %s, attempt %d", p.name, date, attempt)
-        self._send(p, DailyDeal(date.isoformat(), attempt, attempt > 1, str(deal.rules), par))
+        self._send(
+            p,
+            DailyDeal(
+                date.isoformat(),
+                attempt,
+                attempt > 1,
+                str(deal.rules),
+                par,
+                commitment=commitment(deal, salt) if salt else None,
+            ),
+        )
         self._start_race(room, now)
         return self._flush()
 
@@ -1220,6 +1244,7 @@ class Hub:
         )
         room.attempt = live.attempt
         room.hints = live.hints
+        room.salt = live.salt
         room.players = players
         room.ready = {p.name for p in players}
         for p in players:
@@ -1337,13 +1362,14 @@ class Hub:
         return str(room.deal) if room.fixed is not None or room.state == "finished" else None
 
     def _room_msg(self, room: _Room, viewer: _Player) -> RoomMsg:
+        code = self._public_code(room)
         return RoomMsg(
             room=room.code,
             you="spectator" if viewer.spectator else "player",
             host=room.host.name,
             state=room.state,
             rules=str(room.rules),
-            code=self._public_code(room),
+            code=code,
             max_players=room.max_players,
             undo=room.undo,
             hints=room.hints,
@@ -1353,6 +1379,8 @@ class Hub:
                 for m in room.players
             ),
             spectators=len(room.spectators),
+            commitment=commitment(room.deal, room.salt) if room.salt else None,
+            salt=room.salt if code else None,
         )
 
     def _race_msg(self, room: _Room, runner: Runner, now: float) -> RaceMsg:

@@ -72,7 +72,7 @@ class RaceRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     #: The server's id for the race, so a retried write is recognised and not doubled.
     uid: Mapped[str] = mapped_column(String(40), unique=True)
-    code: Mapped[str] = mapped_column(String(32))
+    code: Mapped[str] = mapped_column(String(48))
     rules: Mapped[str] = mapped_column(String(8))
     room: Mapped[str | None] = mapped_column(String(16))
     daily_date: Mapped[dt.date | None] = mapped_column(Date)
@@ -98,7 +98,7 @@ class ResultRow(Base):
     race_id: Mapped[int] = mapped_column(ForeignKey("races.id", ondelete="CASCADE"))
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
     #: Copied from the race so that each board is one index on this table.
-    code: Mapped[str] = mapped_column(String(32))
+    code: Mapped[str] = mapped_column(String(48))
     daily_date: Mapped[dt.date | None] = mapped_column(Date)
     #: A daily attempt after the first: shown in history, kept off the daily board.
     practice: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -154,7 +154,7 @@ class DailyDealRow(Base):
 
     daily_date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     rules: Mapped[str] = mapped_column(String(8), primary_key=True)
-    code: Mapped[str] = mapped_column(String(32))
+    code: Mapped[str] = mapped_column(String(48))
     #: Which candidate of the date it was (0 for the first).
     candidate: Mapped[int] = mapped_column(Integer)
     #: The length of the solver's winning line without its wasted moves.
@@ -164,6 +164,8 @@ class DailyDealRow(Base):
     #: Positions searched over every candidate tried for the date.
     nodes: Mapped[int] = mapped_column(BigInteger)
     chosen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: The salt of the day's commitment (None for a day chosen before commitments).
+    salt: Mapped[str | None] = mapped_column(String(32))
 
 
 class Setting(Base):
@@ -219,7 +221,7 @@ class LiveRaceRow(Base):
 
     uid: Mapped[str] = mapped_column(String(40), primary_key=True)
     room: Mapped[str] = mapped_column(String(16))
-    code: Mapped[str] = mapped_column(String(32))
+    code: Mapped[str] = mapped_column(String(48))
     rules: Mapped[str] = mapped_column(String(8))
     daily_date: Mapped[dt.date | None] = mapped_column(Date)
     attempt: Mapped[int] = mapped_column(Integer)
@@ -235,6 +237,9 @@ class LiveRaceRow(Base):
     alive_ms: Mapped[int] = mapped_column(BigInteger, default=0)
     #: The room allows hints (a player's first hint is journaled as the action ``hint``).
     hints: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: The salt of the commitment to a deal the server drew in secret (None for a deal
+    #: chosen by its code): revealed with the code at the race's end.
+    salt: Mapped[str | None] = mapped_column(String(32))
 
 
 class LiveActionRow(Base):

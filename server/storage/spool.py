@@ -17,7 +17,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 
@@ -30,6 +30,15 @@ _PERMANENT = (IntegrityError, DataError, ProgrammingError)
 __all__ = ["ResultWriter", "record_to_json", "record_from_json"]
 
 log = logging.getLogger("yukon.storage")
+
+
+def _private(path: Path, mode: str) -> IO[str]:
+    """Open a spool file readable by the server's user only: a record holds its race's game
+    code, which for today's daily deal is still a secret (docs/architecture.md, "Fairness")."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)  # a file left by an older version may have been readable by all
+    return os.fdopen(fd, mode, encoding="utf-8")
 
 
 def record_to_json(record: RaceRecord) -> str:
@@ -147,7 +156,7 @@ class ResultWriter:
         return self.spool.with_suffix(self.spool.suffix + ".failed")
 
     def _set_aside(self, record: RaceRecord) -> None:
-        with open(self.failed_path, "a", encoding="utf-8") as f:
+        with _private(self.failed_path, "a") as f:
             f.write(record_to_json(record) + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -156,7 +165,7 @@ class ResultWriter:
 
     def _append(self, line: str) -> None:
         self.spool.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.spool, "a", encoding="utf-8") as f:
+        with _private(self.spool, "a") as f:
             f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -167,7 +176,7 @@ class ResultWriter:
             self.spool.unlink(missing_ok=True)
             return
         tmp = self.spool.with_suffix(self.spool.suffix + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
+        with _private(tmp, "w") as f:
             for record in self._pending.values():
                 f.write(record_to_json(record) + "\n")
             f.flush()

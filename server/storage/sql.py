@@ -219,9 +219,21 @@ class SqlStore:
             await conn.execute(select(1))
 
     async def run_sync(self, fn: Any) -> Any:
-        """Run ``fn(sync_connection)`` in a transaction (migrations use this)."""
-        async with self.engine.begin() as conn:
-            return await conn.run_sync(fn)
+        """Run ``fn(sync_connection)`` in a transaction (migrations use this).
+
+        On SQLite ``migrations/env.py`` turns foreign keys off while it migrates, and they
+        can only come back on outside a transaction: here, once it is over, whatever its
+        outcome, before the connection goes back to the pool (an in-memory database has
+        only that one connection, so it cannot simply be dropped)."""
+        async with self.engine.connect() as conn:
+            try:
+                result = await conn.run_sync(fn)
+                await conn.commit()
+                return result
+            finally:
+                if self.engine.dialect.name == "sqlite":
+                    await conn.rollback()
+                    await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
 
     # -- players ----------------------------------------------------------------------------
 
@@ -326,6 +338,7 @@ class SqlStore:
             par=row.par,
             line=tuple(row.line.split()),
             nodes=row.nodes,
+            salt=row.salt,
         )
 
     async def save_daily_deal(self, choice: DailyChoice, *, now: float) -> DailyChoice:
@@ -343,6 +356,7 @@ class SqlStore:
                         line=" ".join(choice.line),
                         nodes=choice.nodes,
                         chosen_at=_utc(now),
+                        salt=choice.salt,
                     )
                 )
             return choice
@@ -458,6 +472,7 @@ class SqlStore:
                             "started_at": _utc(r.started_wall),
                             "alive_ms": 0,
                             "hints": r.hints,
+                            "salt": r.salt,
                         }
                         for r in fresh
                     ],
@@ -530,6 +545,7 @@ class SqlStore:
                     players=tuple((int(p), str(n)) for p, n in json.loads(row.players)),
                     started_wall=started.timestamp(),
                     hints=bool(row.hints),
+                    salt=row.salt,
                 )
                 alive = max([row.alive_ms, *(a.at_ms for a in actions)])
                 out.append((live, actions, alive))

@@ -34,3 +34,10 @@ def test_bench_daily_reports_candidates_and_par() -> None:
 def test_bench_hints_reports_each_budget() -> None:
     out = run("bench.hints", "--positions", "5", "--budgets", "1000,2000")
     assert "1,000  won" in out and "2,000  won" in out, out
+
+
+def test_bench_deals_reports_both_shuffles_and_the_cheats_search() -> None:
+    out = run("bench.deals", "--deals", "200", "--search", "2000", "--rounds", "1")
+    for words in ("numbered (SplitMix64)", "seeded (SHA-256, rejection)", "found deal 1999"):
+        assert words in out, out
+    assert "True" in out

@@ -105,6 +105,8 @@ def room(
     undo: bool = True,
     spectators: int = 0,
     name: str = "K7WQM",
+    commitment: str | None = None,
+    salt: str | None = None,
 ) -> Room:
     return Room(
         room=name,
@@ -118,6 +120,8 @@ def room(
         time_limit=1800,
         players=tuple(RoomPlayer(n, r, c) for n, r, c in players),
         spectators=spectators,
+        commitment=commitment,
+        salt=salt,
     )
 
 

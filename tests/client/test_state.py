@@ -14,6 +14,7 @@ from client.state import (
     format_ms,
 )
 from protocol import Game
+from protocol.commitment import commitment
 from protocol.messages import (
     Accepted,
     BoardPage,
@@ -23,6 +24,7 @@ from protocol.messages import (
     Left,
     MoveMsg,
     Race,
+    RankEntry,
     Resign,
     Result,
     Undo,
@@ -565,3 +567,62 @@ def test_a_welcome_without_the_room_after_a_drop_means_the_room_is_gone() -> Non
         "room K7WQM is gone (the server restarted, or you were away too long)",
         "error",
     )
+
+
+# -- checking the revealed deal against its commitment (docs/protocol.md 4.5) ---------------------
+
+SALT = "0123456789abcdef" * 2
+
+
+def committed_race(code: str, salt: str = SALT) -> Session:
+    """A race on a deal the server committed to, played to its end."""
+    session = Session()
+    session.receive(Welcome(1, "alice", "t" * 32, 60), 0.0)
+    session.receive(room("lobby", commitment=commitment(code, salt)), 0.0)
+    session.receive(Referee(code).race(), 3.0)
+    session.receive(room("racing", commitment=commitment(code, salt)), 3.0)
+    return session
+
+
+def finish(session: Session, code: str, salt: str | None) -> tuple[str, bool] | None:
+    ranks = (RankEntry(1, "alice", "resigned", 1000, 0, 0, 0),)
+    session.receive(Result(code, ranks, salt=salt), 9.0)
+    return session.fairness
+
+
+def test_a_deal_that_matches_its_commitment_and_its_start_is_checked() -> None:
+    session = committed_race(CODE)
+    assert finish(session, CODE, SALT) == (
+        "deal checked: the one committed to before the start",
+        True,
+    )
+
+
+def test_a_switched_deal_is_called_out() -> None:
+    # The server reveals another code than the one it committed to.
+    other = "YU1-C-AAAAAAC"
+    assert finish(committed_race(CODE), other, SALT) == (
+        "the revealed deal does NOT match the commitment sent before the start",
+        False,
+    )
+    # ... or a wrong salt, or none.
+    assert finish(committed_race(CODE), CODE, SALT[::-1])[1] is False  # type: ignore[index]
+    assert finish(committed_race(CODE), CODE, None)[1] is False  # type: ignore[index]
+
+
+def test_a_commitment_to_another_deal_than_the_one_dealt_is_called_out() -> None:
+    """The commitment and the reveal agree, but the race dealt other cards."""
+    other = "YU1-C-AAAAAAC"
+    session = Session()
+    session.receive(Welcome(1, "alice", "t" * 32, 60), 0.0)
+    session.receive(room("lobby", commitment=commitment(other, SALT)), 0.0)
+    session.receive(Referee(CODE).race(), 3.0)
+    assert finish(session, other, SALT) == (
+        "the revealed code does NOT deal the cards this race started with",
+        False,
+    )
+
+
+def test_no_commitment_no_check() -> None:
+    session, _ = racing_session()
+    assert finish(session, CODE, None) is None

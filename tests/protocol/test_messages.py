@@ -531,7 +531,7 @@ def test_integer_bounds_are_inclusive() -> None:
         ({"t": "move", "seq": 1, "move": "7" * 17}, 16),
         ({"t": "hello", "v": 1, "name": "n" * 65}, 64),
         ({"t": "hello", "v": 1, "token": "t" * 129}, 128),
-        ({"t": "create", "code": "Y" * 33}, 32),
+        ({"t": "create", "code": "Y" * 49}, 48),
     ],
 )
 def test_a_string_too_long_is_bad(body: dict[str, Any], limit: int) -> None:

@@ -161,7 +161,7 @@ async def test_spectator_sees_progress_and_result_but_cannot_play(server: RaceSe
     await alice.send(Resign())
     await bob.send(Resign())
     result = await eve.expect(Result)
-    assert re.fullmatch(r"YU1-C-[A-Z]{7}", result.code)
+    assert re.fullmatch(r"YU1-C-[A-Z2-7]{25}[AEIMQUY4]", result.code)  # seeded
     for ws in (alice, bob, eve):
         await ws.ws.close()
 

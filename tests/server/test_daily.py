@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import datetime as dt
 import hashlib
 import hmac
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from protocol import Game, GameCode, Rules
-from protocol.codes import MAX_DEAL
+from protocol.commitment import commitment
 from protocol.solver import solve
 from server.daily import (
     DailyChoice,
@@ -30,10 +32,13 @@ DATE = dt.date(2026, 11, 30)
 NOON = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC).timestamp()
 
 
-def test_candidate_zero_is_the_hmac_of_the_date() -> None:
+def test_candidate_zero_is_seeded_by_the_hmac_of_the_date() -> None:
+    """128 bits of the HMAC seed the deal, not a 7-letter number anyone could search."""
     digest = hmac.new(b"k", b"yukon-daily:2026-11-30", hashlib.sha256).digest()
-    expected = int.from_bytes(digest[:8], "big") % (MAX_DEAL + 1)
-    assert candidate_code(b"k", DATE, CLASSIC) == GameCode(CLASSIC, expected)
+    code = candidate_code(b"k", DATE, CLASSIC)
+    assert code == GameCode(CLASSIC, digest[:16])
+    assert code.seeded and len(code.deal_text) == 26
+    assert str(code) == "YU1-C-" + base64.b32encode(digest[:16]).decode().rstrip("=")
     codes = {candidate_code(b"k", DATE, CLASSIC, n) for n in range(20)}
     assert len(codes) == 20
     assert candidate_code(b"other", DATE, CLASSIC) != candidate_code(b"k", DATE, CLASSIC)
@@ -99,7 +104,10 @@ async def test_a_date_is_chosen_once_and_kept(store: SqlStore) -> None:
         choices = await asyncio.gather(*(dailies.get(DATE) for _ in range(5)))
         assert executor.calls == 1 and len(set(choices)) == 1
         choice = choices[0]
-        assert choice == choose_daily(b"k", DATE, CLASSIC)
+        # The same deal as the pure choice, with a salt of its own drawn for it.
+        assert choice.salt is not None and len(choice.salt) == 32
+        assert dataclasses.replace(choice, salt=None) == choose_daily(b"k", DATE, CLASSIC)
+        assert choice.commitment == commitment(choice.code, choice.salt)
         assert dailies.known(DATE) == choice
         # Kept in the database: another process (or a restart) finds it, even under a
         # new secret or a solver that would choose otherwise.

@@ -23,6 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from protocol import Game
+from protocol.commitment import check_commitment
 from protocol.messages import Accepted, Daily, MoveMsg, Race, Refused, Resign, Result, Undo, Undone
 from server.app import ServeOptions, open_server
 from server.connection import RaceServer
@@ -358,8 +359,13 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
             3,
             1,
         )
-        par = (await server.boards.dailies.get(TODAY)).par
+        choice = await server.boards.dailies.get(TODAY)
+        par = choice.par
         assert data["par"] == par and f"Par: {par} moves" in html
+        # The day's commitment is public from its start; its salt is not.
+        assert choice.commitment is not None and choice.salt is not None
+        assert (data["commitment"], data["salt"]) == (choice.commitment, None)
+        assert choice.commitment in html and choice.salt not in html
         # The same rows as the page, in the same order, with the name as it was typed.
         assert [
             [str(r["rank"]), r["name"], format_time(r["time_ms"]), str(r["moves"]), str(r["score"])]
@@ -392,10 +398,19 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
         assert board_rows(past.text) == rows
         data = (await fetch(server, "/leaderboard?date=2026-11-29&format=json")).json()
         assert data["code"] == code
+        # The salt comes with the code: anyone can check the commitment of the whole day.
+        assert (data["commitment"], data["salt"]) == (choice.commitment, choice.salt)
+        assert check_commitment(data["commitment"], data["code"], data["salt"])
+        assert choice.salt in past.text
         now = await fetch(server, "/leaderboard")
         assert "Monday 30 November 2026" in now.text and board_rows(now.text) == []
         assert "No results yet today" in now.text and tomorrow not in now.text
         assert (await fetch(server, "/leaderboard?format=json")).json()["code"] is None
+        # Nothing about a day shows before it starts: not tomorrow's commitment either.
+        later = TODAY + dt.timedelta(days=2)
+        await server.boards.dailies.get(later)
+        future = (await fetch(server, f"/leaderboard?date={later}&format=json")).json()
+        assert future["commitment"] is None and future["code"] is None
 
 
 async def test_the_leaderboard_pages_by_fifty(db_url: str, tmp_path: Path) -> None:

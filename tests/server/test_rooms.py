@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, Rules
+from protocol.commitment import commitment
 from protocol.messages import (
     CLOSE_REPLACED,
     CLOSE_VERSION,
@@ -70,6 +71,8 @@ assert str(GameCode.parse(WIN_CODE)) == "YU1-C-AAAAAAB"
 #: Deal 1045: its only legal move is JH>1, and after it there is none.
 STUCK_CODE = "YU1-C-AAAABOF"
 STUCK_MOVE = "JH>1"
+#: The salt of every commitment the fake clients' hub makes.
+SALT = "5a17" * 8
 #: Letters that are neither a rank nor a suit, so no room code can look like a card.
 _PLAIN = "EFGLMNPRUVWXYZ"
 
@@ -106,6 +109,7 @@ class Clients:
             self.config,
             wall_clock=lambda: 0.0,
             random_deal=self._deal,
+            new_salt=lambda: SALT,
             new_room_code=lambda: next(code_iter),
         )
         # Storage's part, played here: registered names and their tokens, daily attempts.
@@ -296,6 +300,8 @@ def room_msg(**changes: Any) -> Room:
         "spectators": 0,
     }
     fields.update(changes)
+    if "commitment" not in changes:  # the default deal, drawn in secret: committed to
+        fields["commitment"] = commitment(GameCode(Rules.parse(fields["rules"]), 1), SALT)
     return Room(**fields)
 
 
@@ -578,7 +584,8 @@ def test_the_whole_life_of_a_room() -> None:
     assert error_codes(cl.send(bob, Rematch()), bob) == ["not_host"]
     assert error_codes(cl.send(sue, Rematch()), sue) == ["not_player"]
     effects = cl.send(ann, Rematch())
-    assert to(effects, bob) == [room_msg(players=two, spectators=1)]
+    rematch_commitment = commitment("YU1-C-AAAAAAC", SALT)
+    assert to(effects, bob) == [room_msg(players=two, spectators=1, commitment=rematch_commitment)]
     assert cl.deals_drawn == 2
     assert error_codes(cl.send(ann, Start()), ann) == ["not_ready"]
     cl.send(bob, Ready())
@@ -856,11 +863,19 @@ def test_a_random_deals_code_is_secret_until_the_result() -> None:
     for message in seen:
         assert WIN_CODE not in repr(message)
         assert "AAAAAAB" not in repr(message)
+    # Every member had the commitment from the start; the salt came with the code.
+    committed = commitment(WIN_CODE, SALT)
+    for message in seen:
+        if isinstance(message, Room):
+            assert (message.commitment, message.salt) == (committed, None)
+        assert SALT not in repr(message)
     effects = cl.commit(1)
     for conn in (conns["ann"], bob, conns["sue"]):
         msgs = to(effects, conn)
-        assert [m.code for m in msgs if isinstance(m, Result)] == [WIN_CODE]
-        assert [m.code for m in msgs if isinstance(m, Room)] == [WIN_CODE]
+        assert [(m.code, m.salt) for m in msgs if isinstance(m, Result)] == [(WIN_CODE, SALT)]
+        assert [(m.code, m.salt, m.commitment) for m in msgs if isinstance(m, Room)] == [
+            (WIN_CODE, SALT, committed)
+        ]
 
 
 def test_a_host_chosen_code_is_shown_from_the_start() -> None:
@@ -869,6 +884,7 @@ def test_a_host_chosen_code_is_shown_from_the_start() -> None:
     [room] = to(cl.send(ann, Create(code=STUCK_CODE)), ann)
     assert room.code == STUCK_CODE
     assert room.rules == "C"
+    assert (room.commitment, room.salt) == (None, None)  # public: nothing to commit to
     [room] = to(cl.send(bob, Join("ZEBRA")), bob)
     assert room.code == STUCK_CODE
     cl.send(bob, Ready())

@@ -99,6 +99,25 @@ async def test_downgrade_to_base_and_up_again(store: SqlStore) -> None:
     assert await store.find_player(token=alice.token) == alice
 
 
+def ann_and_races(conn: Connection, races: int) -> None:
+    """Player 1, ann, and races 1..``races`` on ``YU1-C-AAAAAAB``, as any revision has them."""
+    conn.execute(
+        text(
+            "INSERT INTO players (id, name, name_key, token_hash, created_at)"
+            " VALUES (1, 'ann', 'ann', 'h', :at)"
+        ),
+        {"at": AT},
+    )
+    for n in range(1, races + 1):
+        conn.execute(
+            text(
+                "INSERT INTO races (id, uid, code, rules, started_at)"
+                " VALUES (:n, :uid, 'YU1-C-AAAAAAB', 'C', :at)"
+            ),
+            {"n": n, "uid": f"u{n}", "at": AT},
+        )
+
+
 async def test_0005_moves_old_board_keys_below_the_hint_flag(store: SqlStore) -> None:
     """Before 0005 "not won" was bit 62 of ``board_key``; 0005 gives that bit to hints and
     moves "not won" to bit 61, for the results already stored too (and back on downgrade)."""
@@ -107,20 +126,7 @@ async def test_0005_moves_old_board_keys_below_the_hint_flag(store: SqlStore) ->
     await migrate.upgrade(store, "0004")
 
     def insert(conn: Connection) -> None:
-        conn.execute(
-            text(
-                "INSERT INTO players (id, name, name_key, token_hash, created_at)"
-                " VALUES (1, 'ann', 'ann', 'h', :at)"
-            ),
-            {"at": AT},
-        )
-        conn.execute(
-            text(
-                "INSERT INTO races (id, uid, code, rules, started_at)"
-                " VALUES (1, 'u1', 'YU1-C-AAAAAAB', 'C', :at), (2, 'u2', 'YU1-C-AAAAAAB', 'C', :at)"
-            ),
-            {"at": AT},
-        )
+        ann_and_races(conn, 2)
         for n, key in ((1, won_key), (2, lost_key)):
             conn.execute(
                 text(
@@ -170,3 +176,120 @@ async def test_the_comparison_does_see_differences(store: SqlStore) -> None:
     found = await differences(store)
     added = {diff[1].name for diff in found if diff[0] == "add_table"}
     assert added == TABLES
+
+
+SEEDED = "YU1-MEGT-77777777777777777777777774"  # 35 characters: the longest code
+TODAY = dt.datetime.now(dt.UTC).date()
+#: Days chosen before 0007, with 7-letter codes: the past, today, and tomorrow.
+DAYS = {
+    TODAY - dt.timedelta(days=1): "YU1-C-QWERTYU",
+    TODAY: "YU1-C-TODAYAA",
+    TODAY + dt.timedelta(days=1): "YU1-C-TMRWAAA",
+}
+
+
+async def test_0007_widens_codes_and_keeps_every_row(store: SqlStore) -> None:
+    """0007 widens the code columns to 48 characters. On SQLite that copies each table, and
+    a copy must not lose the rows that refer to it (dropping ``results`` with foreign keys on
+    would delete its ``moves``); stored races keep their codes, without a salt, and so do
+    past days and a today already played. Tomorrow, chosen ahead with a 7-letter code that
+    anyone could work out, is forgotten, to be chosen again as a seeded deal."""
+    await migrate.upgrade(store, "0005")
+
+    def insert(conn: Connection) -> None:
+        ann_and_races(conn, 1)
+        conn.execute(
+            text(
+                "INSERT INTO results (id, race_id, player_id, code, practice, outcome,"
+                " time_ms, moves, score, foundations, rank, undos, board_key, finished_at)"
+                " VALUES (1, 1, 1, 'YU1-C-AAAAAAB', false, 'won', 0, 0, 0, 0, 1, 0, 7, :at)"
+            ),
+            {"at": AT},
+        )
+        conn.execute(text("INSERT INTO moves (result_id, n, at_ms, move) VALUES (1, 1, 5, 'AD>F')"))
+        conn.execute(
+            text(
+                "INSERT INTO live_races (uid, room, code, rules, attempt, undo, time_limit,"
+                " max_players, fixed, host_id, players, started_at, alive_ms)"
+                " VALUES ('L1', 'ROOM', 'YU1-C-AAAAAAC', 'C', 0, true, 60, 2, false, 1,"
+                " '[[1, \"ann\"]]', :at, 0)"
+            ),
+            {"at": AT},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO live_actions (race_uid, n, player_id, seq, at_ms, action)"
+                " VALUES ('L1', 1, 1, 1, 10, 'AD>F')"
+            )
+        )
+        for date, code in DAYS.items():
+            conn.execute(
+                text(
+                    "INSERT INTO daily_deals (daily_date, rules, code, candidate, par, line,"
+                    " nodes, chosen_at) VALUES (:d, 'C', :code, 0, 1, 'AD>F', 9, :at)"
+                ),
+                {"d": date, "code": code, "at": AT},
+            )
+        # Somebody began today's attempt (on a server older than 0007): today stays.
+        conn.execute(
+            text(
+                "INSERT INTO daily_attempts (player_id, daily_date, attempt, started_at)"
+                " VALUES (1, :d, 1, :at)"
+            ),
+            {"d": TODAY, "at": AT},
+        )
+
+    def counts(conn: Connection) -> dict[str, int]:
+        tables = ("races", "results", "moves", "live_races", "live_actions", "daily_deals")
+        return {t: conn.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar_one() for t in tables}
+
+    def salts(conn: Connection) -> list[Any]:
+        return [
+            *conn.execute(text("SELECT code, salt FROM daily_deals")).all(),
+            *conn.execute(text("SELECT code, salt FROM live_races")).all(),
+        ]
+
+    def long_code(conn: Connection) -> None:
+        conn.execute(text("UPDATE results SET code = :c"), {"c": SEEDED})
+
+    await store.run_sync(insert)
+    before = await store.run_sync(counts)
+    assert before == {t: 1 for t in before} | {"daily_deals": 3}
+    assert await migrate.upgrade(store) == migrate.head()
+    before["daily_deals"] = 2
+    assert await store.run_sync(counts) == before
+    assert sorted(await store.run_sync(salts)) == [
+        ("YU1-C-AAAAAAC", None),
+        ("YU1-C-QWERTYU", None),
+        ("YU1-C-TODAYAA", None),
+    ]
+    await store.run_sync(long_code)  # PostgreSQL would refuse 35 characters in VARCHAR(32)
+    # Going back would have to cut the seeded code: refused, and nothing changes.
+    with pytest.raises(RuntimeError, match="longer than 32"):
+        await migrate.downgrade(store, "0005")
+    assert await migrate.current(store) == migrate.head()
+    assert await store.run_sync(counts) == before
+    # However a migration ended, the store's connections refer with foreign keys again.
+    async with store.engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            assert (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar() == 1
+
+
+async def test_0007_forgets_today_when_nobody_has_played_it(store: SqlStore) -> None:
+    await migrate.upgrade(store, "0005")
+
+    def insert(conn: Connection) -> None:
+        conn.execute(
+            text(
+                "INSERT INTO daily_deals (daily_date, rules, code, candidate, par, line, nodes,"
+                " chosen_at) VALUES (:d, 'C', 'YU1-C-TODAYAA', 0, 1, 'AD>F', 9, :at)"
+            ),
+            {"d": TODAY, "at": AT},
+        )
+
+    def days(conn: Connection) -> list[Any]:
+        return list(conn.execute(text("SELECT daily_date FROM daily_deals")).all())
+
+    await store.run_sync(insert)
+    await migrate.upgrade(store)
+    assert await store.run_sync(days) == []
