@@ -276,6 +276,10 @@ class Hub:
         self._tokens: dict[str, _Player] = {}
         self._players: dict[int, _Player] = {}
         self._rooms: dict[str, _Room] = {}
+        #: Room codes held for daily attempts being numbered, by player id: the room is
+        #: reserved before storage numbers the attempt, so that no refusal can come after
+        #: the numbering and turn a counted attempt into practice.
+        self._daily_rooms: dict[int, str] = {}
         self._finishing: dict[int, _Room] = {}
         self._race_ids = 0
         self._timers: list[tuple[float, int, str, object]] = []
@@ -618,7 +622,7 @@ class Hub:
         except (InvalidCodeError, InvalidRulesError) as exc:
             self._error(c, "bad_rules", str(exc))
             return
-        if len(self._rooms) >= self.config.max_rooms:
+        if self._rooms_full():
             self._error(c, "server_full", "this server has no room for another room; try later")
             return
         code = self._free_room_code()
@@ -967,6 +971,12 @@ class Hub:
         if p.daily_pending:
             self._error(c, "wrong_state", "your daily deal is on its way")
             return
+        # Every refusal comes before storage numbers the attempt: the room is reserved now.
+        code = None if self._rooms_full() else self._free_room_code()
+        if code is None:
+            self._error(c, "server_full", "this server has no room for another room; try later")
+            return
+        self._daily_rooms[p.id] = code
         p.daily_pending = True
         self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
 
@@ -984,21 +994,21 @@ class Hub:
         it now; the player's clock starts as it is sent. ``par`` goes to the player with it.
 
         Addressed by player, not connection: a player who reconnected meanwhile gets the deal
-        on the new connection. One who is not connected at all has used the attempt.
+        on the new connection, and one who dropped meanwhile finds the attempt running when
+        they resume, as after any drop during a race. The room was reserved when the player
+        asked (``_daily``), so nothing here refuses a numbered attempt: only a player whose
+        resume window ran out meanwhile has used it without playing.
         """
         self._out = []
         self._now = now
+        code = self._daily_rooms.pop(player_id, None)
         p = self._players.get(player_id)
-        if p is None or not p.daily_pending:
+        if p is None or not p.daily_pending or code is None or code in self._rooms:
+            log.info("player %d: daily attempt %d began with nobody to play it", player_id, attempt)
             return self._flush()
         p.daily_pending = False
-        c = self._conns.get(p.conn) if p.conn is not None else None
-        if c is None or c.closed or p.room is not None:
-            log.info("%s: daily attempt %d began with nobody to play it", p.name, attempt)
-            return self._flush()
-        code = self._free_room_code()
-        if code is None or len(self._rooms) >= self.config.max_rooms:
-            self._error(c, "server_full", "no free room code; try again later")
+        if p.room is not None:  # cannot happen: a pending daily refuses create and join
+            log.warning("%s: daily attempt %d began while in a room", p.name, attempt)
             return self._flush()
         room = _Room(
             code, p, deal.rules, None, deal, 1, True, self.config.daily_time_limit, daily=date
@@ -1016,6 +1026,7 @@ class Hub:
     def daily_refused(self, player_id: int, *, code: str, text: str, now: float) -> list[Effect]:
         self._out = []
         self._now = now
+        self._daily_rooms.pop(player_id, None)
         p = self._players.get(player_id)
         if p is not None:
             p.daily_pending = False
@@ -1035,10 +1046,15 @@ class Hub:
                 room.ready.add(host.name)  # a host never says ready; keep them counted so
                 room.host = present[0]
 
+    def _rooms_full(self) -> bool:
+        """No room may open: rooms and reserved daily rooms together reach the limit."""
+        return len(self._rooms) + len(self._daily_rooms) >= self.config.max_rooms
+
     def _free_room_code(self) -> str | None:
+        reserved = self._daily_rooms.values()
         for _ in range(100):  # 32**5 codes: a clash is rare, a run of them means something broke
             code = self._new_room_code()
-            if code not in self._rooms:
+            if code not in self._rooms and code not in reserved:
                 return code
         return None
 

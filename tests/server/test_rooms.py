@@ -24,6 +24,8 @@ from protocol.messages import (
     Accepted,
     Countdown,
     Create,
+    Daily,
+    DailyDeal,
     Error,
     Hello,
     Join,
@@ -102,15 +104,20 @@ class Clients:
         self._deals = list(deals)
         self.deals_drawn = 0
         code_iter = iter(codes) if codes is not None else room_codes()
+        #: The wall clock (seconds since the epoch) the hub reads: dates, the daily's codes.
+        self.wall = 0.0
         self.hub = Hub(
             self.config,
-            wall_clock=lambda: 0.0,
+            wall_clock=lambda: self.wall,
             random_deal=self._deal,
             new_room_code=lambda: next(code_iter),
         )
         # Storage's part, played here: registered names and their tokens, daily attempts.
         self.registry: dict[str, tuple[int, str, str]] = {}
         self.attempts: dict[int, int] = defaultdict(int)
+        #: While set, daily attempts wait in ``held`` until ``number_dailies`` (storage slow).
+        self.hold_daily = False
+        self.held: list[BeginDaily] = []
         self._player_ids = itertools.count(1)
         self.inbox: dict[int, list[Any]] = defaultdict(list)
         self.closed: dict[int, Close] = {}
@@ -143,6 +150,9 @@ class Clients:
                     return hub.authenticated(e.conn, player_id=pid, name=name, token=token, now=now)
             return hub.hello_refused(e.conn, code="bad_token", text="unknown token", now=now)
         assert isinstance(e, BeginDaily)
+        if self.hold_daily:
+            self.held.append(e)
+            return []
         self.attempts[e.player_id] += 1
         return hub.daily_begun(
             e.player_id,
@@ -152,6 +162,11 @@ class Clients:
             par=99,
             now=now,
         )
+
+    def number_dailies(self) -> list[Effect]:
+        """Storage answers the daily attempts it held."""
+        held, self.held, self.hold_daily = self.held, [], False
+        return self._record([e for b in held for e in self._storage(b)])
 
     def _record(self, effects: list[Effect]) -> list[Effect]:
         resolved: list[Effect] = []
@@ -1821,3 +1836,47 @@ def test_an_abandon_and_a_leave_are_journaled_and_restored() -> None:
         "bob": "abandoned",
         "cat": "resigned",
     }
+
+
+# -- the daily deal: attempts are numbered only when they start (issue 16, item 9) ------------
+
+
+def test_a_full_server_refuses_a_daily_before_numbering_it() -> None:
+    cl = Clients(HubConfig(max_rooms=1))
+    bob = cl.hello("bob")
+    cl.send(bob, Create())
+    ann = cl.hello("ann")
+    assert error_codes(cl.send(ann, Daily()), ann) == ["server_full"]
+    assert cl.attempts == {}  # nothing numbered: the refusal did not use up the attempt
+    cl.send(bob, Leave())
+    cl.send(ann, Daily())
+    deal = cl.last(ann, DailyDeal)
+    assert (deal.attempt, deal.practice) == (1, False)
+
+
+def test_a_room_taken_while_a_daily_is_numbered_does_not_burn_the_attempt() -> None:
+    cl = Clients(HubConfig(max_rooms=1))
+    ann, bob = cl.hello("ann"), cl.hello("bob")
+    cl.hold_daily = True
+    assert error_codes(cl.send(ann, Daily()), ann) == []
+    # The last room is reserved for ann's attempt while storage numbers it.
+    assert error_codes(cl.send(bob, Create()), bob) == ["server_full"]
+    cl.number_dailies()
+    deal = cl.last(ann, DailyDeal)
+    assert (deal.attempt, deal.practice) == (1, False)
+    assert cl.hub.races_running == 1
+
+
+def test_a_player_who_drops_while_the_daily_is_numbered_resumes_into_it() -> None:
+    cl = Clients()
+    ann = cl.hello("ann")
+    cl.hold_daily = True
+    cl.send(ann, Daily())
+    cl.disconnect(ann, at=cl.now + 1)
+    cl.number_dailies()
+    assert cl.attempts[1] == 1
+    conn, effects = cl.resume("ann", at=cl.now + 2)
+    race_msg = next(m for m in to(effects, conn) if isinstance(m, RaceMsg))
+    assert race_msg.state == "playing"  # the counted attempt runs; it was not thrown away
+    cl.number_dailies()
+    assert error_codes(cl.send(conn, Daily()), conn) == ["already_in_room"]
