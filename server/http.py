@@ -29,8 +29,9 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from .connection import RaceServer
+from .daily import code_public, code_public_at, day_begun, utc_date
 from .metrics import Histogram
-from .storage.sql import BoardEntry, describe_error
+from .storage.sql import Board, BoardEntry, describe_error
 
 __all__ = [
     "HttpPages",
@@ -290,13 +291,18 @@ class DailyPage:
 
     date: dt.date
     today: dt.date
-    #: The day's game code, or None while the day is not over.
+    #: The day's game code, or None while it is secret (``daily.code_public``) or there
+    #: was no deal.
     code: str | None
     total: int
     page: int
     rows: tuple[BoardEntry, ...]
     #: The length of the solver's winning line without wasted moves; None: not chosen yet.
     par: int | None = None
+    #: A deal was chosen for the day (a past day may have had none: the server was off).
+    dealt: bool = False
+    #: When the day's code becomes public (wall time; ``daily.code_public_at``).
+    public_at: float = 0.0
 
     @property
     def pages(self) -> int:
@@ -467,13 +473,23 @@ def render_board_html(page: DailyPage) -> str:
     title = f"Daily deal, {date.isoformat()}"
     if page.code is not None:
         deal = f"Deal <code>{_esc(page.code)}</code>"
+    elif date > today:
+        deal = "This day has not begun."
+    elif not page.dealt and date < today:
+        deal = "There was no daily deal on this day."
     else:
-        deal = "The deal's code stays secret until the day ends at 00:00 UTC."
+        public = dt.datetime.fromtimestamp(page.public_at, dt.UTC)
+        when = f"{public:%H:%M} UTC on {_short_date(public.date())}"
+        deal = (
+            f"The deal's code stays secret until {when},"
+            " once no attempt of the day can still be running."
+        )
     if page.par is not None:
         deal += f" Par: {page.par} moves (the solver's win without wasted moves)."
     live = ' <span class="pill">today</span>' if is_today else ""
 
-    previous = date - dt.timedelta(days=1) if date > dt.date.min else None
+    # The arrows never lead past today: nothing about a day shows before it begins.
+    previous = min(date - dt.timedelta(days=1), today) if date > dt.date.min else None
     following = date + dt.timedelta(days=1) if date < today else None
     prev_link = (
         f'<a class="btn" rel="prev" href="{_esc(_href(previous))}">'
@@ -657,28 +673,42 @@ class HttpPages:
 
     async def leaderboard(self, query: str) -> Response:
         boards = self.server.boards
-        today = boards.today()
+        wall = boards.wall()
+        today = utc_date(wall)
         q = parse_board_query(query, today)
-        try:
-            board, choice = await asyncio.wait_for(
-                asyncio.gather(
-                    self.server.store.daily_board(
-                        date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        if day_begun(q.date, wall):
+            try:
+                board, choice = await asyncio.wait_for(
+                    asyncio.gather(
+                        self.server.store.daily_board(
+                            date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+                        ),
+                        boards.dailies.stored(q.date),
                     ),
-                    boards.dailies.stored(q.date),
-                ),
-                self.query_timeout,
-            )
-        except Exception as exc:
-            reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
-            raise HttpError(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                f"the leaderboard is unavailable: the database {reason}",
-            ) from None
-        # The same rule as Leaderboards: the code of a day that is not over stays secret.
-        code = str(choice.code) if choice is not None and q.date < today else None
+                    self.query_timeout,
+                )
+            except Exception as exc:
+                reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
+                raise HttpError(
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                    f"the leaderboard is unavailable: the database {reason}",
+                ) from None
+        else:  # nothing about a day shows before it begins: not its par, not its deal
+            board, choice = Board(0, 0, (), None), None
+        # The same rule as Leaderboards and the rooms: ``daily.code_public``.
+        code = str(choice.code) if choice is not None and code_public(q.date, wall) else None
         par = choice.par if choice is not None else None
-        page = DailyPage(q.date, today, code, board.total, q.page, board.rows, par)
+        page = DailyPage(
+            q.date,
+            today,
+            code,
+            board.total,
+            q.page,
+            board.rows,
+            par,
+            dealt=choice is not None,
+            public_at=code_public_at(q.date),
+        )
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
         if q.format == "json":

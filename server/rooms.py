@@ -73,7 +73,7 @@ from protocol.messages import (
     Room as RoomMsg,
 )
 
-from .daily import utc_date
+from .daily import DAILY_TIME_LIMIT_S, code_public, code_public_at, utc_date
 from .effects import (
     Authenticate,
     BeginDaily,
@@ -144,7 +144,7 @@ class HubConfig:
     #: Connections beyond this are closed at once with 1013 (try again later).
     max_connections: int = 10_000
     #: A daily attempt's time limit, in seconds.
-    daily_time_limit: int = 1800
+    daily_time_limit: int = DAILY_TIME_LIMIT_S
     #: A private server: every hello must carry this password. None: open to all.
     password: str | None = None
     #: After this many wrong passwords from one address, each further answer waits
@@ -715,7 +715,7 @@ class Hub:
         room.journal_n = 0
         room.state = "racing"
         room.result = None
-        self._timer(room.race.deadline, "limit", room)
+        self._limit_timers(room, room.race, now)
         self._out.append(
             Journal(
                 LiveRace(
@@ -1285,7 +1285,7 @@ class Hub:
         if room.host not in room.players and room.players:
             room.host = room.players[0]
         self._rooms[room.code] = room
-        self._timer(race.deadline, "limit", room)
+        self._limit_timers(room, race, now)
         log.info(
             "room %s: race %s restored at %.1f s with %d actions",
             room.code,
@@ -1298,10 +1298,25 @@ class Hub:
         return self._flush()
 
     def _enforce_limit(self, room: _Room, now: float) -> None:
-        """Past the time limit nobody plays on, whether or not the timer has fired yet."""
-        if room.race is not None and room.state == "racing" and room.race.expire(now):
+        """Past the time limit nobody plays on, whether or not the timer has fired yet; nor
+        on a daily attempt once its day's code is public (``code_public``: only a race
+        resumed after a restart, whose down time was not charged, can run that long)."""
+        race = room.race
+        if race is None or room.state != "racing":
+            return
+        if race.expire(now) or (
+            room.daily is not None and code_public(room.daily, self._wall()) and race.cut(now)
+        ):
             self._progress(room, now)
             self._check_over(room)
+
+    def _limit_timers(self, room: _Room, race: Race, now: float) -> None:
+        """Wake up at the race's time limit, and a daily attempt also when its code goes
+        public (wall time, so a moved clock at worst ends it late: every move checks too)."""
+        self._timer(race.deadline, "limit", room)
+        if room.daily is not None:
+            wait = code_public_at(room.daily) - self._wall()
+            self._timer(now + max(0.0, wait), "limit", room)
 
     def _check_over(self, room: _Room) -> None:
         """A race whose players are all done goes to storage; the result follows the commit."""
@@ -1347,9 +1362,9 @@ class Hub:
         return {m.name: m.conn is not None for m in room.players}
 
     def _public_code(self, room: _Room) -> str | None:
-        """A daily deal's code stays secret until its day is over; a race's, until its end."""
+        """A daily deal's code stays secret until ``code_public``; a race's, until its end."""
         if room.daily is not None:
-            return str(room.deal) if utc_date(self._wall()) > room.daily else None
+            return str(room.deal) if code_public(room.daily, self._wall()) else None
         return str(room.deal) if room.fixed is not None or room.state == "finished" else None
 
     def _room_msg(self, room: _Room, viewer: _Player) -> RoomMsg:

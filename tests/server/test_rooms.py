@@ -8,6 +8,7 @@ the objects in ``Send`` effects; only what a client sends goes through ``encode`
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -48,7 +49,7 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
-from server.daily import candidate_code
+from server.daily import candidate_code, code_public, code_public_at
 from server.effects import (
     Authenticate,
     BeginDaily,
@@ -1880,3 +1881,48 @@ def test_a_player_who_drops_while_the_daily_is_numbered_resumes_into_it() -> Non
     assert race_msg.state == "playing"  # the counted attempt runs; it was not thrown away
     cl.number_dailies()
     assert error_codes(cl.send(conn, Daily()), conn) == ["already_in_room"]
+
+
+# -- the daily deal: its code stays secret while an attempt of its day can run (item 8) -------
+
+#: 00:00 UTC on 30 November 2026: the end of 29 November.
+MIDNIGHT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC).timestamp()
+DAY_29 = dt.date(2026, 11, 29)
+
+
+def test_an_attempt_begun_at_23_59_ends_without_its_code_after_midnight() -> None:
+    cl = Clients()
+    cl.wall = MIDNIGHT - 60
+    ann = cl.hello("ann")
+    cl.send(ann, Daily())
+    assert cl.last(ann, DailyDeal).date == "2026-11-29"
+    cl.wall = MIDNIGHT + 1  # 00:00:01: the day is over, its attempts are not
+    cl.send(ann, Resign(), at=cl.now + 61)
+    [record] = cl.persisted
+    cl.commit(record.race_id)
+    assert cl.last(ann, Result).code is None
+    assert cl.last(ann, Room).code is None
+    cl.wall = code_public_at(DAY_29)  # every attempt of the day has had its whole time
+    cl.send(ann, Leave(), at=cl.now + 1)
+    assert not code_public(DAY_29, code_public_at(DAY_29) - 1)
+    assert code_public(DAY_29, code_public_at(DAY_29))
+
+
+def test_an_attempt_still_running_when_its_code_goes_public_is_ended() -> None:
+    # A longer limit than the publication allows for stands in for a race resumed after a
+    # restart, whose down time was not charged to its clock.
+    cl = Clients(HubConfig(daily_time_limit=7200))
+    cl.wall = start = MIDNIGHT - 60
+    ann = cl.hello("ann")
+    cl.send(ann, Daily())
+    public = code_public_at(DAY_29)
+    cl.wall = public - 1
+    cl.tick(cl.now + (public - 1 - start))
+    assert cl.persisted == []  # the 7200 s limit is far off
+    cl.wall = public
+    cl.tick(cl.now + 1)
+    [record] = cl.persisted
+    assert [r.outcome for r in record.results] == ["timeout"]
+    assert record.results[0].time_ms == int((public - start) * 1000)
+    # And a move after it is refused as the race's end, not played.
+    assert error_codes(cl.move(ann, WIN_MOVES[0], at=cl.now + 1), ann) == ["finished"]
