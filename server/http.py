@@ -196,7 +196,10 @@ def render_metrics(server: RaceServer) -> str:
         server.hints_in_progress,
     )
     name = "yukon_hint_solves_total"
-    out.append(f"# HELP {name} Hints the solver worked out, by verdict (cached answers are not).")
+    out.append(
+        f"# HELP {name} Hints the solver worked out and the asker received, by verdict"
+        " (not answers from the asker's cache, nor one whose asker left first)."
+    )
     out.append(f"# TYPE {name} counter")
     for verdict, count in metrics.hint_solves.items():
         out.append(f'{name}{{verdict="{verdict}"}} {count}')
@@ -208,7 +211,7 @@ def render_metrics(server: RaceServer) -> str:
     )
     histogram(
         "yukon_hint_seconds",
-        "Seconds from a hint being asked of the solver to its verdict.",
+        "Seconds from a hint being asked of the solver to its verdict, for those received.",
         metrics.hint_seconds,
     )
     return "\n".join(out) + "\n"
