@@ -34,6 +34,7 @@ __all__ = [
     "MoveRow",
     "DailyAttempt",
     "DailyDealRow",
+    "DealBest",
     "Setting",
     "board_key",
 ]
@@ -114,6 +115,26 @@ class ResultRow(Base):
     hinted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     board_key: Mapped[int] = mapped_column(BigInteger)
     finished_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DealBest(Base):
+    """Each player's best counted (not practice) result on each deal, kept by the writer in
+    the transaction that stores the result (``SqlStore._insert_race``).
+
+    A deal's board is these rows in board order: one index range, like the daily board,
+    instead of ranking every result of the deal per player on each request (migration 0006;
+    bench/leaderboard.py). Among equal results the first stored stays the best."""
+
+    __tablename__ = "deal_bests"
+    __table_args__ = (Index("ix_deal_bests_board", "code", "board_key", "result_id"),)
+
+    #: 48: the width game codes get with secret deals (``YU1-C-`` and 26 characters).
+    code: Mapped[str] = mapped_column(String(48), primary_key=True)
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"))
+    board_key: Mapped[int] = mapped_column(BigInteger)
 
 
 class MoveRow(Base):

@@ -24,6 +24,7 @@ TABLES = {
     "moves",
     "daily_attempts",
     "daily_deals",
+    "deal_bests",
     "settings",
     "live_races",
     "live_actions",
@@ -170,3 +171,66 @@ async def test_the_comparison_does_see_differences(store: SqlStore) -> None:
     found = await differences(store)
     added = {diff[1].name for diff in found if diff[0] == "add_table"}
     assert added == TABLES
+
+
+async def test_0006_keeps_each_players_best_result_per_deal(store: SqlStore) -> None:
+    """0006 fills ``deal_bests`` from the results already stored: per deal and player the
+    best counted one (the first stored among equal ones); practice is left out."""
+    await migrate.upgrade(store, "0005")
+    rows = [  # id, player, code, practice, board_key
+        (1, 1, "YU1-C-AAAAAAB", False, 500),
+        (2, 1, "YU1-C-AAAAAAB", False, 300),
+        (3, 1, "YU1-C-AAAAAAB", False, 300),  # equal to 2, stored later
+        (4, 1, "YU1-C-AAAAAAB", True, 100),  # practice
+        (5, 2, "YU1-C-AAAAAAB", False, 900),
+        (6, 1, "YU1-C-AAAAAAC", False, 700),
+        (7, 2, "YU1-C-AAAAAAC", True, 1),  # only practice on this deal
+    ]
+
+    def insert(conn: Connection) -> None:
+        for pid, name in ((1, "ann"), (2, "bob")):
+            conn.execute(
+                text(
+                    "INSERT INTO players (id, name, name_key, token_hash, created_at)"
+                    " VALUES (:id, :name, :name, :name, :at)"
+                ),
+                {"id": pid, "name": name, "at": AT},
+            )
+        for rid, pid, code, practice, key in rows:
+            conn.execute(
+                text(
+                    "INSERT INTO races (id, uid, code, rules, started_at)"
+                    " VALUES (:n, :uid, :code, 'C', :at)"
+                ),
+                {"n": rid, "uid": f"u{rid}", "code": code, "at": AT},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO results (id, race_id, player_id, code, practice, outcome,"
+                    " time_ms, moves, score, foundations, rank, undos, board_key, finished_at)"
+                    " VALUES (:n, :n, :pid, :code, :practice, 'won', 0, 0, 0, 0, 1, 0,"
+                    " :key, :at)"
+                ),
+                {"n": rid, "pid": pid, "code": code, "practice": practice, "key": key, "at": AT},
+            )
+
+    def bests(conn: Connection) -> list[tuple[str, int, int, int]]:
+        found = conn.execute(
+            text(
+                "SELECT code, player_id, result_id, board_key FROM deal_bests"
+                " ORDER BY code, player_id"
+            )
+        )
+        return [(str(c), int(p), int(r), int(k)) for c, p, r, k in found]
+
+    await store.run_sync(insert)
+    await migrate.upgrade(store, "0006")
+    assert await store.run_sync(bests) == [
+        ("YU1-C-AAAAAAB", 1, 2, 300),
+        ("YU1-C-AAAAAAB", 2, 5, 900),
+        ("YU1-C-AAAAAAC", 1, 6, 700),
+    ]
+    board = await store.deal_board(code="YU1-C-AAAAAAB")
+    assert [(e.name, e.rank) for e in board.rows] == [("ann", 1), ("bob", 2)]
+    await migrate.downgrade(store, "0005")
+    assert "deal_bests" not in await tables(store)

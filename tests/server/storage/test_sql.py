@@ -905,3 +905,48 @@ async def test_sql_engine_sees_the_same_board_key(store: SqlStore) -> None:
     key: int = await store.run_sync(stored_key)
     assert key == o.key()
     assert o.key() > 1 << 62
+
+
+# -- the deal board kept by the writer (deal_bests) agrees with a plain sort --------------------
+
+
+async def test_random_deal_board_matches_each_players_best(store: SqlStore) -> None:
+    """Several results per player on one deal, in random order, some practice, some
+    hinted, many ties: the board is each player's first-stored best counted result."""
+    rng = random.Random(16)
+    people = await register(store, *(f"d{i:02d}" for i in range(12)))
+    best: dict[int, tuple[tuple[int, ...], int]] = {}
+    for n in range(80):
+        i = rng.randrange(len(people))
+        if rng.random() < 0.5:
+            o = won(rng.choice([30_000, 31_000]), rng.choice([100, 101]), hinted=rng.random() < 0.2)
+        else:
+            o = lost(rng.choice([10, 20]), 100, 5_000, hinted=rng.random() < 0.2)
+        practice = rng.random() < 0.15
+        daily = DAY if practice or rng.random() < 0.3 else None
+        await store.record_race(race(o.result(people[i], practice=practice), daily_date=daily))
+        if not practice and (i not in best or o.documented() < best[i][0]):
+            best[i] = (o.documented(), n)
+    order = sorted(best, key=lambda i: best[i])
+    keys = [best[i][0] for i in order]
+    full = list(zip(expected_ranks(keys), (people[i].name for i in order), strict=True))
+    assert summary(await store.deal_board(code=CODE, limit=50)) == full
+    for offset in range(0, len(full), 5):
+        page = await store.deal_board(code=CODE, offset=offset, limit=5)
+        assert (page.total, summary(page)) == (len(full), full[offset : offset + 5])
+    for place, i in enumerate(order):
+        around = await store.deal_board(
+            code=CODE, limit=3, player_id=people[i].player_id, around=True
+        )
+        assert around.you is not None and around.you.rank == full[place][0]
+        assert people[i].name in [e.name for e in around.rows]
+
+
+async def test_results_stored_at_once_keep_the_best(store: SqlStore) -> None:
+    (ann,) = await register(store, "ann")
+    times = [50_000, 20_000, 90_000, 20_000, 70_000, 30_000]
+    await asyncio.gather(
+        *(store.record_race(race(won(t, 100).result(ann), room="R")) for t in times)
+    )
+    board = await store.deal_board(code=CODE)
+    assert board.total == 1 and [(e.name, e.time_ms) for e in board.rows] == [("ann", 20_000)]
