@@ -17,12 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
+import disarm
 import msgpack
 
 __all__ = [
     "PROTOCOL_VERSION",
     "MAX_FRAME",
     "MAX_NAME",
+    "name_key",
+    "name_skeleton",
     "CLOSE_VERSION",
     "CLOSE_REPLACED",
     "CLOSE_TOO_SLOW",
@@ -907,7 +910,37 @@ def normalize_name(text: str) -> str:
     for ch in name:
         if not ch.isprintable() or unicodedata.category(ch).startswith("C"):
             raise ValueError(f"a name may not contain the character U+{ord(ch):04X}")
+    # Shown on boards to everyone: a name must be seen. Fillers that are letters by
+    # category (U+3164, U+115F), the blank braille pattern U+2800, marks on nothing:
+    # what is left of them in the skeleton (``name_skeleton``) is nothing visible.
+    if not any(
+        not ch.isspace() and not unicodedata.category(ch).startswith("M")
+        for ch in name_skeleton(name)
+    ):
+        raise ValueError("a name needs at least one visible character")
+    if disarm.is_zalgo(name):
+        raise ValueError("a name may carry at most three marks of a kind on one character")
     return name
+
+
+def name_key(name: str) -> str:
+    """The key under which names are unique regardless of case and of compatibility forms:
+    NFKC, then full case folding (``ＡＬＩＣＥ`` = ``alice``, ``straße`` = ``STRASSE``).
+
+    Stored (``players.name_key``): a change here needs a migration that recomputes it, as
+    0006 did."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def name_skeleton(name: str) -> str:
+    """The key under which names that look alike are one name: the Unicode TR39 skeleton
+    (``disarm.skeleton_key``, digits as TR39 has them: ``1`` and ``I`` read as ``l``,
+    ``0`` as ``O``), so that a Cyrillic ``а`` passes for no Latin ``a`` on a board.
+    Invisible characters have no skeleton.
+
+    Stored (``players.name_skeleton``): a change here (or in disarm's tables, so its
+    version is pinned) needs a migration that recomputes it, as 0006 did."""
+    return disarm.skeleton_key(name, digit_policy="tr39")
 
 
 def replace(message: Message, **changes: Any) -> Message:

@@ -542,8 +542,8 @@ class RaceServer:
                 hub.hello_refused(
                     effect.conn,
                     code="name_taken",
-                    text=f"the name {effect.name!r} is taken; choose another,"
-                    " or say hello with your token",
+                    text=f"the name {effect.name!r} is taken, or looks like one that is;"
+                    " choose another, or say hello with your token",
                     now=self._now(),
                 )
             )

@@ -56,11 +56,19 @@ class Player(Base):
     """A registered name. Only a hash of the player's secret token is kept."""
 
     __tablename__ = "players"
+    #: A unique index rather than a constraint: migration 0006 adds it without copying the
+    #: table on SQLite.
+    __table_args__ = (Index("uq_players_name_skeleton", "name_skeleton", unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(20))
-    #: ``name.casefold()``: names are unique without regard to case.
+    #: ``protocol.messages.name_key``: names are unique without regard to case and to
+    #: compatibility forms (fullwidth letters).
     name_key: Mapped[str] = mapped_column(String(80), unique=True)
+    #: ``protocol.messages.name_skeleton``: nor may two names look alike (TR39). None only
+    #: for a player whose name already looked like an older player's when migration 0006
+    #: came (docs/limits.md): the older one holds the skeleton.
+    name_skeleton: Mapped[str | None] = mapped_column(String(400))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 

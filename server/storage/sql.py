@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from protocol import GameCode
+from protocol.messages import name_key, name_skeleton
 
 from ..daily import DailyChoice
 from ..effects import LiveAction, LiveRace, RaceRecord
@@ -67,7 +68,8 @@ _live_actions = cast(Table, LiveActionRow.__table__)
 
 
 class NameTakenError(Exception):
-    """Another player registered this name (names are unique regardless of case)."""
+    """Another player registered this name, or one that looks like it (names are unique
+    regardless of case, compatibility forms and look-alike characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +238,8 @@ class SqlStore:
                     insert(_players)
                     .values(
                         name=name,
-                        name_key=name.casefold(),
+                        name_key=name_key(name),
+                        name_skeleton=name_skeleton(name),
                         token_hash=hash_token(token),
                         created_at=_utc(now),
                     )

@@ -950,3 +950,31 @@ async def test_results_stored_at_once_keep_the_best(store: SqlStore) -> None:
     )
     board = await store.deal_board(code=CODE)
     assert board.total == 1 and [(e.name, e.time_ms) for e in board.rows] == [("ann", 20_000)]
+
+
+# -- names that look alike are one name (issue 16, item 7) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lookalike",
+    ["\u0410lice", "Ali\u0441e", "AIice", "A1ice", "\uff21\uff2c\uff29\uff23\uff25", "Alice\u3164"],
+    ids=["cyrillic A", "cyrillic es", "I for l", "1 for l", "fullwidth", "filler"],
+)
+async def test_a_name_that_looks_like_a_registered_one_is_taken(
+    store: SqlStore, lookalike: str
+) -> None:
+    await store.register_player(name="Alice", now=T0)
+    with pytest.raises(NameTakenError):
+        await store.register_player(name=lookalike, now=T0)
+    assert await count_rows(store, Player) == 1
+
+
+async def test_two_look_alike_names_registered_at_once_give_one_player(store: SqlStore) -> None:
+    names = ["Alice", "\u0410lice", "Ali\u0441e", "AIice", "\uff21lice", "ALICE"]
+    outcomes = await asyncio.gather(
+        *(store.register_player(name=n, now=T0) for n in names), return_exceptions=True
+    )
+    won = [o for o in outcomes if isinstance(o, Identity)]
+    assert len(won) == 1
+    assert all(isinstance(o, NameTakenError) for o in outcomes if o not in won)
+    assert await count_rows(store, Player) == 1
