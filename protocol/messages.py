@@ -89,6 +89,9 @@ PROTOCOL_VERSION = 1
 MAX_FRAME = 16 * 1024
 #: Longest player name, in characters, after trimming.
 MAX_NAME = 20
+#: The longest a name's ``name_key`` and ``name_skeleton`` may be (their columns).
+MAX_NAME_KEY = 80
+MAX_NAME_SKELETON = 400
 
 # Close codes the server uses besides the standard 1000, 1001, 1008, 1009 and 1011.
 #: The hello asked for a protocol version this server does not speak.
@@ -920,6 +923,10 @@ def normalize_name(text: str) -> str:
         raise ValueError("a name needs at least one visible character")
     if disarm.is_zalgo(name):
         raise ValueError("a name may carry at most three marks of a kind on one character")
+    # Some characters spell out to many under NFKC (U+FDFA: 18); the stored keys have room
+    # for 80 and 400 (``players.name_key``, ``name_skeleton``).
+    if len(name_key(name)) > MAX_NAME_KEY or len(name_skeleton(name)) > MAX_NAME_SKELETON:
+        raise ValueError(f"a name is at most {MAX_NAME_KEY} characters spelled out (NFKC)")
     return name
 
 

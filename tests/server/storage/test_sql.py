@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection
 
+from protocol.messages import normalize_name
 from server.effects import LiveAction, LiveRace, PlayerResult, RaceRecord
 from server.storage import migrate
 from server.storage.models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, board_key
@@ -978,3 +979,14 @@ async def test_two_look_alike_names_registered_at_once_give_one_player(store: Sq
     assert len(won) == 1
     assert all(isinstance(o, NameTakenError) for o in outcomes if o not in won)
     assert await count_rows(store, Player) == 1
+
+
+async def test_a_name_whose_key_spells_out_long_is_refused_before_the_database(
+    store: SqlStore,
+) -> None:
+    """U+FDFA spells out to 18 characters under NFKC: twenty of them made a key too long
+    for ``name_key`` (80), a database error instead of an answer."""
+    with pytest.raises(ValueError, match="spelled out"):
+        normalize_name("\ufdfa" * 20)
+    name = normalize_name("\ufdfa" * 4)  # 72 characters spelled out: fine
+    assert (await store.register_player(name=name, now=T0)).name == name
