@@ -559,6 +559,7 @@ class RaceServer:
                 name=identity.name,
                 token=identity.token,
                 now=self._now(),
+                registered=identity.created,
             )
         )
 

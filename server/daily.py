@@ -44,6 +44,7 @@ __all__ = [
     "choose_daily",
     "code_public",
     "code_public_at",
+    "counts_on_board",
     "day_begun",
     "utc_date",
 ]
@@ -150,6 +151,16 @@ def code_public(date: dt.date, wall: float) -> bool:
     """May ``date``'s daily code be shown at wall time ``wall``? The one rule every place
     that shows a daily code follows: rooms and results, boards, history, the web page."""
     return wall >= code_public_at(date)
+
+
+def counts_on_board(registered: float, started: float, min_age_s: float) -> bool:
+    """May an attempt begun at ``started`` by a player registered at ``registered`` (wall
+    times) count on the daily board, under ``--daily-min-age`` (``min_age_s``, 0: off)?
+
+    A fresh name is a fresh first attempt: with a minimum age, a name registered to see
+    the deal first and play it again under another name plays practice instead
+    (docs/limits.md has the trade-off)."""
+    return min_age_s <= 0 or started - registered >= min_age_s
 
 
 class DailyStore(Protocol):

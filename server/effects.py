@@ -148,6 +148,9 @@ class LiveRace:
     started_wall: float
     #: The room allows hints.
     hints: bool = False
+    #: A daily attempt that is practice (a later attempt, or a player younger than
+    #: ``HubConfig.daily_min_age_s`` when it began).
+    practice: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

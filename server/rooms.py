@@ -73,7 +73,13 @@ from protocol.messages import (
     Room as RoomMsg,
 )
 
-from .daily import DAILY_TIME_LIMIT_S, code_public, code_public_at, utc_date
+from .daily import (
+    DAILY_TIME_LIMIT_S,
+    code_public,
+    code_public_at,
+    counts_on_board,
+    utc_date,
+)
 from .effects import (
     Authenticate,
     BeginDaily,
@@ -145,6 +151,9 @@ class HubConfig:
     max_connections: int = 10_000
     #: A daily attempt's time limit, in seconds.
     daily_time_limit: int = DAILY_TIME_LIMIT_S
+    #: A player registered less than this long (seconds) before a daily attempt begins
+    #: plays it as practice (``--daily-min-age``); 0: every first attempt counts.
+    daily_min_age_s: float = 0.0
     #: A private server: every hello must carry this password. None: open to all.
     password: str | None = None
     #: After this many wrong passwords from one address, each further answer waits
@@ -189,6 +198,8 @@ class _Player:
     room: _Room | None = None
     spectator: bool = False
     gone_at: float | None = None
+    #: When the name was registered (wall time), for ``HubConfig.daily_min_age_s``.
+    registered: float = 0.0
     #: A daily attempt is being numbered by storage.
     daily_pending: bool = False
     #: The hint being worked out for this player (its request number), if any.
@@ -232,6 +243,8 @@ class _Room:
     #: The date of the daily deal this private room plays, None for a normal room.
     daily: dt.date | None = None
     attempt: int = 0
+    #: A daily attempt kept off the boards: a later attempt, or a player too young.
+    practice: bool = False
     #: Player ids by name, fixed when the race starts (a player may leave before the end).
     ids: dict[str, int] = field(default_factory=dict)
     #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
@@ -508,9 +521,17 @@ class Hub:
         self._close(c, CLOSE_POLICY, "wrong password")
 
     def authenticated(
-        self, conn: int, *, player_id: int, name: str, token: str, now: float
+        self,
+        conn: int,
+        *,
+        player_id: int,
+        name: str,
+        token: str,
+        now: float,
+        registered: float = 0.0,
     ) -> list[Effect]:
-        """Storage registered a name or recognised a token: the connection is that player."""
+        """Storage registered a name or recognised a token: the connection is that player,
+        whose name was registered at wall time ``registered``."""
         self._out = []
         self._now = now
         c = self._conns.get(conn)
@@ -524,6 +545,7 @@ class Hub:
             elif p.token != token:  # a player restored after a restart: now we know it
                 self._tokens.pop(p.token, None)
                 p.token = token
+            p.registered = registered
             self._tokens[token] = p
             self._attach(c, p, now)
         return self._flush()
@@ -733,6 +755,7 @@ class Hub:
                     players=tuple((m.id, m.name) for m in room.players),
                     started_wall=room.started_wall,
                     hints=room.hints,
+                    practice=room.practice,
                 )
             )
         )
@@ -1014,12 +1037,20 @@ class Hub:
             code, p, deal.rules, None, deal, 1, True, self.config.daily_time_limit, daily=date
         )
         room.attempt = attempt
+        young = not counts_on_board(p.registered, self._wall(), self.config.daily_min_age_s)
+        room.practice = attempt > 1 or young
         room.players.append(p)
         p.room = room
         p.spectator = False
         self._rooms[code] = room
-        log.info("%s began daily %s, attempt %d", p.name, date, attempt)
-        self._send(p, DailyDeal(date.isoformat(), attempt, attempt > 1, str(deal.rules), par))
+        log.info(
+            "%s began daily %s, attempt %d%s",
+            p.name,
+            date,
+            attempt,
+            " (practice: registered too recently)" if young and attempt == 1 else "",
+        )
+        self._send(p, DailyDeal(date.isoformat(), attempt, room.practice, str(deal.rules), par))
         self._start_race(room, now)
         return self._flush()
 
@@ -1235,6 +1266,7 @@ class Hub:
             daily=live.daily_date,
         )
         room.attempt = live.attempt
+        room.practice = live.practice or live.attempt > 1
         room.hints = live.hints
         room.players = players
         room.ready = {p.name for p in players}
@@ -1336,7 +1368,7 @@ class Hub:
                     score=r.game.score,
                     foundations=r.game.cards_on_foundations,
                     undos=r.undos,
-                    practice=room.attempt > 1,
+                    practice=room.practice,
                     journal=tuple(r.journal),
                     hinted=r.hinted,
                 )

@@ -10,6 +10,9 @@ own (its new key, U+E000 and its id: no name can have that key, since names refu
 private-use characters) and no skeleton (NULL). New names that collide with either are
 refused. docs/limits.md says how to list them.
 
+``live_races.practice`` keeps a running daily attempt's practice mark across a restart:
+with ``--daily-min-age`` a first attempt may be practice too.
+
 ``deal_bests`` holds one row per deal and player: their best counted (not practice)
 result in board order, the first stored among equal ones, exactly what the board showed
 before. It is filled here from the existing results.
@@ -82,6 +85,11 @@ def upgrade() -> None:
     op.add_column("players", sa.Column("name_skeleton", sa.String(length=400), nullable=True))
     op.create_index("uq_players_name_skeleton", "players", ["name_skeleton"], unique=True)
     _rekey(name_key, name_skeleton)
+    op.add_column(
+        "live_races",
+        sa.Column("practice", sa.Boolean(), server_default=sa.false(), nullable=False),
+    )
+    op.execute("UPDATE live_races SET practice = true WHERE attempt > 1")
     op.create_table(
         "deal_bests",
         sa.Column("code", sa.String(length=48), nullable=False),
@@ -116,6 +124,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":  # (3.35+) without a batch's copy: see upgrade
+        op.execute("ALTER TABLE live_races DROP COLUMN practice")
+    else:
+        op.drop_column("live_races", "practice")
     op.drop_index("ix_deal_bests_board", table_name="deal_bests")
     op.drop_table("deal_bests")
     op.drop_index("uq_players_name_skeleton", table_name="players")

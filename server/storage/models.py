@@ -259,6 +259,9 @@ class LiveRaceRow(Base):
     alive_ms: Mapped[int] = mapped_column(BigInteger, default=0)
     #: The room allows hints (a player's first hint is journaled as the action ``hint``).
     hints: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: A daily attempt that is practice: a later attempt, or a player younger than
+    #: ``--daily-min-age`` when it began (migration 0006).
+    practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):

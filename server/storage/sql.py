@@ -78,6 +78,8 @@ class Identity:
     name: str
     #: The secret the player keeps; only its hash is stored.
     token: str
+    #: When the name was registered (wall time): ``--daily-min-age`` reads it.
+    created: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,18 +250,23 @@ class SqlStore:
                 player_id = result.scalar_one()
         except IntegrityError:
             raise NameTakenError(name) from None
-        return Identity(player_id, name, token)
+        return Identity(player_id, name, token, now)
 
     async def find_player(self, *, token: str) -> Identity | None:
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(_players.c.id, _players.c.name).where(
+                    select(_players.c.id, _players.c.name, _players.c.created_at).where(
                         _players.c.token_hash == hash_token(token)
                     )
                 )
             ).first()
-        return Identity(row.id, row.name, token) if row else None
+        if row is None:
+            return None
+        created = row.created_at
+        if created.tzinfo is None:  # SQLite hands back naive datetimes; every one is UTC
+            created = created.replace(tzinfo=dt.UTC)
+        return Identity(row.id, row.name, token, created.timestamp())
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -463,6 +470,7 @@ class SqlStore:
                             "started_at": _utc(r.started_wall),
                             "alive_ms": 0,
                             "hints": r.hints,
+                            "practice": r.practice,
                         }
                         for r in fresh
                     ],
@@ -535,6 +543,7 @@ class SqlStore:
                     players=tuple((int(p), str(n)) for p, n in json.loads(row.players)),
                     started_wall=started.timestamp(),
                     hints=bool(row.hints),
+                    practice=bool(row.practice),
                 )
                 alive = max([row.alive_ms, *(a.at_ms for a in actions)])
                 out.append((live, actions, alive))

@@ -115,6 +115,8 @@ class Clients:
         )
         # Storage's part, played here: registered names and their tokens, daily attempts.
         self.registry: dict[str, tuple[int, str, str]] = {}
+        #: When each player registered (wall time), by id.
+        self.registered: dict[int, float] = {}
         self.attempts: dict[int, int] = defaultdict(int)
         #: While set, daily attempts wait in ``held`` until ``number_dailies`` (storage slow).
         self.hold_daily = False
@@ -143,12 +145,25 @@ class Clients:
                     return hub.hello_refused(e.conn, code="name_taken", text="taken", now=now)
                 pid = next(self._player_ids)
                 self.registry[e.name.casefold()] = (pid, e.name, f"tok{pid}")
+                self.registered[pid] = self.wall
                 return hub.authenticated(
-                    e.conn, player_id=pid, name=e.name, token=f"tok{pid}", now=now
+                    e.conn,
+                    player_id=pid,
+                    name=e.name,
+                    token=f"tok{pid}",
+                    now=now,
+                    registered=self.wall,
                 )
             for pid, name, token in self.registry.values():
                 if token == e.token:
-                    return hub.authenticated(e.conn, player_id=pid, name=name, token=token, now=now)
+                    return hub.authenticated(
+                        e.conn,
+                        player_id=pid,
+                        name=name,
+                        token=token,
+                        now=now,
+                        registered=self.registered.get(pid, 0.0),
+                    )
             return hub.hello_refused(e.conn, code="bad_token", text="unknown token", now=now)
         assert isinstance(e, BeginDaily)
         if self.hold_daily:
@@ -1926,3 +1941,55 @@ def test_an_attempt_still_running_when_its_code_goes_public_is_ended() -> None:
     assert record.results[0].time_ms == int((public - start) * 1000)
     # And a move after it is refused as the race's end, not played.
     assert error_codes(cl.move(ann, WIN_MOVES[0], at=cl.now + 1), ann) == ["finished"]
+
+
+# -- the daily deal: --daily-min-age (item 10) ------------------------------------------------
+
+HOUR = 3600.0
+
+
+def test_a_fresh_name_plays_the_daily_as_practice_under_a_minimum_age() -> None:
+    cl = Clients(HubConfig(daily_min_age_s=24 * HOUR))
+    cl.wall = MIDNIGHT - 30 * HOUR
+    old = cl.hello("old")
+    cl.wall = MIDNIGHT - 2 * HOUR
+    fresh = cl.hello("fresh")  # registered 2 h ago: a name made to try the deal again
+    cl.wall = MIDNIGHT - 60
+    for conn in (old, fresh):
+        cl.send(conn, Daily())
+        cl.send(conn, Resign(), at=cl.now + 1)
+    deals = {cl.names[c]: cl.last(c, DailyDeal) for c in (old, fresh)}
+    assert {n: (d.attempt, d.practice) for n, d in deals.items()} == {
+        "old": (1, False),
+        "fresh": (1, True),
+    }
+    results = {r.name: r.practice for record in cl.persisted for r in record.results}
+    assert results == {"old": False, "fresh": True}
+    # Kept across a restart: the journal carries it.
+    lives = {e.players[0][1]: e.practice for e in cl.journal if isinstance(e, LiveRace)}
+    assert lives == {"old": False, "fresh": True}
+
+
+def test_without_a_minimum_age_a_fresh_name_counts() -> None:
+    cl = Clients()
+    cl.wall = MIDNIGHT - 60
+    fresh = cl.hello("fresh")
+    cl.send(fresh, Daily())
+    assert cl.last(fresh, DailyDeal).practice is False
+
+
+def test_a_restored_daily_attempt_keeps_its_practice_mark() -> None:
+    cl = Clients(HubConfig(daily_min_age_s=24 * HOUR))
+    cl.wall = MIDNIGHT - 60
+    fresh = cl.hello("fresh")
+    cl.send(fresh, Daily())
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    after = Clients(HubConfig(daily_min_age_s=24 * HOUR))
+    after.wall = MIDNIGHT - 30
+    after.registry, after.registered = cl.registry, cl.registered
+    after.tokens = dict(cl.tokens)
+    after.hub.restore(live, [], alive_ms=5_000, now=after.now)
+    conn, _ = after.resume("fresh", at=after.now + 1)
+    after.send(conn, Resign(), at=after.now + 1)
+    [record] = after.persisted
+    assert [r.practice for r in record.results] == [True]

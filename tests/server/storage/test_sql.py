@@ -990,3 +990,33 @@ async def test_a_name_whose_key_spells_out_long_is_refused_before_the_database(
         normalize_name("\ufdfa" * 20)
     name = normalize_name("\ufdfa" * 4)  # 72 characters spelled out: fine
     assert (await store.register_player(name=name, now=T0)).name == name
+
+
+async def test_the_journal_keeps_a_daily_attempt_s_practice_mark(store: SqlStore) -> None:
+    (ann,) = await register(store, "ann")
+    live = LiveRace(
+        uid="young",
+        room="ZEBRA",
+        code=CODE,
+        rules="C",
+        daily_date=DAY,
+        attempt=1,
+        undo=True,
+        time_limit=1800,
+        max_players=1,
+        fixed=False,
+        host_id=ann.player_id,
+        players=((ann.player_id, "ann"),),
+        started_wall=T0,
+        practice=True,
+    )
+    await store.journal(races=[live], actions=[])
+    [(found, _, _)] = await store.live_races()
+    assert found == live
+
+
+async def test_a_player_s_registration_time_comes_back_with_the_token(store: SqlStore) -> None:
+    ann = await store.register_player(name="ann", now=T0)
+    assert ann.created == T0
+    found = await store.find_player(token=ann.token)
+    assert found is not None and found.created == T0
