@@ -1344,11 +1344,14 @@ class Hub:
 
     def _limit_timers(self, room: _Room, race: Race, now: float) -> None:
         """Wake up at the race's time limit, and a daily attempt also when its code goes
-        public (wall time, so a moved clock at worst ends it late: every move checks too)."""
+        public if that comes first (wall time, so a moved clock at worst ends it late:
+        every move checks too). That is never the case for an attempt begun on its day
+        with the usual limit, so no timer holds an ordinary room for a day."""
         self._timer(race.deadline, "limit", room)
         if room.daily is not None:
-            wait = code_public_at(room.daily) - self._wall()
-            self._timer(now + max(0.0, wait), "limit", room)
+            public = now + max(0.0, code_public_at(room.daily) - self._wall())
+            if public < race.deadline:
+                self._timer(public, "limit", room)
 
     def _check_over(self, room: _Room) -> None:
         """A race whose players are all done goes to storage; the result follows the commit."""

@@ -1911,6 +1911,8 @@ def test_an_attempt_begun_at_23_59_ends_without_its_code_after_midnight() -> Non
     ann = cl.hello("ann")
     cl.send(ann, Daily())
     assert cl.last(ann, DailyDeal).date == "2026-11-29"
+    # Its limit comes long before 00:35: no second timer holds the room until then.
+    assert [t[2] for t in cl.hub._timers].count("limit") == 1
     cl.wall = MIDNIGHT + 1  # 00:00:01: the day is over, its attempts are not
     cl.send(ann, Resign(), at=cl.now + 61)
     [record] = cl.persisted
@@ -1930,6 +1932,7 @@ def test_an_attempt_still_running_when_its_code_goes_public_is_ended() -> None:
     cl.wall = start = MIDNIGHT - 60
     ann = cl.hello("ann")
     cl.send(ann, Daily())
+    assert [t[2] for t in cl.hub._timers].count("limit") == 2
     public = code_public_at(DAY_29)
     cl.wall = public - 1
     cl.tick(cl.now + (public - 1 - start))
