@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import hypothesis
 import msgpack
 import pytest
+from hypothesis import strategies as st
 
 from protocol.messages import (
     CLIENT_TYPES,
@@ -762,3 +764,17 @@ def test_the_name_key_ignores_case_and_compatibility_forms() -> None:
     assert name_key("\uff21\uff2c\uff29\uff23\uff25") == name_key("alice") == "alice"
     assert name_key("Straße") == name_key("STRASSE")
     assert name_key("Zoë") != name_key("Zoe")
+
+
+@hypothesis.settings(max_examples=2000, deadline=None)
+@hypothesis.given(st.text(max_size=64))
+def test_any_name_is_either_a_name_or_a_value_error(raw: str) -> None:
+    """Whatever a client sends as a name: a name whose keys fit their columns, or a
+    ValueError for the player; never another exception (a traceback in the log)."""
+    try:
+        name = normalize_name(raw)
+    except ValueError:
+        return
+    assert 1 <= len(name) <= 20
+    assert len(name_key(name)) <= 80 and len(name_skeleton(name)) <= 400
+    assert name_skeleton(name).strip()
