@@ -17,12 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
+import disarm
 import msgpack
 
 __all__ = [
     "PROTOCOL_VERSION",
     "MAX_FRAME",
     "MAX_NAME",
+    "name_key",
+    "name_skeleton",
     "CLOSE_VERSION",
     "CLOSE_REPLACED",
     "CLOSE_TOO_SLOW",
@@ -86,6 +89,9 @@ PROTOCOL_VERSION = 1
 MAX_FRAME = 16 * 1024
 #: Longest player name, in characters, after trimming.
 MAX_NAME = 20
+#: The longest a name's ``name_key`` and ``name_skeleton`` may be (their columns).
+MAX_NAME_KEY = 80
+MAX_NAME_SKELETON = 400
 
 # Close codes the server uses besides the standard 1000, 1001, 1008, 1009 and 1011.
 #: The hello asked for a protocol version this server does not speak.
@@ -933,7 +939,41 @@ def normalize_name(text: str) -> str:
     for ch in name:
         if not ch.isprintable() or unicodedata.category(ch).startswith("C"):
             raise ValueError(f"a name may not contain the character U+{ord(ch):04X}")
+    # Shown on boards to everyone: a name must be seen. Fillers that are letters by
+    # category (U+3164, U+115F), the blank braille pattern U+2800, marks on nothing:
+    # what is left of them in the skeleton (``name_skeleton``) is nothing visible.
+    if not any(
+        not ch.isspace() and not unicodedata.category(ch).startswith("M")
+        for ch in name_skeleton(name)
+    ):
+        raise ValueError("a name needs at least one visible character")
+    if disarm.is_zalgo(name):
+        raise ValueError("a name may carry at most three marks of a kind on one character")
+    # Some characters spell out to many under NFKC (U+FDFA: 18); the stored keys have room
+    # for 80 and 400 (``players.name_key``, ``name_skeleton``).
+    if len(name_key(name)) > MAX_NAME_KEY or len(name_skeleton(name)) > MAX_NAME_SKELETON:
+        raise ValueError(f"a name is at most {MAX_NAME_KEY} characters spelled out (NFKC)")
     return name
+
+
+def name_key(name: str) -> str:
+    """The key under which names are unique regardless of case and of compatibility forms:
+    NFKC, then full case folding (``ＡＬＩＣＥ`` = ``alice``, ``straße`` = ``STRASSE``).
+
+    Stored (``players.name_key``): a change here needs a migration that recomputes it, as
+    0006 did."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def name_skeleton(name: str) -> str:
+    """The key under which names that look alike are one name: the Unicode TR39 skeleton
+    (``disarm.skeleton_key``, digits as TR39 has them: ``1`` and ``I`` read as ``l``,
+    ``0`` as ``O``), so that a Cyrillic ``а`` passes for no Latin ``a`` on a board.
+    Invisible characters have no skeleton.
+
+    Stored (``players.name_skeleton``): a change here (or in disarm's tables, so its
+    version is pinned) needs a migration that recomputes it, as 0006 did."""
+    return disarm.skeleton_key(name, digit_policy="tr39")
 
 
 def replace(message: Message, **changes: Any) -> Message:

@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from protocol import Rules
 
 from .connection import RaceServer
-from .daily import DailyDeals, utc_date
+from .daily import DailyDeals
 from .http import HttpPages
 from .leaderboard import Leaderboards
 from .rooms import Hub, HubConfig
@@ -110,7 +110,7 @@ async def open_server(
         dailies = DailyDeals(
             store, secret.encode(), Rules.parse(options.daily_rules), solver, wall=wall
         )
-        boards = Leaderboards(store, today=lambda: utc_date(wall()), dailies=dailies)
+        boards = Leaderboards(store, wall=wall, dailies=dailies)
         journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
         server = RaceServer(hub, store, writer, boards, journal)
         server.http = HttpPages(server)

@@ -29,6 +29,7 @@ from protocol.messages import (
     CLOSE_TOO_SLOW,
     MAX_FRAME,
     Error,
+    HintAnswer,
     Message,
     Progress,
     encode,
@@ -541,8 +542,8 @@ class RaceServer:
                 hub.hello_refused(
                     effect.conn,
                     code="name_taken",
-                    text=f"the name {effect.name!r} is taken; choose another,"
-                    " or say hello with your token",
+                    text=f"the name {effect.name!r} is taken, or looks like one that is;"
+                    " choose another, or say hello with your token",
                     now=self._now(),
                 )
             )
@@ -558,6 +559,7 @@ class RaceServer:
                 name=identity.name,
                 token=identity.token,
                 now=self._now(),
+                registered=identity.created,
             )
         )
 
@@ -643,17 +645,20 @@ class RaceServer:
                 pool.shutdown(wait=False, cancel_futures=True)
             self._apply(self.hub.hint_failed(effect.player_id, effect.request, now=self._now()))
             return
-        self.metrics.hint_solves[solution.verdict] += 1
-        self.metrics.hint_seconds.observe(time.perf_counter() - started)
-        self._apply(
-            self.hub.hint_ready(
-                effect.player_id,
-                effect.request,
-                verdict=solution.verdict,
-                moves=solution.moves,
-                now=self._now(),
-            )
+        effects = self.hub.hint_ready(
+            effect.player_id,
+            effect.request,
+            verdict=solution.verdict,
+            moves=solution.moves,
+            now=self._now(),
         )
+        # Counted (verdict and time) only when the answer goes out, which marks the run as
+        # hinted: a player who asks and drops must not read the verdict on the public
+        # /metrics while their run is not marked.
+        if any(isinstance(e, Send) and isinstance(e.message, HintAnswer) for e in effects):
+            self.metrics.hint_solves[solution.verdict] += 1
+            self.metrics.hint_seconds.observe(time.perf_counter() - started)
+        self._apply(effects)
 
     def _close_hints(self) -> None:
         """No more hints: forget those on their way and stop the worker (a solve already

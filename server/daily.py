@@ -46,9 +46,15 @@ __all__ = [
     "MAX_CANDIDATES",
     "DailyChoice",
     "DailyDeals",
+    "DAILY_TIME_LIMIT_S",
+    "PUBLICATION_MARGIN_S",
     "NoWinnableDealError",
     "candidate_code",
     "choose_daily",
+    "code_public",
+    "code_public_at",
+    "counts_on_board",
+    "day_begun",
     "utc_date",
 ]
 
@@ -58,6 +64,11 @@ log = logging.getLogger("yukon.daily")
 #: About 1.5 s of one core for a candidate it cannot decide; a winnable deal is usually
 #: proven within a few thousand positions.
 DAILY_BUDGET_NODES = 100_000
+#: A daily attempt's time limit in seconds (``HubConfig.daily_time_limit``).
+DAILY_TIME_LIMIT_S = 1800
+#: How long after the last moment a day's attempt may begin (00:00 UTC the next day) its
+#: deal may still reach the player: numbering in the database, a day's deal chosen late.
+PUBLICATION_MARGIN_S = 300
 #: Candidates tried for one date before giving up. With about nine deals in ten proven
 #: winnable within the budget, needing more than 64 does not happen in practice.
 MAX_CANDIDATES = 64
@@ -128,6 +139,45 @@ def choose_daily(
 def utc_date(timestamp: float) -> dt.date:
     """The UTC calendar date of a wall-clock timestamp: days change at 00:00 UTC."""
     return dt.datetime.fromtimestamp(timestamp, dt.UTC).date()
+
+
+def _midnight(date: dt.date) -> float:
+    return dt.datetime.combine(date, dt.time(), dt.UTC).timestamp()
+
+
+def day_begun(date: dt.date, wall: float) -> bool:
+    """Has ``date`` begun (UTC) at wall time ``wall``? Nothing about a day (its board, its
+    par) shows before it begins."""
+    return wall >= _midnight(date)
+
+
+def code_public_at(date: dt.date) -> float:
+    """When ``date``'s daily code becomes public (wall time, seconds since the epoch).
+
+    Not at midnight: an attempt begun at 23:59 runs up to ``DAILY_TIME_LIMIT_S`` into the
+    next day, and a code published meanwhile would let it be solved elsewhere and won in
+    seconds. So the code stays secret until every attempt of the day has had its whole time
+    limit, plus ``PUBLICATION_MARGIN_S`` for a deal that reached its player late. (A race
+    the server resumes after a restart does not charge the time it was down, so the hub
+    also ends any attempt of the day still running at this moment.)
+    """
+    return _midnight(date + dt.timedelta(days=1)) + DAILY_TIME_LIMIT_S + PUBLICATION_MARGIN_S
+
+
+def code_public(date: dt.date, wall: float) -> bool:
+    """May ``date``'s daily code be shown at wall time ``wall``? The one rule every place
+    that shows a daily code follows: rooms and results, boards, history, the web page."""
+    return wall >= code_public_at(date)
+
+
+def counts_on_board(registered: float, started: float, min_age_s: float) -> bool:
+    """May an attempt begun at ``started`` by a player registered at ``registered`` (wall
+    times) count on the daily board, under ``--daily-min-age`` (``min_age_s``, 0: off)?
+
+    A fresh name is a fresh first attempt: with a minimum age, a name registered to see
+    the deal first and play it again under another name plays practice instead
+    (docs/limits.md has the trade-off)."""
+    return min_age_s <= 0 or started - registered >= min_age_s
 
 
 class DailyStore(Protocol):

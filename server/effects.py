@@ -150,6 +150,9 @@ class LiveRace:
     hints: bool = False
     #: The salt of the commitment to a secret deal, revealed with its code.
     salt: str | None = None
+    #: A daily attempt that is practice (a later attempt, or a player younger than
+    #: ``HubConfig.daily_min_age_s`` when it began).
+    practice: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

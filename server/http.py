@@ -13,7 +13,6 @@ whoever knows the code knows the deal.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 import email.utils
 import html
@@ -30,8 +29,9 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from .connection import RaceServer
+from .daily import code_public, code_public_at, day_begun, utc_date
 from .metrics import Histogram
-from .storage.sql import BoardEntry, describe_error
+from .storage.sql import Board, BoardEntry, describe_error
 
 __all__ = [
     "HttpPages",
@@ -196,7 +196,10 @@ def render_metrics(server: RaceServer) -> str:
         server.hints_in_progress,
     )
     name = "yukon_hint_solves_total"
-    out.append(f"# HELP {name} Hints the solver worked out, by verdict (cached answers are not).")
+    out.append(
+        f"# HELP {name} Hints the solver worked out and the asker received, by verdict"
+        " (not answers from the asker's cache, nor one whose asker left first)."
+    )
     out.append(f"# TYPE {name} counter")
     for verdict, count in metrics.hint_solves.items():
         out.append(f'{name}{{verdict="{verdict}"}} {count}')
@@ -208,7 +211,7 @@ def render_metrics(server: RaceServer) -> str:
     )
     histogram(
         "yukon_hint_seconds",
-        "Seconds from a hint being asked of the solver to its verdict.",
+        "Seconds from a hint being asked of the solver to its verdict, for those received.",
         metrics.hint_seconds,
     )
     return "\n".join(out) + "\n"
@@ -291,7 +294,8 @@ class DailyPage:
 
     date: dt.date
     today: dt.date
-    #: The day's game code, or None while the day is not over.
+    #: The day's game code, or None while it is secret (``daily.code_public``) or there
+    #: was no deal.
     code: str | None
     total: int
     page: int
@@ -302,6 +306,10 @@ class DailyPage:
     commitment: str | None = None
     #: The salt, revealed with the code.
     salt: str | None = None
+    #: A deal was chosen for the day (a past day may have had none: the server was off).
+    dealt: bool = False
+    #: When the day's code becomes public (wall time; ``daily.code_public_at``).
+    public_at: float = 0.0
 
     @property
     def pages(self) -> int:
@@ -475,21 +483,31 @@ def render_board_html(page: DailyPage) -> str:
     title = f"Daily deal, {date.isoformat()}"
     if page.code is not None:
         deal = f"Deal <code>{_esc(page.code)}</code>"
+    elif date > today:
+        deal = "This day has not begun."
+    elif not page.dealt and date < today:
+        deal = "There was no daily deal on this day."
     else:
-        deal = "The deal's code stays secret until the day ends at 00:00 UTC."
+        public = dt.datetime.fromtimestamp(page.public_at, dt.UTC)
+        when = f"{public:%H:%M} UTC on {_short_date(public.date())}"
+        deal = (
+            f"The deal's code stays secret until {when},"
+            " once no attempt of the day can still be running."
+        )
     if page.par is not None:
         deal += f" Par: {page.par} moves (the solver's win without wasted moves)."
     if page.commitment is not None:
         deal += f'<br>Commitment: <code class="hash">{_esc(page.commitment)}</code>'
         deal += (
-            " (SHA-256 of the code, a colon and a salt, both shown when the day ends)"
+            " (SHA-256 of the code, a colon and a salt, both shown once the code is public)"
             if page.salt is None
             else f', salt <code class="hash">{_esc(page.salt)}</code>:'
             " SHA-256 of the code, a colon and the salt gives the commitment"
         )
     live = ' <span class="pill">today</span>' if is_today else ""
 
-    previous = date - dt.timedelta(days=1) if date > dt.date.min else None
+    # The arrows never lead past today: nothing about a day shows before it begins.
+    previous = min(date - dt.timedelta(days=1), today) if date > dt.date.min else None
     following = date + dt.timedelta(days=1) if date < today else None
     prev_link = (
         f'<a class="btn" rel="prev" href="{_esc(_href(previous))}">'
@@ -673,35 +691,45 @@ class HttpPages:
 
     async def leaderboard(self, query: str) -> Response:
         boards = self.server.boards
-        today = boards.today()
+        wall = boards.wall()
+        today = utc_date(wall)
         q = parse_board_query(query, today)
-        try:
-            board, choice = await asyncio.wait_for(
-                asyncio.gather(
-                    self.server.store.daily_board(
-                        date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        if day_begun(q.date, wall):
+            try:
+                board, choice = await asyncio.wait_for(
+                    asyncio.gather(
+                        self.server.store.daily_board(
+                            date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+                        ),
+                        boards.dailies.stored(q.date),
                     ),
-                    boards.dailies.stored(q.date),
-                ),
-                self.query_timeout,
-            )
-        except Exception as exc:
-            reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
-            raise HttpError(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                f"the leaderboard is unavailable: the database {reason}",
-            ) from None
-        # The same rule as Leaderboards: the code of a day that is not over stays secret.
-        code = str(choice.code) if choice is not None and q.date < today else None
-        page = DailyPage(q.date, today, code, board.total, q.page, board.rows)
-        if choice is not None:
-            # The commitment is public from the day's start; its salt comes with the code.
-            page = dataclasses.replace(
-                page,
-                par=choice.par,
-                commitment=choice.commitment if q.date <= today else None,
-                salt=choice.salt if code is not None else None,
-            )
+                    self.query_timeout,
+                )
+            except Exception as exc:
+                reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
+                raise HttpError(
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                    f"the leaderboard is unavailable: the database {reason}",
+                ) from None
+        else:  # nothing about a day shows before it begins: not its par, not its deal
+            board, choice = Board(0, 0, (), None), None
+        # The same rule as Leaderboards and the rooms: ``daily.code_public``. The day's
+        # commitment is public from its start, its salt with its code.
+        code = str(choice.code) if choice is not None and code_public(q.date, wall) else None
+        par = choice.par if choice is not None else None
+        page = DailyPage(
+            q.date,
+            today,
+            code,
+            board.total,
+            q.page,
+            board.rows,
+            par,
+            commitment=choice.commitment if choice is not None else None,
+            salt=choice.salt if choice is not None and code is not None else None,
+            dealt=choice is not None,
+            public_at=code_public_at(q.date),
+        )
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
         if q.format == "json":

@@ -1,8 +1,8 @@
 """Answers to leaderboard and history requests, from storage to wire messages.
 
 Read-only and outside the race logic: the hub only forwards these requests (``Query``).
-What may be shown is decided here: a daily deal's game code stays hidden until its day is
-over, like the deal itself.
+What may be shown is decided here: a daily deal's game code stays hidden until
+``daily.code_public`` says so, and nothing about a day shows before it begins.
 """
 
 from __future__ import annotations
@@ -23,11 +23,14 @@ from protocol.messages import (
     Message,
 )
 
-from .daily import DailyDeals
+from .daily import DailyDeals, code_public, day_begun, utc_date
 from .storage.sql import Board as StoredBoard
 from .storage.sql import BoardEntry, SqlStore
 
 __all__ = ["Leaderboards"]
+
+#: Not a game code, so no result has it: what a deal board of a secret code looks up.
+_NO_RESULTS = "-"
 
 
 def _row(e: BoardEntry) -> BoardRow:
@@ -48,17 +51,26 @@ class Leaderboards:
         self,
         store: SqlStore,
         *,
-        today: Callable[[], dt.date],
+        wall: Callable[[], float],
         dailies: DailyDeals,
     ) -> None:
         self.store = store
-        self.today = today
+        #: The wall clock (seconds since the epoch): what may be shown depends on it.
+        self.wall = wall
         self.dailies = dailies
 
+    def today(self) -> dt.date:
+        return utc_date(self.wall())
+
     async def still_secret(self, code: GameCode) -> bool:
-        """Is ``code`` today's or tomorrow's daily deal? An answer must not confirm it."""
-        today = self.today()
-        for date in (today, today + dt.timedelta(days=1)):
+        """Is ``code`` a daily deal whose code is not public yet (yesterday's until a while
+        after midnight, today's, tomorrow's)? An answer must not confirm it."""
+        wall = self.wall()
+        today = utc_date(wall)
+        for days in (-1, 0, 1):
+            date = today + dt.timedelta(days=days)
+            if code_public(date, wall):
+                continue
             choice = await self.dailies.stored(date)
             if choice is not None and choice.code == code:
                 return True
@@ -72,7 +84,8 @@ class Leaderboards:
         raise TypeError(f"not a query: {message!r}")
 
     async def _board(self, m: Board, player_id: int) -> Message:
-        today = self.today()
+        wall = self.wall()
+        today = utc_date(wall)
         if m.kind == "daily":
             if m.code is not None:
                 return Error("bad_field", "a daily board is chosen by date, not by code")
@@ -80,14 +93,16 @@ class Leaderboards:
                 date = dt.date.fromisoformat(m.date) if m.date is not None else today
             except ValueError:
                 return Error("bad_field", f"date {m.date!r} is not a date like 2026-11-29")
+            if not day_begun(date, wall):  # nothing about a day shows before it: not its par
+                return self._page(m, date.isoformat(), None, StoredBoard(0, m.offset, (), None))
             board = await self.store.daily_board(
                 date=date, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
             )
             choice = await self.dailies.stored(date)
-            code = str(choice.code) if choice is not None and date < today else None
+            code = str(choice.code) if choice is not None and code_public(date, wall) else None
             par = choice.par if choice is not None else None
             page = self._page(m, date.isoformat(), code, board, par)
-            if choice is None or choice.salt is None or date > today:
+            if choice is None or choice.salt is None:
                 return page
             # The commitment is public from the day's start; its salt comes with the code.
             return dataclasses.replace(
@@ -99,10 +114,11 @@ class Leaderboards:
             parsed = GameCode.parse(m.code)
         except InvalidCodeError as exc:
             return Error("bad_rules", str(exc))
-        if await self.still_secret(parsed):
-            return BoardPage("deal", None, str(parsed), 0, m.offset, (), None)
+        # A daily code not public yet is answered exactly as a code nobody has played:
+        # the same query on a code that has no results, so not even its timing differs.
+        shown = _NO_RESULTS if await self.still_secret(parsed) else str(parsed)
         board = await self.store.deal_board(
-            code=str(parsed), offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
+            code=shown, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
         )
         return self._page(m, None, str(parsed), board)
 
@@ -123,11 +139,13 @@ class Leaderboards:
 
     async def _history(self, m: History, player_id: int) -> HistoryPage:
         history = await self.store.history(player_id=player_id, offset=m.offset, limit=m.limit)
-        today = self.today()
+        wall = self.wall()
         rows = tuple(
             HistoryRow(
                 finished_ms=_unix_ms(h.finished_at),
-                code=None if h.daily_date is not None and h.daily_date >= today else h.code,
+                code=None
+                if h.daily_date is not None and not code_public(h.daily_date, wall)
+                else h.code,
                 room=h.room,
                 date=h.daily_date.isoformat() if h.daily_date else None,
                 practice=h.practice,

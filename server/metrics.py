@@ -43,9 +43,12 @@ class Metrics:
     connections_opened: int = 0
     #: Seconds from a move's frame arriving to its answer being queued for the client.
     move_ack: Histogram = field(default_factory=Histogram)
-    #: Hints the solver worked out, by verdict (answers from a player's cache of the line
-    #: are not solves), and those it could not (its process died, or the server closed).
+    #: Hints the solver worked out, by verdict, counted when the answer goes to its asker
+    #: (not for an asker who left first: /metrics is public, and their run is not marked
+    #: hinted; answers from a player's cache of the line are not solves), and those it
+    #: could not work out (its process died, or the server closed).
     hint_solves: dict[str, int] = field(default_factory=lambda: {"won": 0, "lost": 0, "unknown": 0})
     hint_failures: int = 0
-    #: Seconds from the hub asking for a solve to the verdict coming back.
+    #: Seconds from the hub asking for a solve to the verdict coming back, for the same
+    #: hints as ``hint_solves`` (the time hints at the verdict).
     hint_seconds: Histogram = field(default_factory=lambda: Histogram(HINT_BUCKETS))

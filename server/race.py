@@ -127,6 +127,21 @@ class Race:
                 changed = True
         return changed
 
+    def cut(self, now: float) -> bool:
+        """End the race now, before its time limit: everyone still racing is out of time at
+        the current clock (a daily attempt still running when its day's code goes public).
+        True if anything changed."""
+        ms = min(self.elapsed_ms(now), self.time_limit_s * 1000)
+        changed = False
+        for runner in self.runners.values():
+            if not runner.done:
+                state = (
+                    PlayerState.STUCK if runner.state is PlayerState.STUCK else PlayerState.TIMEOUT
+                )
+                self._finish(runner, state, ms)
+                changed = True
+        return changed
+
     # -- actions ------------------------------------------------------------------------
 
     def replay_of(self, runner: Runner, seq: int) -> Accepted | Refused | Undone | None:

@@ -74,7 +74,13 @@ from protocol.messages import (
 )
 from protocol.shuffle import SEED_BYTES
 
-from .daily import utc_date
+from .daily import (
+    DAILY_TIME_LIMIT_S,
+    code_public,
+    code_public_at,
+    counts_on_board,
+    utc_date,
+)
 from .effects import (
     Authenticate,
     BeginDaily,
@@ -145,7 +151,10 @@ class HubConfig:
     #: Connections beyond this are closed at once with 1013 (try again later).
     max_connections: int = 10_000
     #: A daily attempt's time limit, in seconds.
-    daily_time_limit: int = 1800
+    daily_time_limit: int = DAILY_TIME_LIMIT_S
+    #: A player registered less than this long (seconds) before a daily attempt begins
+    #: plays it as practice (``--daily-min-age``); 0: every first attempt counts.
+    daily_min_age_s: float = 0.0
     #: A private server: every hello must carry this password. None: open to all.
     password: str | None = None
     #: After this many wrong passwords from one address, each further answer waits
@@ -190,6 +199,8 @@ class _Player:
     room: _Room | None = None
     spectator: bool = False
     gone_at: float | None = None
+    #: When the name was registered (wall time), for ``HubConfig.daily_min_age_s``.
+    registered: float = 0.0
     #: A daily attempt is being numbered by storage.
     daily_pending: bool = False
     #: The hint being worked out for this player (its request number), if any.
@@ -233,6 +244,8 @@ class _Room:
     #: The date of the daily deal this private room plays, None for a normal room.
     daily: dt.date | None = None
     attempt: int = 0
+    #: A daily attempt kept off the boards: a later attempt, or a player too young.
+    practice: bool = False
     #: Player ids by name, fixed when the race starts (a player may leave before the end).
     ids: dict[str, int] = field(default_factory=dict)
     #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
@@ -282,6 +295,10 @@ class Hub:
         self._tokens: dict[str, _Player] = {}
         self._players: dict[int, _Player] = {}
         self._rooms: dict[str, _Room] = {}
+        #: Room codes held for daily attempts being numbered, by player id: the room is
+        #: reserved before storage numbers the attempt, so that no refusal can come after
+        #: the numbering and turn a counted attempt into practice.
+        self._daily_rooms: dict[int, str] = {}
         self._finishing: dict[int, _Room] = {}
         self._race_ids = 0
         self._timers: list[tuple[float, int, str, object]] = []
@@ -513,9 +530,17 @@ class Hub:
         self._close(c, CLOSE_POLICY, "wrong password")
 
     def authenticated(
-        self, conn: int, *, player_id: int, name: str, token: str, now: float
+        self,
+        conn: int,
+        *,
+        player_id: int,
+        name: str,
+        token: str,
+        now: float,
+        registered: float = 0.0,
     ) -> list[Effect]:
-        """Storage registered a name or recognised a token: the connection is that player."""
+        """Storage registered a name or recognised a token: the connection is that player,
+        whose name was registered at wall time ``registered``."""
         self._out = []
         self._now = now
         c = self._conns.get(conn)
@@ -529,6 +554,7 @@ class Hub:
             elif p.token != token:  # a player restored after a restart: now we know it
                 self._tokens.pop(p.token, None)
                 p.token = token
+            p.registered = registered
             self._tokens[token] = p
             self._attach(c, p, now)
         return self._flush()
@@ -627,7 +653,7 @@ class Hub:
         except (InvalidCodeError, InvalidRulesError) as exc:
             self._error(c, "bad_rules", str(exc))
             return
-        if len(self._rooms) >= self.config.max_rooms:
+        if self._rooms_full():
             self._error(c, "server_full", "this server has no room for another room; try later")
             return
         code = self._free_room_code()
@@ -721,7 +747,7 @@ class Hub:
         room.journal_n = 0
         room.state = "racing"
         room.result = None
-        self._timer(room.race.deadline, "limit", room)
+        self._limit_timers(room, room.race, now)
         self._out.append(
             Journal(
                 LiveRace(
@@ -740,6 +766,7 @@ class Hub:
                     started_wall=room.started_wall,
                     hints=room.hints,
                     salt=room.salt,
+                    practice=room.practice,
                 )
             )
         )
@@ -979,6 +1006,12 @@ class Hub:
         if p.daily_pending:
             self._error(c, "wrong_state", "your daily deal is on its way")
             return
+        # Every refusal comes before storage numbers the attempt: the room is reserved now.
+        code = None if self._rooms_full() else self._free_room_code()
+        if code is None:
+            self._error(c, "server_full", "this server has no room for another room; try later")
+            return
+        self._daily_rooms[p.id] = code
         p.daily_pending = True
         self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
 
@@ -997,38 +1030,46 @@ class Hub:
         it now; the player's clock starts as it is sent. ``par`` goes to the player with it.
 
         Addressed by player, not connection: a player who reconnected meanwhile gets the deal
-        on the new connection. One who is not connected at all has used the attempt.
+        on the new connection, and one who dropped meanwhile finds the attempt running when
+        they resume, as after any drop during a race. The room was reserved when the player
+        asked (``_daily``), so nothing here refuses a numbered attempt: only a player whose
+        resume window ran out meanwhile has used it without playing.
         """
         self._out = []
         self._now = now
+        code = self._daily_rooms.pop(player_id, None)
         p = self._players.get(player_id)
-        if p is None or not p.daily_pending:
+        if p is None or not p.daily_pending or code is None or code in self._rooms:
+            log.info("player %d: daily attempt %d began with nobody to play it", player_id, attempt)
             return self._flush()
         p.daily_pending = False
-        c = self._conns.get(p.conn) if p.conn is not None else None
-        if c is None or c.closed or p.room is not None:
-            log.info("%s: daily attempt %d began with nobody to play it", p.name, attempt)
-            return self._flush()
-        code = self._free_room_code()
-        if code is None or len(self._rooms) >= self.config.max_rooms:
-            self._error(c, "server_full", "no free room code; try again later")
+        if p.room is not None:  # cannot happen: a pending daily refuses create and join
+            log.warning("%s: daily attempt %d began while in a room", p.name, attempt)
             return self._flush()
         room = _Room(
             code, p, deal.rules, None, deal, 1, True, self.config.daily_time_limit, daily=date
         )
         room.attempt = attempt
         room.salt = salt
+        young = not counts_on_board(p.registered, self._wall(), self.config.daily_min_age_s)
+        room.practice = attempt > 1 or young
         room.players.append(p)
         p.room = room
         p.spectator = False
         self._rooms[code] = room
-        log.info("%s began daily %s, attempt %d", p.name, date, attempt)
+        log.info(
+            "%s began daily %s, attempt %d%s",
+            p.name,
+            date,
+            attempt,
+            " (practice: registered too recently)" if young and attempt == 1 else "",
+        )
         self._send(
             p,
             DailyDeal(
                 date.isoformat(),
                 attempt,
-                attempt > 1,
+                room.practice,
                 str(deal.rules),
                 par,
                 commitment=commitment(deal, salt) if salt else None,
@@ -1040,6 +1081,7 @@ class Hub:
     def daily_refused(self, player_id: int, *, code: str, text: str, now: float) -> list[Effect]:
         self._out = []
         self._now = now
+        self._daily_rooms.pop(player_id, None)
         p = self._players.get(player_id)
         if p is not None:
             p.daily_pending = False
@@ -1059,10 +1101,15 @@ class Hub:
                 room.ready.add(host.name)  # a host never says ready; keep them counted so
                 room.host = present[0]
 
+    def _rooms_full(self) -> bool:
+        """No room may open: rooms and reserved daily rooms together reach the limit."""
+        return len(self._rooms) + len(self._daily_rooms) >= self.config.max_rooms
+
     def _free_room_code(self) -> str | None:
+        reserved = self._daily_rooms.values()
         for _ in range(100):  # 32**5 codes: a clash is rare, a run of them means something broke
             code = self._new_room_code()
-            if code not in self._rooms:
+            if code not in self._rooms and code not in reserved:
                 return code
         return None
 
@@ -1243,6 +1290,7 @@ class Hub:
             daily=live.daily_date,
         )
         room.attempt = live.attempt
+        room.practice = live.practice or live.attempt > 1
         room.hints = live.hints
         room.salt = live.salt
         room.players = players
@@ -1294,7 +1342,7 @@ class Hub:
         if room.host not in room.players and room.players:
             room.host = room.players[0]
         self._rooms[room.code] = room
-        self._timer(race.deadline, "limit", room)
+        self._limit_timers(room, race, now)
         log.info(
             "room %s: race %s restored at %.1f s with %d actions",
             room.code,
@@ -1307,10 +1355,28 @@ class Hub:
         return self._flush()
 
     def _enforce_limit(self, room: _Room, now: float) -> None:
-        """Past the time limit nobody plays on, whether or not the timer has fired yet."""
-        if room.race is not None and room.state == "racing" and room.race.expire(now):
+        """Past the time limit nobody plays on, whether or not the timer has fired yet; nor
+        on a daily attempt once its day's code is public (``code_public``: only a race
+        resumed after a restart, whose down time was not charged, can run that long)."""
+        race = room.race
+        if race is None or room.state != "racing":
+            return
+        if race.expire(now) or (
+            room.daily is not None and code_public(room.daily, self._wall()) and race.cut(now)
+        ):
             self._progress(room, now)
             self._check_over(room)
+
+    def _limit_timers(self, room: _Room, race: Race, now: float) -> None:
+        """Wake up at the race's time limit, and a daily attempt also when its code goes
+        public if that comes first (wall time, so a moved clock at worst ends it late:
+        every move checks too). That is never the case for an attempt begun on its day
+        with the usual limit, so no timer holds an ordinary room for a day."""
+        self._timer(race.deadline, "limit", room)
+        if room.daily is not None:
+            public = now + max(0.0, code_public_at(room.daily) - self._wall())
+            if public < race.deadline:
+                self._timer(public, "limit", room)
 
     def _check_over(self, room: _Room) -> None:
         """A race whose players are all done goes to storage; the result follows the commit."""
@@ -1330,7 +1396,7 @@ class Hub:
                     score=r.game.score,
                     foundations=r.game.cards_on_foundations,
                     undos=r.undos,
-                    practice=room.attempt > 1,
+                    practice=room.practice,
                     journal=tuple(r.journal),
                     hinted=r.hinted,
                 )
@@ -1356,9 +1422,9 @@ class Hub:
         return {m.name: m.conn is not None for m in room.players}
 
     def _public_code(self, room: _Room) -> str | None:
-        """A daily deal's code stays secret until its day is over; a race's, until its end."""
+        """A daily deal's code stays secret until ``code_public``; a race's, until its end."""
         if room.daily is not None:
-            return str(room.deal) if utc_date(self._wall()) > room.daily else None
+            return str(room.deal) if code_public(room.daily, self._wall()) else None
         return str(room.deal) if room.fixed is not None or room.state == "finished" else None
 
     def _room_msg(self, room: _Room, viewer: _Player) -> RoomMsg:

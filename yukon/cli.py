@@ -125,6 +125,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             max_connections=args.max_connections,
             bucket_rate=args.msg_rate,
             bucket_capacity=args.msg_burst,
+            daily_min_age_s=args.daily_min_age * 3600,
         ),
     )
     return run(options)
@@ -169,6 +170,16 @@ def _positive(text: str) -> float:
     value = float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def _hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of hours") from None
+    if not 0 <= value <= 24 * 366:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of hours from 0 to 8784")
     return value
 
 
@@ -367,6 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=_env("MAX_CONNECTIONS", "10000"),
         help="connections beyond this are closed with 1013 (YUKON_MAX_CONNECTIONS)",
+    )
+    p.add_argument(
+        "--daily-min-age",
+        type=_hours,
+        default=_env("DAILY_MIN_AGE", "0"),
+        metavar="HOURS",
+        help="a player registered less than this long before a daily attempt plays it as"
+        " practice; 0: off (YUKON_DAILY_MIN_AGE)",
     )
     p.add_argument(
         "--max-rooms",

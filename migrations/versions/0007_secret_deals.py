@@ -14,7 +14,7 @@ one deal. Every later day (the server chooses tomorrow's ahead of time), and tod
 nobody has played it yet, is forgotten here, to be chosen again as a seeded deal.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-01
 """
 
@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -34,6 +34,7 @@ __all__ = [
     "MoveRow",
     "DailyAttempt",
     "DailyDealRow",
+    "DealBest",
     "Setting",
     "board_key",
 ]
@@ -55,11 +56,19 @@ class Player(Base):
     """A registered name. Only a hash of the player's secret token is kept."""
 
     __tablename__ = "players"
+    #: A unique index rather than a constraint: migration 0006 adds it without copying the
+    #: table on SQLite.
+    __table_args__ = (Index("uq_players_name_skeleton", "name_skeleton", unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(20))
-    #: ``name.casefold()``: names are unique without regard to case.
+    #: ``protocol.messages.name_key``: names are unique without regard to case and to
+    #: compatibility forms (fullwidth letters).
     name_key: Mapped[str] = mapped_column(String(80), unique=True)
+    #: ``protocol.messages.name_skeleton``: nor may two names look alike (TR39). None only
+    #: for a player whose name already looked like an older player's when migration 0006
+    #: came (docs/limits.md): the older one holds the skeleton.
+    name_skeleton: Mapped[str | None] = mapped_column(String(400))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
@@ -114,6 +123,26 @@ class ResultRow(Base):
     hinted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     board_key: Mapped[int] = mapped_column(BigInteger)
     finished_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DealBest(Base):
+    """Each player's best counted (not practice) result on each deal, kept by the writer in
+    the transaction that stores the result (``SqlStore._insert_race``).
+
+    A deal's board is these rows in board order: one index range, like the daily board,
+    instead of ranking every result of the deal per player on each request (migration 0006;
+    bench/leaderboard.py). Among equal results the first stored stays the best."""
+
+    __tablename__ = "deal_bests"
+    __table_args__ = (Index("ix_deal_bests_board", "code", "board_key", "result_id"),)
+
+    #: 48: the width game codes get with secret deals (``YU1-C-`` and 26 characters).
+    code: Mapped[str] = mapped_column(String(48), primary_key=True)
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"))
+    board_key: Mapped[int] = mapped_column(BigInteger)
 
 
 class MoveRow(Base):
@@ -240,6 +269,9 @@ class LiveRaceRow(Base):
     #: The salt of the commitment to a deal the server drew in secret (None for a deal
     #: chosen by its code): revealed with the code at the race's end.
     salt: Mapped[str | None] = mapped_column(String(32))
+    #: A daily attempt that is practice: a later attempt, or a player younger than
+    #: ``--daily-min-age`` when it began (migration 0006).
+    practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):

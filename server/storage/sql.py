@@ -20,12 +20,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from protocol import GameCode
+from protocol.messages import name_key, name_skeleton
 
 from ..daily import DailyChoice
 from ..effects import LiveAction, LiveRace, RaceRecord
 from .models import (
     DailyAttempt,
     DailyDealRow,
+    DealBest,
     LiveActionRow,
     LiveRaceRow,
     MoveRow,
@@ -60,12 +62,14 @@ _moves = cast(Table, MoveRow.__table__)
 _attempts = cast(Table, DailyAttempt.__table__)
 _settings = cast(Table, Setting.__table__)
 _daily_deals = cast(Table, DailyDealRow.__table__)
+_bests = cast(Table, DealBest.__table__)
 _live = cast(Table, LiveRaceRow.__table__)
 _live_actions = cast(Table, LiveActionRow.__table__)
 
 
 class NameTakenError(Exception):
-    """Another player registered this name (names are unique regardless of case)."""
+    """Another player registered this name, or one that looks like it (names are unique
+    regardless of case, compatibility forms and look-alike characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,8 @@ class Identity:
     name: str
     #: The secret the player keeps; only its hash is stored.
     token: str
+    #: When the name was registered (wall time): ``--daily-min-age`` reads it.
+    created: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +252,8 @@ class SqlStore:
                     insert(_players)
                     .values(
                         name=name,
-                        name_key=name.casefold(),
+                        name_key=name_key(name),
+                        name_skeleton=name_skeleton(name),
                         token_hash=hash_token(token),
                         created_at=_utc(now),
                     )
@@ -255,18 +262,23 @@ class SqlStore:
                 player_id = result.scalar_one()
         except IntegrityError:
             raise NameTakenError(name) from None
-        return Identity(player_id, name, token)
+        return Identity(player_id, name, token, now)
 
     async def find_player(self, *, token: str) -> Identity | None:
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(_players.c.id, _players.c.name).where(
+                    select(_players.c.id, _players.c.name, _players.c.created_at).where(
                         _players.c.token_hash == hash_token(token)
                     )
                 )
             ).first()
-        return Identity(row.id, row.name, token) if row else None
+        if row is None:
+            return None
+        created = row.created_at
+        if created.tzinfo is None:  # SQLite hands back naive datetimes; every one is UTC
+            created = created.replace(tzinfo=dt.UTC)
+        return Identity(row.id, row.name, token, created.timestamp())
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -473,6 +485,7 @@ class SqlStore:
                             "alive_ms": 0,
                             "hints": r.hints,
                             "salt": r.salt,
+                            "practice": r.practice,
                         }
                         for r in fresh
                     ],
@@ -546,6 +559,7 @@ class SqlStore:
                     started_wall=started.timestamp(),
                     hints=bool(row.hints),
                     salt=row.salt,
+                    practice=bool(row.practice),
                 )
                 alive = max([row.alive_ms, *(a.at_ms for a in actions)])
                 out.append((live, actions, alive))
@@ -575,6 +589,14 @@ class SqlStore:
         ).scalar_one()
         finished = _utc(record.ended_wall)
         for r in record.results:
+            key = board_key(
+                won=r.outcome == "won",
+                time_ms=r.time_ms,
+                moves=r.moves,
+                foundations=r.foundations,
+                score=r.score,
+                hinted=r.hinted,
+            )
             result_id = (
                 await conn.execute(
                     insert(_results)
@@ -592,19 +614,14 @@ class SqlStore:
                         rank=r.rank,
                         undos=r.undos,
                         hinted=r.hinted,
-                        board_key=board_key(
-                            won=r.outcome == "won",
-                            time_ms=r.time_ms,
-                            moves=r.moves,
-                            foundations=r.foundations,
-                            score=r.score,
-                            hinted=r.hinted,
-                        ),
+                        board_key=key,
                         finished_at=finished,
                     )
                     .returning(_results.c.id)
                 )
             ).scalar_one()
+            if not r.practice:
+                await SqlStore._keep_best(conn, record.code, r.player_id, result_id, key)
             if r.journal:
                 await conn.execute(
                     insert(_moves),
@@ -613,6 +630,27 @@ class SqlStore:
                         for n, (at, move) in enumerate(r.journal, start=1)
                     ],
                 )
+
+    @staticmethod
+    async def _keep_best(
+        conn: AsyncConnection, code: str, player_id: int, result_id: int, key: int
+    ) -> None:
+        """Make this result the player's best on ``code`` if it is better than the one kept
+        (``deal_bests``); one statement, so two results stored at once cannot both win."""
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        upsert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+        new: Any = upsert(_bests).values(
+            code=code, player_id=player_id, result_id=result_id, board_key=key
+        )
+        await conn.execute(
+            new.on_conflict_do_update(
+                index_elements=[_bests.c.code, _bests.c.player_id],
+                set_={"result_id": new.excluded.result_id, "board_key": new.excluded.board_key},
+                # Strictly better: among equal results the first stored stays.
+                where=new.excluded.board_key < _bests.c.board_key,
+            )
+        )
 
     async def stored_results(self, *, code: str | None = None) -> list[StoredResult]:
         """Every stored result (of one deal if ``code``) with its actions, so that a check can
@@ -693,40 +731,45 @@ class SqlStore:
         player_id: int | None = None,
         around: bool = False,
     ) -> Board:
-        """Each player's best counted result on the deal ``code``, best first."""
-        r = _results.c
-        ranked = (
-            select(
-                r.id,
-                func.row_number()
-                .over(partition_by=r.player_id, order_by=(r.board_key, r.id))
-                .label("n"),
-            )
-            .where(r.code == code, r.practice.is_(False))
-            .subquery()
+        """Each player's best counted result on the deal ``code``, best first: the rows the
+        writer keeps in ``deal_bests``, so one index range like the daily board."""
+        b = _bests.c
+        return await self._board(
+            b.code == code, offset, limit, player_id, around, table=_bests, id_column=b.result_id
         )
-        scope = r.id.in_(select(ranked.c.id).where(ranked.c.n == 1))
-        return await self._board(scope, offset, limit, player_id, around)
 
     async def _board(
-        self, scope: Any, offset: int, limit: int, player_id: int | None, around: bool
+        self,
+        scope: Any,
+        offset: int,
+        limit: int,
+        player_id: int | None,
+        around: bool,
+        *,
+        table: Table = _results,
+        id_column: Any = None,
     ) -> Board:
         """One page of a board, with absolute ranks.
 
-        Built for boards of tens of thousands of rows (bench/leaderboard.py): the page's ids
-        come from the index alone (OFFSET skips index entries, not joined rows), names are
-        joined for the page only, one counting pass gives the total, the asker's rank and
-        place, and "around me" walks the index both ways from the asker's row.
+        The board is the rows of ``table`` (``results``, or ``deal_bests`` whose
+        ``id_column`` names the result) that ``scope`` selects, in (``board_key``, result
+        id) order. Built for boards of tens of thousands of rows (bench/leaderboard.py):
+        the page's ids come from the index alone (OFFSET skips index entries, not joined
+        rows), results and names are joined for the page only, one counting pass gives the
+        total, the asker's rank and place, and "around me" walks the index both ways from
+        the asker's row.
         """
-        r = _results.c
-        order = (r.board_key, r.id)
+        t = table.c
+        rid = t.id if id_column is None else id_column
+        key = t.board_key
+        order = (key, rid)
         async with self.engine.connect() as conn:
             mine = None
             if player_id is not None:
                 mine = (
                     await conn.execute(
-                        select(r.id, r.board_key)
-                        .where(scope, r.player_id == player_id)
+                        select(rid.label("id"), key.label("board_key"))
+                        .where(scope, t.player_id == player_id)
                         .order_by(*order)
                         .limit(1)
                     )
@@ -734,21 +777,22 @@ class SqlStore:
             you_rank = 0
             if mine is None:
                 total = (
-                    await conn.execute(select(func.count()).select_from(_results).where(scope))
+                    await conn.execute(select(func.count()).select_from(table).where(scope))
                 ).scalar_one()
                 if around:
                     return Board(total, 0, (), None)
-                keys: Any = select(r.id).where(scope).order_by(*order).offset(offset).limit(limit)
+                keys: Any = select(rid.label("id")).where(scope).order_by(*order)
+                keys = keys.offset(offset).limit(limit)
             else:
                 mine_key = tuple_(mine.board_key, mine.id)
                 total, better, position = (
                     await conn.execute(
                         select(
                             func.count(),
-                            func.count().filter(r.board_key < mine.board_key),
-                            func.count().filter(tuple_(r.board_key, r.id) < mine_key),
+                            func.count().filter(key < mine.board_key),
+                            func.count().filter(tuple_(key, rid) < mine_key),
                         )
-                        .select_from(_results)
+                        .select_from(table)
                         .where(scope)
                     )
                 ).one()
@@ -757,30 +801,32 @@ class SqlStore:
                     offset = max(0, position - limit // 2)
                     head = position - offset  # rows of the page above mine
                     above = (
-                        select(r.id)
-                        .where(scope, tuple_(r.board_key, r.id) < mine_key)
-                        .order_by(r.board_key.desc(), r.id.desc())
+                        select(rid.label("id"))
+                        .where(scope, tuple_(key, rid) < mine_key)
+                        .order_by(key.desc(), rid.desc())
                         .limit(head)
                         .subquery()
                     )
                     below = (
-                        select(r.id)
-                        .where(scope, tuple_(r.board_key, r.id) >= mine_key)
+                        select(rid.label("id"))
+                        .where(scope, tuple_(key, rid) >= mine_key)
                         .order_by(*order)
                         .limit(limit - head)
                         .subquery()
                     )
                     keys = union_all(select(above.c.id), select(below.c.id))
                 else:
-                    keys = select(r.id).where(scope).order_by(*order).offset(offset).limit(limit)
+                    keys = select(rid.label("id")).where(scope).order_by(*order)
+                    keys = keys.offset(offset).limit(limit)
             page_ids = keys.subquery()
+            r = _results.c
             page = (
                 await conn.execute(
                     select(*self._entry_columns())
                     .select_from(page_ids)
-                    .join(_results, _results.c.id == page_ids.c.id)
+                    .join(_results, r.id == page_ids.c.id)
                     .join(_players, _players.c.id == r.player_id)
-                    .order_by(*order)
+                    .order_by(r.board_key, r.id)
                 )
             ).all()
             first_rank = 0
@@ -789,8 +835,8 @@ class SqlStore:
                 tied = (
                     await conn.execute(
                         select(func.count())
-                        .select_from(_results)
-                        .where(scope, r.board_key == page[0].board_key, r.id < page[0].id)
+                        .select_from(table)
+                        .where(scope, key == page[0].board_key, rid < page[0].id)
                     )
                 ).scalar_one()
                 first_rank = 1 + offset - tied

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import hypothesis
 import msgpack
 import pytest
+from hypothesis import strategies as st
 
 from protocol.messages import (
     CLIENT_TYPES,
@@ -55,6 +57,8 @@ from protocol.messages import (
     decode_client,
     decode_server,
     encode,
+    name_key,
+    name_skeleton,
     normalize_name,
     replace,
 )
@@ -691,3 +695,86 @@ def test_a_full_page_of_the_longest_rows_fits_in_a_frame() -> None:
     )
     history = HistoryPage(big, big, big, big, (line,) * MAX_PAGE)
     assert len(encode(history)) <= MAX_FRAME
+
+
+# -- names that cannot be seen, and names that look alike (issue 16, item 7) -------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "\u3164",  # HANGUL FILLER: a letter by category, shows nothing
+        "\u3164\u3164\u3164",
+        "\u2800",  # BRAILLE PATTERN BLANK
+        "\u115f",  # HANGUL CHOSEONG FILLER
+        "\u115f\u1160",
+        "\uffa0",  # HALFWIDTH HANGUL FILLER
+        "\u3164 \u2800",
+        "\u0301",  # a combining mark on nothing
+        "\u0301\u0308\u0301",
+        "a\u0301\u0301\u0301\u0301",  # zalgo: marks stacked on one letter
+    ],
+    ids=[
+        "U+3164",
+        "3 fillers",
+        "U+2800",
+        "U+115F",
+        "U+115F U+1160",
+        "U+FFA0",
+        "mixed",
+        "a mark",
+        "marks",
+        "zalgo",
+    ],
+)
+def test_names_with_nothing_to_see_are_refused(raw: str) -> None:
+    with pytest.raises(ValueError, match=r"visible|marks"):
+        normalize_name(raw)
+
+
+@pytest.mark.parametrize("name", ["Zoë", "Zoe\u0308", "Nguyễn", "李小龍", "Ωmega", "bob 2", "x"])
+def test_names_in_any_script_are_fine(name: str) -> None:
+    assert normalize_name(name) == name
+
+
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "\u0410lice",  # Cyrillic capital A
+        "Ali\u0441e",  # Cyrillic small es
+        "A\u04cfice",  # Cyrillic palochka for l
+        "AIice",  # capital I for l
+        "A1ice",
+        "\uff21lice",  # fullwidth A
+        "\U0001d400lice",  # mathematical bold A
+        "Alice\u3164",  # an invisible filler after it
+        "A\u200blice",  # (refused by normalize_name anyway) zero width space
+    ],
+)
+def test_names_that_look_alike_share_a_skeleton(lookalike: str) -> None:
+    assert name_skeleton(lookalike) == name_skeleton("Alice")
+
+
+def test_names_that_look_different_do_not() -> None:
+    skeletons = {name_skeleton(n) for n in ("Alice", "Alicia", "Bob", "Zoë", "Zoe", "李")}
+    assert len(skeletons) == 6
+
+
+def test_the_name_key_ignores_case_and_compatibility_forms() -> None:
+    assert name_key("\uff21\uff2c\uff29\uff23\uff25") == name_key("alice") == "alice"
+    assert name_key("Straße") == name_key("STRASSE")
+    assert name_key("Zoë") != name_key("Zoe")
+
+
+@hypothesis.settings(max_examples=2000, deadline=None)
+@hypothesis.given(st.text(max_size=64))
+def test_any_name_is_either_a_name_or_a_value_error(raw: str) -> None:
+    """Whatever a client sends as a name: a name whose keys fit their columns, or a
+    ValueError for the player; never another exception (a traceback in the log)."""
+    try:
+        name = normalize_name(raw)
+    except ValueError:
+        return
+    assert 1 <= len(name) <= 20
+    assert len(name_key(name)) <= 80 and len(name_skeleton(name)) <= 400
+    assert name_skeleton(name).strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from protocol.messages import (
     Race,
     Resign,
     Result,
+    Welcome,
 )
 from server.app import ServeOptions, open_server
 from server.daily import choose_daily, utc_date
@@ -231,3 +233,63 @@ async def test_results_survive_a_database_outage(fresh_postgres: str, tmp_path: 
                 await c.ws.close()
     finally:
         await proxy.cut()
+
+
+async def test_a_name_that_looks_like_another_or_shows_nothing_is_refused(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Issue 16, item 7, as a client sees it: look-alikes of a registered name are taken,
+    names with nothing visible are invalid; two look-alikes at once give one player."""
+    async with running_server(db_url, tmp_path) as server:
+        alice = await open_client(server, "Alice")
+        client = await open_client(server)
+        for lookalike in ("\u0410lice", "\uff21lice", "A1ice", "ALICE", "Alice\u3164"):
+            await client.send(Hello(1, lookalike))
+            error = await client.expect(Error)
+            assert error.code == "name_taken" and "looks like" in error.text
+        for invisible in ("\u3164", "\u2800\u2800", "\u115f", "\u0301\u0301"):
+            await client.send(Hello(1, invisible))
+            error = await client.expect(Error)
+            assert (error.code, error.text) == (
+                "name_invalid",
+                "a name needs at least one visible character",
+            )
+        names = ["Bob", "B\u043eb", "\uff22ob", "BOB", "B0B"]
+        others = [await open_client(server) for _ in names]
+        await asyncio.gather(*(c.send(Hello(1, n)) for c, n in zip(others, names, strict=True)))
+        answers = [await c.expect((Welcome, Error)) for c in others]
+        assert sum(1 for a in answers if isinstance(a, Welcome)) == 1
+        assert sum(1 for a in answers if isinstance(a, Error) and a.code == "name_taken") == 4
+        for c in [alice, client, *others]:
+            await c.ws.close()
+
+
+async def test_under_a_minimum_age_a_fresh_name_s_daily_is_practice(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Issue 16, item 10: the registration time reaches the hub through storage, on a new
+    name and on a token, and a name younger than ``--daily-min-age`` plays practice."""
+    options = ServeOptions(
+        host="127.0.0.1",
+        port=0,
+        db=db_url,
+        spool=tmp_path / "spool.jsonl",
+        hub=HubConfig(countdown_s=0.2, daily_min_age_s=3600.0),
+        solver_processes=0,
+    )
+    async with open_server(options) as server:
+        old = await server.store.register_player(name="old", now=time.time() - 2 * 86_400)
+        veteran = await open_client(server)
+        await veteran.send(Hello(1, token=old.token))
+        await veteran.expect(Welcome)
+        fresh = await open_client(server, "fresh")
+        for client, practice in ((veteran, False), (fresh, True)):
+            await client.send(Daily())
+            deal = await client.expect(DailyDeal)
+            assert (deal.attempt, deal.practice) == (1, practice)
+            await client.send(Resign())
+            await client.expect(Result)
+        board = await server.store.daily_board(date=utc_date(time.time()))
+        assert [e.name for e in board.rows] == ["old"]
+        for client in (veteran, fresh):
+            await client.ws.close()

@@ -94,6 +94,7 @@ async def test_a_random_race_is_a_seeded_deal_committed_to_before_the_start(
 async def test_the_daily_is_seeded_and_committed_to_all_day(db_url: str, tmp_path: Path) -> None:
     clock = [NOON]
     async with running_server(db_url, tmp_path, wall_clock=lambda: clock[0]) as server:
+        await server.boards.dailies.get(dt.date(2026, 11, 29))  # chosen, as ahead of a day
         dave = await open_client(server, "dave")
         await dave.send(Board(kind="daily"))
         board = await dave.expect(BoardPage)

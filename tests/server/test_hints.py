@@ -10,15 +10,18 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from protocol import Game
 from protocol.messages import (
+    PROTOCOL_VERSION,
     Accepted,
     Create,
     Daily,
     Error,
+    Hello,
     Hint,
     HintAnswer,
     Join,
@@ -28,6 +31,7 @@ from protocol.messages import (
     Resign,
     Result,
     Room,
+    Welcome,
 )
 from protocol.solver import solve
 from server.effects import Effect, LiveAction, LiveRace, Solve
@@ -455,3 +459,43 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         assert server.metrics.hint_failures == 1
         assert sum(server.metrics.hint_solves.values()) == 2
         await alice.ws.close()
+
+
+async def test_a_hint_abandoned_by_disconnecting_shows_no_verdict_on_metrics(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Issue 16, item 11: asking, then dropping before the answer, must not let /metrics
+    tell the verdict (nor its time) while the run is not marked hinted."""
+    async with running_server(db_url, tmp_path) as server:
+        alice = await open_client(server, "alice")
+        token = next(f.token for f in alice.frames if isinstance(f, Welcome))
+        await room_with(alice, code=WIN_CODE, hints=True)
+        await start_race(alice)
+        pool = server._hint_pool
+        assert pool is not None
+        busy = pool.submit(time.sleep, 1.0)  # the one worker is busy: the hint waits
+        await alice.send(Hint())
+        for _ in range(500):
+            if server.hints_in_progress:
+                break
+            await asyncio.sleep(0.01)
+        await alice.ws.close()
+        await asyncio.wrap_future(busy)
+        for _ in range(500):
+            if not server.hints_in_progress:
+                break
+            await asyncio.sleep(0.01)
+        assert server.hints_in_progress == 0
+        assert server.metrics.hint_solves == {"won": 0, "lost": 0, "unknown": 0}
+        assert server.metrics.hint_seconds.n == 0
+        # Back within the resume window: the verdict is given from the player's cache (and
+        # the run marked hinted) only if they ask again.
+        again = await open_client(server)
+        await again.send(Hello(PROTOCOL_VERSION, token=token))
+        await again.expect(Welcome)
+        await again.send(Hint())
+        assert (await again.expect(HintAnswer)).verdict == "win"
+        await again.send(Resign())
+        [me] = (await again.expect(Result)).ranks
+        assert me.hinted is True
+        await again.ws.close()

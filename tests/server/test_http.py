@@ -8,6 +8,7 @@ Chromium when it is installed (and must be, under ``CI=true``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -24,9 +25,24 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from protocol import Game
 from protocol.commitment import check_commitment
-from protocol.messages import Accepted, Daily, MoveMsg, Race, Refused, Resign, Result, Undo, Undone
+from protocol.messages import (
+    Accepted,
+    Board,
+    BoardPage,
+    Daily,
+    History,
+    HistoryPage,
+    MoveMsg,
+    Race,
+    Refused,
+    Resign,
+    Result,
+    Undo,
+    Undone,
+)
 from server.app import ServeOptions, open_server
 from server.connection import RaceServer
+from server.daily import code_public_at
 from server.effects import PlayerResult, RaceRecord
 from server.http import PAGE_SIZE, HttpPages, format_time
 from server.rooms import HubConfig
@@ -37,6 +53,8 @@ from .wire import open_client, room_with, running_server, start_race, winning_li
 NOON = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC).timestamp()
 DAY = 86_400.0
 TODAY = dt.date(2026, 11, 29)
+#: The end of TODAY: 00:00 UTC on 30 November.
+MIDNIGHT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC).timestamp()
 TIMEOUT = 10.0
 
 
@@ -341,7 +359,7 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
         html = page.text
         assert code not in html and code.split("-")[-1] not in html
         assert "Sunday 29 November 2026" in html
-        assert "stays secret until the day ends" in html
+        assert "stays secret until 00:35 UTC on 30 Nov" in html
         rows = board_rows(html)
         assert sorted(r[1] for r in rows) == ["&lt;b&gt;x&lt;/b&gt;", "ann", "bob"]
         ranks = [int(r[0]) for r in rows]
@@ -582,3 +600,85 @@ async def test_the_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.stat().st_size > 10_000  # a real rendering, not a blank page
     if target := os.environ.get("YUKON_SCREENSHOT"):
         shutil.copy(shot, target)
+
+
+# -- the daily's edges: midnight, the future, days without a deal (issue 16, items 8, 12, 13) --
+
+
+async def test_a_day_s_code_stays_secret_while_an_attempt_of_it_can_still_run(
+    db_url: str, tmp_path: Path
+) -> None:
+    clock = Clock(MIDNIGHT - 60)
+    async with running_server(db_url, tmp_path, wall_clock=clock) as server:
+        code = str((await server.boards.dailies.get(TODAY)).code)
+        ann = await open_client(server, "ann")
+        await ann.send(Daily())  # at 23:59, as the attack did
+        await ann.expect(Race)
+        await ann.send(Resign())
+        assert (await ann.expect(Result)).code is None
+        unplayed = "YU1-C-AAAAAAC"
+        for at in (MIDNIGHT - 1, MIDNIGHT + 1, MIDNIGHT + 1800, code_public_at(TODAY) - 1):
+            clock.now = at  # 23:59:59, 00:00:01, 00:30: an attempt begun at 23:59 still runs
+            for fmt in ("html", "json"):
+                page = await fetch(server, f"/leaderboard?date=2026-11-29&format={fmt}")
+                assert code not in page.text, (at, fmt)
+            await ann.send(Board("daily", date="2026-11-29"))
+            assert (await ann.expect(BoardPage)).code is None
+            await ann.send(History())
+            assert [r.code for r in (await ann.expect(HistoryPage)).rows] == [None]
+            # The deal board of the secret code answers as a code nobody played.
+            await ann.send(Board("deal", code=code))
+            secret = await ann.expect(BoardPage)
+            await ann.send(Board("deal", code=unplayed))
+            other = await ann.expect(BoardPage)
+            assert secret == dataclasses.replace(other, code=code)
+        clock.now = code_public_at(TODAY)  # 00:35: every attempt of the day is over
+        assert code in (await fetch(server, "/leaderboard?date=2026-11-29&format=json")).text
+        await ann.send(History())
+        assert [r.code for r in (await ann.expect(HistoryPage)).rows] == [code]
+        await ann.send(Board("deal", code=code))
+        assert (await ann.expect(BoardPage)).total == 1
+        await ann.ws.close()
+
+
+async def test_a_deal_board_of_today_s_code_is_that_of_a_code_nobody_played(
+    db_url: str, tmp_path: Path
+) -> None:
+    async with running_server(db_url, tmp_path, wall_clock=Clock(NOON)) as server:
+        code = str((await server.boards.dailies.get(TODAY)).code)
+        ann = await open_client(server, "ann")
+        for request in (
+            dict(offset=40),
+            dict(around=True, offset=40),
+            dict(limit=5),
+        ):
+            await ann.send(Board("deal", code=code, **request))
+            secret = await ann.expect(BoardPage)
+            await ann.send(Board("deal", code="YU1-C-AAAAAAC", **request))
+            other = await ann.expect(BoardPage)
+            assert secret == dataclasses.replace(other, code=code), request
+        await ann.ws.close()
+
+
+async def test_nothing_about_a_day_shows_before_it_begins(db_url: str, tmp_path: Path) -> None:
+    async with running_server(db_url, tmp_path, wall_clock=Clock(NOON)) as server:
+        tomorrow = TODAY + dt.timedelta(days=1)
+        chosen = await server.boards.dailies.get(tomorrow)  # chosen ahead, as the server does
+        data = (await fetch(server, "/leaderboard?date=2026-11-30&format=json")).json()
+        assert (data["par"], data["code"], data["total"]) == (None, None, 0)
+        page = (await fetch(server, "/leaderboard?date=2026-12-05")).text
+        assert "Par:" not in page and "has not begun" in page and str(chosen.code) not in page
+        # Its arrows lead back to today, never to another day after it.
+        assert 'rel="prev" href="/leaderboard?date=2026-11-29"' in page
+        ann = await open_client(server, "ann")
+        await ann.send(Board("daily", date="2026-11-30"))
+        board = await ann.expect(BoardPage)
+        assert (board.par, board.code, board.total) == (None, None, 0)
+        await ann.ws.close()
+
+
+async def test_a_past_day_without_a_deal_says_so(db_url: str, tmp_path: Path) -> None:
+    async with running_server(db_url, tmp_path, wall_clock=Clock(NOON)) as server:
+        page = (await fetch(server, "/leaderboard?date=2026-11-01")).text
+        assert "There was no daily deal on this day" in page
+        assert "secret" not in page

@@ -8,6 +8,7 @@ the objects in ``Send`` effects; only what a client sends goes through ``encode`
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -25,6 +26,8 @@ from protocol.messages import (
     Accepted,
     Countdown,
     Create,
+    Daily,
+    DailyDeal,
     Error,
     Hello,
     Join,
@@ -47,7 +50,7 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
-from server.daily import candidate_code
+from server.daily import candidate_code, code_public, code_public_at
 from server.effects import (
     Authenticate,
     BeginDaily,
@@ -105,16 +108,23 @@ class Clients:
         self._deals = list(deals)
         self.deals_drawn = 0
         code_iter = iter(codes) if codes is not None else room_codes()
+        #: The wall clock (seconds since the epoch) the hub reads: dates, the daily's codes.
+        self.wall = 0.0
         self.hub = Hub(
             self.config,
-            wall_clock=lambda: 0.0,
+            wall_clock=lambda: self.wall,
             random_deal=self._deal,
             new_salt=lambda: SALT,
             new_room_code=lambda: next(code_iter),
         )
         # Storage's part, played here: registered names and their tokens, daily attempts.
         self.registry: dict[str, tuple[int, str, str]] = {}
+        #: When each player registered (wall time), by id.
+        self.registered: dict[int, float] = {}
         self.attempts: dict[int, int] = defaultdict(int)
+        #: While set, daily attempts wait in ``held`` until ``number_dailies`` (storage slow).
+        self.hold_daily = False
+        self.held: list[BeginDaily] = []
         self._player_ids = itertools.count(1)
         self.inbox: dict[int, list[Any]] = defaultdict(list)
         self.closed: dict[int, Close] = {}
@@ -139,14 +149,30 @@ class Clients:
                     return hub.hello_refused(e.conn, code="name_taken", text="taken", now=now)
                 pid = next(self._player_ids)
                 self.registry[e.name.casefold()] = (pid, e.name, f"tok{pid}")
+                self.registered[pid] = self.wall
                 return hub.authenticated(
-                    e.conn, player_id=pid, name=e.name, token=f"tok{pid}", now=now
+                    e.conn,
+                    player_id=pid,
+                    name=e.name,
+                    token=f"tok{pid}",
+                    now=now,
+                    registered=self.wall,
                 )
             for pid, name, token in self.registry.values():
                 if token == e.token:
-                    return hub.authenticated(e.conn, player_id=pid, name=name, token=token, now=now)
+                    return hub.authenticated(
+                        e.conn,
+                        player_id=pid,
+                        name=name,
+                        token=token,
+                        now=now,
+                        registered=self.registered.get(pid, 0.0),
+                    )
             return hub.hello_refused(e.conn, code="bad_token", text="unknown token", now=now)
         assert isinstance(e, BeginDaily)
+        if self.hold_daily:
+            self.held.append(e)
+            return []
         self.attempts[e.player_id] += 1
         return hub.daily_begun(
             e.player_id,
@@ -156,6 +182,11 @@ class Clients:
             par=99,
             now=now,
         )
+
+    def number_dailies(self) -> list[Effect]:
+        """Storage answers the daily attempts it held."""
+        held, self.held, self.hold_daily = self.held, [], False
+        return self._record([e for b in held for e in self._storage(b)])
 
     def _record(self, effects: list[Effect]) -> list[Effect]:
         resolved: list[Effect] = []
@@ -1837,3 +1868,147 @@ def test_an_abandon_and_a_leave_are_journaled_and_restored() -> None:
         "bob": "abandoned",
         "cat": "resigned",
     }
+
+
+# -- the daily deal: attempts are numbered only when they start (issue 16, item 9) ------------
+
+
+def test_a_full_server_refuses_a_daily_before_numbering_it() -> None:
+    cl = Clients(HubConfig(max_rooms=1))
+    bob = cl.hello("bob")
+    cl.send(bob, Create())
+    ann = cl.hello("ann")
+    assert error_codes(cl.send(ann, Daily()), ann) == ["server_full"]
+    assert cl.attempts == {}  # nothing numbered: the refusal did not use up the attempt
+    cl.send(bob, Leave())
+    cl.send(ann, Daily())
+    deal = cl.last(ann, DailyDeal)
+    assert (deal.attempt, deal.practice) == (1, False)
+
+
+def test_a_room_taken_while_a_daily_is_numbered_does_not_burn_the_attempt() -> None:
+    cl = Clients(HubConfig(max_rooms=1))
+    ann, bob = cl.hello("ann"), cl.hello("bob")
+    cl.hold_daily = True
+    assert error_codes(cl.send(ann, Daily()), ann) == []
+    # The last room is reserved for ann's attempt while storage numbers it.
+    assert error_codes(cl.send(bob, Create()), bob) == ["server_full"]
+    cl.number_dailies()
+    deal = cl.last(ann, DailyDeal)
+    assert (deal.attempt, deal.practice) == (1, False)
+    assert cl.hub.races_running == 1
+
+
+def test_a_player_who_drops_while_the_daily_is_numbered_resumes_into_it() -> None:
+    cl = Clients()
+    ann = cl.hello("ann")
+    cl.hold_daily = True
+    cl.send(ann, Daily())
+    cl.disconnect(ann, at=cl.now + 1)
+    cl.number_dailies()
+    assert cl.attempts[1] == 1
+    conn, effects = cl.resume("ann", at=cl.now + 2)
+    race_msg = next(m for m in to(effects, conn) if isinstance(m, RaceMsg))
+    assert race_msg.state == "playing"  # the counted attempt runs; it was not thrown away
+    cl.number_dailies()
+    assert error_codes(cl.send(conn, Daily()), conn) == ["already_in_room"]
+
+
+# -- the daily deal: its code stays secret while an attempt of its day can run (item 8) -------
+
+#: 00:00 UTC on 30 November 2026: the end of 29 November.
+MIDNIGHT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC).timestamp()
+DAY_29 = dt.date(2026, 11, 29)
+
+
+def test_an_attempt_begun_at_23_59_ends_without_its_code_after_midnight() -> None:
+    cl = Clients()
+    cl.wall = MIDNIGHT - 60
+    ann = cl.hello("ann")
+    cl.send(ann, Daily())
+    assert cl.last(ann, DailyDeal).date == "2026-11-29"
+    # Its limit comes long before 00:35: no second timer holds the room until then.
+    assert [t[2] for t in cl.hub._timers].count("limit") == 1
+    cl.wall = MIDNIGHT + 1  # 00:00:01: the day is over, its attempts are not
+    cl.send(ann, Resign(), at=cl.now + 61)
+    [record] = cl.persisted
+    cl.commit(record.race_id)
+    assert cl.last(ann, Result).code is None
+    assert cl.last(ann, Room).code is None
+    cl.wall = code_public_at(DAY_29)  # every attempt of the day has had its whole time
+    cl.send(ann, Leave(), at=cl.now + 1)
+    assert not code_public(DAY_29, code_public_at(DAY_29) - 1)
+    assert code_public(DAY_29, code_public_at(DAY_29))
+
+
+def test_an_attempt_still_running_when_its_code_goes_public_is_ended() -> None:
+    # A longer limit than the publication allows for stands in for a race resumed after a
+    # restart, whose down time was not charged to its clock.
+    cl = Clients(HubConfig(daily_time_limit=7200))
+    cl.wall = start = MIDNIGHT - 60
+    ann = cl.hello("ann")
+    cl.send(ann, Daily())
+    assert [t[2] for t in cl.hub._timers].count("limit") == 2
+    public = code_public_at(DAY_29)
+    cl.wall = public - 1
+    cl.tick(cl.now + (public - 1 - start))
+    assert cl.persisted == []  # the 7200 s limit is far off
+    cl.wall = public
+    cl.tick(cl.now + 1)
+    [record] = cl.persisted
+    assert [r.outcome for r in record.results] == ["timeout"]
+    assert record.results[0].time_ms == int((public - start) * 1000)
+    # And a move after it is refused as the race's end, not played.
+    assert error_codes(cl.move(ann, WIN_MOVES[0], at=cl.now + 1), ann) == ["finished"]
+
+
+# -- the daily deal: --daily-min-age (item 10) ------------------------------------------------
+
+HOUR = 3600.0
+
+
+def test_a_fresh_name_plays_the_daily_as_practice_under_a_minimum_age() -> None:
+    cl = Clients(HubConfig(daily_min_age_s=24 * HOUR))
+    cl.wall = MIDNIGHT - 30 * HOUR
+    old = cl.hello("old")
+    cl.wall = MIDNIGHT - 2 * HOUR
+    fresh = cl.hello("fresh")  # registered 2 h ago: a name made to try the deal again
+    cl.wall = MIDNIGHT - 60
+    for conn in (old, fresh):
+        cl.send(conn, Daily())
+        cl.send(conn, Resign(), at=cl.now + 1)
+    deals = {cl.names[c]: cl.last(c, DailyDeal) for c in (old, fresh)}
+    assert {n: (d.attempt, d.practice) for n, d in deals.items()} == {
+        "old": (1, False),
+        "fresh": (1, True),
+    }
+    results = {r.name: r.practice for record in cl.persisted for r in record.results}
+    assert results == {"old": False, "fresh": True}
+    # Kept across a restart: the journal carries it.
+    lives = {e.players[0][1]: e.practice for e in cl.journal if isinstance(e, LiveRace)}
+    assert lives == {"old": False, "fresh": True}
+
+
+def test_without_a_minimum_age_a_fresh_name_counts() -> None:
+    cl = Clients()
+    cl.wall = MIDNIGHT - 60
+    fresh = cl.hello("fresh")
+    cl.send(fresh, Daily())
+    assert cl.last(fresh, DailyDeal).practice is False
+
+
+def test_a_restored_daily_attempt_keeps_its_practice_mark() -> None:
+    cl = Clients(HubConfig(daily_min_age_s=24 * HOUR))
+    cl.wall = MIDNIGHT - 60
+    fresh = cl.hello("fresh")
+    cl.send(fresh, Daily())
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    after = Clients(HubConfig(daily_min_age_s=24 * HOUR))
+    after.wall = MIDNIGHT - 30
+    after.registry, after.registered = cl.registry, cl.registered
+    after.tokens = dict(cl.tokens)
+    after.hub.restore(live, [], alive_ms=5_000, now=after.now)
+    conn, _ = after.resume("fresh", at=after.now + 1)
+    after.send(conn, Resign(), at=after.now + 1)
+    [record] = after.persisted
+    assert [r.practice for r in record.results] == [True]

@@ -173,6 +173,14 @@ def test_serve_refuses_a_negative_solver_process_count() -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("hours", ["-1", "soon", "9000"])
+def test_serve_refuses_a_daily_min_age_that_is_not_hours(hours: str) -> None:
+    result = yukon("serve", "--daily-min-age", hours)
+    assert result.returncode == 2
+    assert "--daily-min-age" in result.stderr and "hours" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_serve_port_in_use_is_one_line() -> None:
     import socket
 

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from server.storage import migrate
 from server.storage.models import Base, board_key
-from server.storage.sql import SqlStore
+from server.storage.sql import NameTakenError, SqlStore
 
 TABLES = {
     "players",
@@ -24,6 +24,7 @@ TABLES = {
     "moves",
     "daily_attempts",
     "daily_deals",
+    "deal_bests",
     "settings",
     "live_races",
     "live_actions",
@@ -176,6 +177,135 @@ async def test_the_comparison_does_see_differences(store: SqlStore) -> None:
     found = await differences(store)
     added = {diff[1].name for diff in found if diff[0] == "add_table"}
     assert added == TABLES
+
+
+async def test_0006_keeps_each_players_best_result_per_deal(store: SqlStore) -> None:
+    """0006 fills ``deal_bests`` from the results already stored: per deal and player the
+    best counted one (the first stored among equal ones); practice is left out."""
+    await migrate.upgrade(store, "0005")
+    rows = [  # id, player, code, practice, board_key
+        (1, 1, "YU1-C-AAAAAAB", False, 500),
+        (2, 1, "YU1-C-AAAAAAB", False, 300),
+        (3, 1, "YU1-C-AAAAAAB", False, 300),  # equal to 2, stored later
+        (4, 1, "YU1-C-AAAAAAB", True, 100),  # practice
+        (5, 2, "YU1-C-AAAAAAB", False, 900),
+        (6, 1, "YU1-C-AAAAAAC", False, 700),
+        (7, 2, "YU1-C-AAAAAAC", True, 1),  # only practice on this deal
+    ]
+
+    def insert(conn: Connection) -> None:
+        for pid, name in ((1, "ann"), (2, "bob")):
+            conn.execute(
+                text(
+                    "INSERT INTO players (id, name, name_key, token_hash, created_at)"
+                    " VALUES (:id, :name, :name, :name, :at)"
+                ),
+                {"id": pid, "name": name, "at": AT},
+            )
+        for rid, pid, code, practice, key in rows:
+            conn.execute(
+                text(
+                    "INSERT INTO races (id, uid, code, rules, started_at)"
+                    " VALUES (:n, :uid, :code, 'C', :at)"
+                ),
+                {"n": rid, "uid": f"u{rid}", "code": code, "at": AT},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO results (id, race_id, player_id, code, practice, outcome,"
+                    " time_ms, moves, score, foundations, rank, undos, board_key, finished_at)"
+                    " VALUES (:n, :n, :pid, :code, :practice, 'won', 0, 0, 0, 0, 1, 0,"
+                    " :key, :at)"
+                ),
+                {"n": rid, "pid": pid, "code": code, "practice": practice, "key": key, "at": AT},
+            )
+
+    def bests(conn: Connection) -> list[tuple[str, int, int, int]]:
+        found = conn.execute(
+            text(
+                "SELECT code, player_id, result_id, board_key FROM deal_bests"
+                " ORDER BY code, player_id"
+            )
+        )
+        return [(str(c), int(p), int(r), int(k)) for c, p, r, k in found]
+
+    await store.run_sync(insert)
+    await migrate.upgrade(store, "0006")
+    assert await store.run_sync(bests) == [
+        ("YU1-C-AAAAAAB", 1, 2, 300),
+        ("YU1-C-AAAAAAB", 2, 5, 900),
+        ("YU1-C-AAAAAAC", 1, 6, 700),
+    ]
+    board = await store.deal_board(code="YU1-C-AAAAAAB")
+    assert [(e.name, e.rank) for e in board.rows] == [("ann", 1), ("bob", 2)]
+    await migrate.downgrade(store, "0005")
+    assert "deal_bests" not in await tables(store)
+
+
+async def test_0006_gives_names_their_skeletons_and_keeps_those_that_collide(
+    store: SqlStore,
+) -> None:
+    """Names registered before 0006 that now collide (look alike, or differ only in
+    compatibility forms) all stay, with their tokens and results; the oldest holds the
+    keys, and a new name that looks like any of them is refused."""
+    await migrate.upgrade(store, "0005")
+    names = ["Alice", "\u0410lice", "\uff21lice", "bob", "AIice"]
+
+    def insert(conn: Connection) -> None:
+        for i, name in enumerate(names, start=1):
+            conn.execute(
+                text(
+                    "INSERT INTO players (id, name, name_key, token_hash, created_at)"
+                    " VALUES (:id, :name, :key, :hash, :at)"
+                ),
+                {"id": i, "name": name, "key": name.casefold(), "hash": f"h{i}", "at": AT},
+            )
+        if conn.dialect.name == "postgresql":  # ids given by hand: the sequence follows
+            conn.execute(text("SELECT setval(pg_get_serial_sequence('players', 'id'), 100)"))
+        conn.execute(
+            text(
+                "INSERT INTO races (id, uid, code, rules, started_at)"
+                " VALUES (1, 'u1', 'YU1-C-AAAAAAB', 'C', :at)"
+            ),
+            {"at": AT},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO results (id, race_id, player_id, code, practice, outcome,"
+                " time_ms, moves, score, foundations, rank, undos, board_key, finished_at)"
+                " VALUES (1, 1, 2, 'YU1-C-AAAAAAB', false, 'won', 0, 0, 0, 0, 1, 0, 5, :at)"
+            ),
+            {"at": AT},
+        )
+
+    def players(conn: Connection) -> list[tuple[int, str, str, str | None]]:
+        rows = conn.execute(
+            text("SELECT id, name, name_key, name_skeleton FROM players ORDER BY id")
+        )
+        return [(int(i), str(n), str(k), s) for i, n, k, s in rows]
+
+    def result_count(conn: Connection) -> int:
+        return int(conn.execute(text("SELECT count(*) FROM results")).scalar_one())
+
+    await store.run_sync(insert)
+    await migrate.upgrade(store, "0006")
+    after = await store.run_sync(players)
+    assert [(i, n) for i, n, _, _ in after] == list(enumerate(names, start=1))
+    keys = {i: (k, s) for i, _, k, s in after}
+    assert keys[1] == ("alice", "alice")  # the oldest keeps the key and the skeleton
+    assert keys[2][1] is None and keys[3][1] is None and keys[5][1] is None
+    assert keys[3][0] == "alice\ue0003"  # its NFKC key was taken: a key of its own
+    assert keys[4] == ("bob", "bob")
+    assert await store.run_sync(result_count) == 1  # nothing lost with the players
+    for lookalike in ("ALICE", "\u0410lice", "A1ice"):
+        with pytest.raises(NameTakenError):
+            await store.register_player(name=lookalike, now=0.0)
+    await store.register_player(name="Alicia", now=0.0)
+    await migrate.downgrade(store, "0005")
+    before = await store.run_sync(
+        lambda conn: [str(k) for (k,) in conn.execute(text("SELECT name_key FROM players"))]
+    )
+    assert sorted(before) == sorted([n.casefold() for n in names] + ["alicia"])
 
 
 SEEDED = "YU1-MEGT-77777777777777777777777774"  # 35 characters: the longest code

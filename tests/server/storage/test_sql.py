@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection
 
+from protocol.messages import normalize_name
 from server.effects import LiveAction, LiveRace, PlayerResult, RaceRecord
 from server.storage import migrate
 from server.storage.models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, board_key
@@ -914,3 +915,117 @@ def test_a_saturated_field_saturates_the_fields_after_it() -> None:
     assert won(limit, 1).key() <= won(limit + 1, 0).key()
     assert won(limit + 1, 0).key() == won(limit + 5, 7).key()
     assert lost(40, MAX_SCORE + 5, 10).key() <= lost(40, MAX_SCORE + 1, 5).key()
+
+
+# -- the deal board kept by the writer (deal_bests) agrees with a plain sort --------------------
+
+
+async def test_random_deal_board_matches_each_players_best(store: SqlStore) -> None:
+    """Several results per player on one deal, in random order, some practice, some
+    hinted, many ties: the board is each player's first-stored best counted result."""
+    rng = random.Random(16)
+    people = await register(store, *(f"d{i:02d}" for i in range(12)))
+    best: dict[int, tuple[tuple[int, ...], int]] = {}
+    for n in range(80):
+        i = rng.randrange(len(people))
+        if rng.random() < 0.5:
+            o = won(rng.choice([30_000, 31_000]), rng.choice([100, 101]), hinted=rng.random() < 0.2)
+        else:
+            o = lost(rng.choice([10, 20]), 100, 5_000, hinted=rng.random() < 0.2)
+        practice = rng.random() < 0.15
+        daily = DAY if practice or rng.random() < 0.3 else None
+        await store.record_race(race(o.result(people[i], practice=practice), daily_date=daily))
+        if not practice and (i not in best or o.documented() < best[i][0]):
+            best[i] = (o.documented(), n)
+    order = sorted(best, key=lambda i: best[i])
+    keys = [best[i][0] for i in order]
+    full = list(zip(expected_ranks(keys), (people[i].name for i in order), strict=True))
+    assert summary(await store.deal_board(code=CODE, limit=50)) == full
+    for offset in range(0, len(full), 5):
+        page = await store.deal_board(code=CODE, offset=offset, limit=5)
+        assert (page.total, summary(page)) == (len(full), full[offset : offset + 5])
+    for place, i in enumerate(order):
+        around = await store.deal_board(
+            code=CODE, limit=3, player_id=people[i].player_id, around=True
+        )
+        assert around.you is not None and around.you.rank == full[place][0]
+        assert people[i].name in [e.name for e in around.rows]
+
+
+async def test_results_stored_at_once_keep_the_best(store: SqlStore) -> None:
+    (ann,) = await register(store, "ann")
+    times = [50_000, 20_000, 90_000, 20_000, 70_000, 30_000]
+    await asyncio.gather(
+        *(store.record_race(race(won(t, 100).result(ann), room="R")) for t in times)
+    )
+    board = await store.deal_board(code=CODE)
+    assert board.total == 1 and [(e.name, e.time_ms) for e in board.rows] == [("ann", 20_000)]
+
+
+# -- names that look alike are one name (issue 16, item 7) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lookalike",
+    ["\u0410lice", "Ali\u0441e", "AIice", "A1ice", "\uff21\uff2c\uff29\uff23\uff25", "Alice\u3164"],
+    ids=["cyrillic A", "cyrillic es", "I for l", "1 for l", "fullwidth", "filler"],
+)
+async def test_a_name_that_looks_like_a_registered_one_is_taken(
+    store: SqlStore, lookalike: str
+) -> None:
+    await store.register_player(name="Alice", now=T0)
+    with pytest.raises(NameTakenError):
+        await store.register_player(name=lookalike, now=T0)
+    assert await count_rows(store, Player) == 1
+
+
+async def test_two_look_alike_names_registered_at_once_give_one_player(store: SqlStore) -> None:
+    names = ["Alice", "\u0410lice", "Ali\u0441e", "AIice", "\uff21lice", "ALICE"]
+    outcomes = await asyncio.gather(
+        *(store.register_player(name=n, now=T0) for n in names), return_exceptions=True
+    )
+    won = [o for o in outcomes if isinstance(o, Identity)]
+    assert len(won) == 1
+    assert all(isinstance(o, NameTakenError) for o in outcomes if o not in won)
+    assert await count_rows(store, Player) == 1
+
+
+async def test_a_name_whose_key_spells_out_long_is_refused_before_the_database(
+    store: SqlStore,
+) -> None:
+    """U+FDFA spells out to 18 characters under NFKC: twenty of them made a key too long
+    for ``name_key`` (80), a database error instead of an answer."""
+    with pytest.raises(ValueError, match="spelled out"):
+        normalize_name("\ufdfa" * 20)
+    name = normalize_name("\ufdfa" * 4)  # 72 characters spelled out: fine
+    assert (await store.register_player(name=name, now=T0)).name == name
+
+
+async def test_the_journal_keeps_a_daily_attempt_s_practice_mark(store: SqlStore) -> None:
+    (ann,) = await register(store, "ann")
+    live = LiveRace(
+        uid="young",
+        room="ZEBRA",
+        code=CODE,
+        rules="C",
+        daily_date=DAY,
+        attempt=1,
+        undo=True,
+        time_limit=1800,
+        max_players=1,
+        fixed=False,
+        host_id=ann.player_id,
+        players=((ann.player_id, "ann"),),
+        started_wall=T0,
+        practice=True,
+    )
+    await store.journal(races=[live], actions=[])
+    [(found, _, _)] = await store.live_races()
+    assert found == live
+
+
+async def test_a_player_s_registration_time_comes_back_with_the_token(store: SqlStore) -> None:
+    ann = await store.register_player(name="ann", now=T0)
+    assert ann.created == T0
+    found = await store.find_player(token=ann.token)
+    assert found is not None and found.created == T0
