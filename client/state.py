@@ -77,6 +77,13 @@ def format_ms(ms: int | None, *, tenths: bool = True) -> str:
     return f"{text}.{rest // 100}" if tenths else text
 
 
+def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
+    """The standings' sort key: most cards home, then best score, then fastest finish
+    (``sorted`` is stable: equal runners keep the server's order)."""
+    finish = p.time_ms if p.time_ms is not None and p.state == "won" else 1 << 62
+    return (-p.foundations, -p.score, finish)
+
+
 @dataclass(frozen=True)
 class Pick:
     """The card the player holds: from column ``source`` (1-7), or a foundation (0)."""
@@ -731,6 +738,9 @@ class Session:
             if race.pick is not None:
                 race.step(-1)
                 return []
+            if not race.game.rules.take_back:  # f drops a card: say how to get one, as Enter does
+                self.say("pick a card first: 1-7, or click it")
+                return []
             problem = race.pick_foundation()
             if problem:
                 self.say(problem)
@@ -831,27 +841,30 @@ class Session:
     # -- standings --------------------------------------------------------------------------
 
     def standings(self) -> Sequence[PlayerProgress]:
-        """The latest ``progress``, with my own line from my own race.
+        """The latest ``progress``, with my own line from my own race, the leader first.
 
         The server does not send me a progress that shows nothing but my own moves (my
         ``accepted`` told me), so my line in the last one may be behind (protocol 4.11):
         when my race has more moves than it shows, my race's figures replace it.
+
+        The server lists runners in the order they joined; a race reads by progress, so
+        they are ordered by cards home, then score, then (among winners) time.
         """
         if self.progress is None:
             return ()
         players = self.progress.players
         race = self.race
-        if race is None or self.me is None:
-            return players
-        return tuple(
-            replace(
-                p,
-                state=race.state,
-                foundations=race.foundations,
-                score=race.score,
-                moves=race.moves,
+        if race is not None and self.me is not None:
+            players = tuple(
+                replace(
+                    p,
+                    state=race.state,
+                    foundations=race.foundations,
+                    score=race.score,
+                    moves=race.moves,
+                )
+                if p.name == self.me and race.moves > p.moves
+                else p
+                for p in players
             )
-            if p.name == self.me and race.moves > p.moves
-            else p
-            for p in players
-        )
+        return sorted(players, key=_progress_order)

@@ -205,7 +205,7 @@ def test_my_line_in_the_standings_follows_my_own_accepted_moves() -> None:
         ),
         6.0,
     )
-    mine, bob = session.standings()
+    bob, mine = session.standings()  # bob leads: a card home
     assert (mine.moves, mine.connected, bob.moves) == (1, False, 2)
 
 
@@ -240,10 +240,30 @@ def test_f_sends_the_picked_card_home() -> None:
     assert race.face_up(5) == ["5D"]
 
 
-def test_f_without_a_pick_says_foundations_stay_unless_take_back() -> None:
+def test_f_without_a_pick_says_pick_a_card_first_as_enter_does() -> None:
     session, _ = racing_session()
     assert session.press_foundation() == []
-    assert "no take-back" in session.status.text
+    assert said(session) == ("pick a card first: 1-7, or click it", "info")
+    assert session.tap(5.0) == []
+    assert said(session) == ("pick a card first: 1-7, or click it", "info")
+
+
+def test_the_standings_put_the_leader_first_cards_home_then_score() -> None:
+    session, _ = racing_session()
+    session.receive(
+        progress(
+            9000,
+            ("alice", "playing", 2, 40, 9, None, True),
+            ("bob", "playing", 5, 60, 20, None, True),
+            ("carol", "playing", 2, 55, 12, None, True),
+            ("dave", "won", 52, 600, 140, 8000, True),
+            ("erin", "won", 52, 610, 150, 7000, True),
+            ("fred", "resigned", 0, 5, 1, 3000, True),
+        ),
+        9.0,
+    )
+    order = [p.name for p in session.standings()]
+    assert order == ["erin", "dave", "bob", "carol", "alice", "fred"]
 
 
 def test_take_back_picks_a_foundation_top_and_drops_it_on_a_column() -> None:
