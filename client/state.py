@@ -41,6 +41,7 @@ from protocol.messages import (
     Undone,
     Welcome,
 )
+from protocol.times import format_ms
 
 from .cards import SUIT_ORDER, label, move_label
 
@@ -63,18 +64,6 @@ DONE_STATES = frozenset({"won", "resigned", "timeout", "abandoned"})
 FOUNDATION = 0
 
 _RANKS = "A23456789TJQK"
-
-
-def format_ms(ms: int | None, *, tenths: bool = True) -> str:
-    """``83456`` as ``1:23.4``; an hour and more as ``1:02:03.4``; None as ``-``."""
-    if ms is None:
-        return "-"
-    ms = max(0, ms)
-    seconds, rest = divmod(ms, 1000)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    text = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
-    return f"{text}.{rest // 100}" if tenths else text
 
 
 def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
