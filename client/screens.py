@@ -150,9 +150,15 @@ class Base(Screen[None]):
         return self.HINTS
 
     def refresh_view(self) -> None:
-        """Redraw from the session."""
+        """Redraw from the session.
+
+        A widget whose height follows its content (``height: auto``: the room's players,
+        the results' ranks) needs a layout pass too: a plain refresh repaints it within the
+        height it had, so a list that grew showed only its first rows until a resize.
+        """
         for widget in self.query(Live):
-            widget.refresh()
+            height = widget.styles.height
+            widget.refresh(layout=height is not None and height.is_auto)
 
     def on_screen_resume(self) -> None:
         self.refresh_view()
@@ -290,6 +296,14 @@ class LobbyScreen(Base):
 
     def action_unfocus(self) -> None:
         self.query_one("#create", Button).focus()
+
+    def on_screen_resume(self) -> None:
+        """Back from a room or the results: the keys are shortcuts again (Textual would give
+        focus back to the last text box, where ``d`` types a "d"), and the room just left
+        is no longer in the room code box."""
+        super().on_screen_resume()
+        self.query_one("#room-code", Input).value = ""
+        self.action_unfocus()
 
     @on(Input.Submitted, "#room-code")
     def _submitted_room(self) -> None:

@@ -1,0 +1,127 @@
+"""Screens as racers found them (issue 17): full rooms and results, focus in the lobby, the
+spectator's clock. The app runs in Textual's headless harness against a real server on
+port 0; the others are scripted wire clients. Every wait is for a condition."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.widgets import Input
+
+from client.widgets import ResultsView, RoomView
+from protocol.messages import Create, Join, Ready, Rematch, Resign, Result, Room, Start
+
+from ..server.wire import Client, open_client, url
+from .helpers import CODE, until
+from .test_app import client_app, online, screen_text, sees, server_at
+
+NAMES = ["bob", "carol", "dave", "erin", "fred", "gina", "hugo"]
+
+
+async def _guests(server: object, room: str, names: list[str]) -> list[Client]:
+    guests = []
+    for name in names:
+        guest = await open_client(server, name)  # type: ignore[arg-type]
+        await guest.send(Join(room))
+        await guest.expect(Room)
+        await guest.send(Ready(True))
+        guests.append(guest)
+    return guests
+
+
+async def _close(*clients: Client) -> None:
+    """Close scripted clients together: one that never read its frames may wait out the
+    close timeout, and seven in a row would take a minute."""
+    for client in clients:
+        client.ws.close_timeout = 0.5
+    await asyncio.gather(*(client.ws.close() for client in clients))
+
+
+async def test_eight_players_fill_the_room_and_the_results(tmp_path: Path) -> None:
+    """Auto-height lists grew only on a resize: as a guest, every name shows as players
+    join; on the second results screen (a rematch with more players), every rank."""
+    async with server_at(tmp_path) as server:
+        bob = await open_client(server, "bob")
+        await bob.send(Create(code=CODE, max_players=8))
+        room = await bob.expect(Room)
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await online(pilot, app)
+            app.send(Join(room.room))
+            await until(pilot, lambda: app.current_mode == "room", "the room")
+            await sees(app, "Players 2/8", pilot)
+            await pilot.press("space")
+            await until(pilot, lambda: "ready" in str(app.session.room), "ready")
+            await bob.send(Start())
+            await until(pilot, lambda: app.current_mode == "race", "the race")
+            await bob.send(Resign())
+            await pilot.press("r", "y")
+            await until(pilot, lambda: app.current_mode == "results", "the results")
+            await sees(app, "bob", pilot)
+
+            await bob.send(Rematch())
+            await until(pilot, lambda: app.current_mode == "room", "the rematch")
+            await pilot.pause()
+            guests = await _guests(server, room.room, NAMES[1:])
+            await until(
+                pilot,
+                lambda: app.session.room is not None and len(app.session.room.players) == 8,
+                "eight players",
+            )
+            await pilot.pause()
+            await sees(app, "Players 8/8", pilot)
+            text = screen_text(app)
+            assert all(name in text for name in NAMES), text
+            assert app.screen.query_one(RoomView).size.height >= 4 + 8
+
+            await pilot.press("space")
+            await until(
+                pilot,
+                lambda: (
+                    app.session.room is not None
+                    and all(p.ready for p in app.session.room.players if p.name != "bob")
+                ),
+                "everyone ready",
+            )
+            await bob.send(Start())
+            await until(pilot, lambda: app.current_mode == "race", "the second race")
+            for guest in (bob, *guests):
+                await guest.send(Resign())
+            await pilot.press("r", "y")
+            await until(pilot, lambda: app.current_mode == "results", "the second results")
+            await until(
+                pilot, lambda: len((app.session.result or Result(None, ())).ranks) == 8, "8 ranks"
+            )
+            await pilot.pause()
+            text = screen_text(app)
+            assert all(name in text for name in NAMES), text
+            assert app.screen.query_one(ResultsView).size.height == 1 + 8
+        await _close(bob, *guests)
+
+
+async def test_lobby_keys_are_keys_again_after_a_room_and_the_code_is_cleared(
+    tmp_path: Path,
+) -> None:
+    """Back from a room, d and w are shortcuts, not letters for the last text box."""
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        await ann.send(Create(code=CODE))
+        room = await ann.expect(Room)
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await online(pilot, app)
+            await pilot.click("#room-code")
+            await pilot.press(*room.room, "enter")
+            await until(pilot, lambda: app.current_mode == "room", "the room")
+            await pilot.press("l")
+            await until(pilot, lambda: app.current_mode == "lobby", "the lobby")
+            await pilot.pause()
+            lobby = app.screen
+            code_box = lobby.query_one("#room-code", Input)
+            assert code_box.value == "", "the old room code stays in the box"
+            assert not isinstance(app.focused, Input), app.focused
+            await pilot.press("w")  # the watch shortcut: no code, so it asks for one
+            await until(pilot, lambda: "type the room code" in screen_text(app), "the ask")
+            assert code_box.value == ""
+        await ann.ws.close()
