@@ -177,7 +177,7 @@ class YukonApp(App[None]):
         self.link_state = status
         self.link_serial = self.session.status.serial
         if was.kind == "online" and status.kind != "online":
-            self.session.connection_lost()
+            self.session.connection_lost(self.clock())
         if status.kind == "need_name" and not self._asking_name:
             self._ask_name(status.text)
         self.sync()
@@ -206,7 +206,8 @@ class YukonApp(App[None]):
                 if race is not None and isinstance(message, (MoveMsg, Undo)):
                     race.pending.pop(message.seq, None)
                     race.next_seq = message.seq  # unused: the number may be used again
-                self.session.say(f"not connected ({self.link_state.text})", "error")
+                # Short: the link's own status (why, and when it tries again) follows it.
+                self.session.say("not sent: the server is away; reconnecting…", "error")
                 break
         self.sync()
 

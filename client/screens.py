@@ -567,6 +567,13 @@ class WatchScreen(Base):
         yield StatusLine()
         yield Hints()
 
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:  # the race clock runs between progresses
+        for widget in self.query(RaceHeader):
+            widget.refresh()
+
     def refresh_view(self) -> None:
         super().refresh_view()
         room = self.session.room

@@ -123,6 +123,8 @@ class RaceBoard:
         self.foundations = self.game.cards_on_foundations
         self.clock_ms = race.elapsed_ms
         self.clock_at = now
+        #: The connection is away: the clock stands here until the server's resync.
+        self.frozen_ms: int | None = None
         #: When my race ended on the race clock, once the server says so.
         self.final_ms: int | None = None
         self._tap: tuple[float, str] | None = None
@@ -157,6 +159,8 @@ class RaceBoard:
         """The race clock: frozen once my race is over, else counted on from the server's."""
         if self.final_ms is not None:
             return self.final_ms
+        if self.frozen_ms is not None:
+            return self.frozen_ms
         ms = self.clock_ms + int((now - self.clock_at) * 1000)
         return max(0, min(ms, self.time_limit * 1000))
 
@@ -409,6 +413,9 @@ class Session:
     board: BoardPage | None = None
     history: HistoryPage | None = None
     countdown_until: float | None = None
+    #: A spectator's race clock: the last progress's time, and when it came (None: stands).
+    watch_ms: int = 0
+    watch_at: float | None = None
     status: Status = field(default_factory=Status)
     #: My copy of the position could not follow the server: fetch it again (reconnect).
     out_of_step: bool = False
@@ -448,6 +455,25 @@ class Session:
         if self.countdown_until is None:
             return None
         return max(0.0, self.countdown_until - now)
+
+    def clock_ms(self, now: float) -> int | None:
+        """The race clock shown in the header: my own race's, or (watching) the room's,
+        run on from the last ``progress`` while the race runs and the server is there;
+        None before any."""
+        if self.race is not None:
+            return self.race.elapsed_ms(now)
+        if self.progress is None:
+            return None
+        ms = self.watch_ms
+        if self.watch_at is not None:
+            ms += int((now - self.watch_at) * 1000)
+        limit = self.room.time_limit * 1000 if self.room is not None else ms
+        return max(0, min(ms, limit))
+
+    def _stand_watch_clock(self, now: float) -> None:
+        ms = self.clock_ms(now)
+        if self.race is None and ms is not None:
+            self.watch_ms, self.watch_at = ms, None
 
     def say(self, text: str, kind: str = "info") -> None:
         self.status = Status(text, kind, self.status.serial + 1)
@@ -525,6 +551,10 @@ class Session:
                 self.say(f"back in room {msg.room}: the race goes on", "good")
             elif msg.max_players > 1:
                 self.say(f"room {msg.room}: {', '.join(p.name for p in msg.players)}")
+        if msg.state != "racing":
+            self._stand_watch_clock(now)
+        elif self.watch_at is None and self.progress is not None and not self._lost:
+            self.watch_at = now  # racing again (a resync): the clock runs on
         self.room = msg
         if msg.state != "countdown":
             self.countdown_until = None
@@ -614,6 +644,8 @@ class Session:
 
     def _progress(self, msg: Progress, now: float) -> None:
         self.progress = msg
+        racing = self.room is not None and self.room.state == "racing" and not self._lost
+        self.watch_ms, self.watch_at = msg.elapsed_ms, now if racing else None
         race = self.race
         if race is None or self.me is None:
             return
@@ -665,8 +697,16 @@ class Session:
 
     # -- connection ----------------------------------------------------------------------------
 
-    def connection_lost(self) -> None:
-        """The next ``race`` is a resync; anything unanswered will be sent again."""
+    def connection_lost(self, now: float | None = None) -> None:
+        """The next ``race`` is a resync; anything unanswered will be sent again.
+
+        The clock stands while the server is away (its own clock charges nothing for a
+        restart): run on, it would jump back when the resync brings the server's time.
+        """
+        if now is not None:
+            self._stand_watch_clock(now)
+            if self.race is not None and self.race.frozen_ms is None:
+                self.race.frozen_ms = self.race.elapsed_ms(now)
         self._lost = True
         if self.race is not None:
             self.race.resyncing = True

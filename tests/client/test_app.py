@@ -280,7 +280,7 @@ async def test_a_dropped_connection_resumes_the_race(tmp_path: Path) -> None:
                 await until(pilot, lambda: app.link_state.kind == "retrying", "the drop")
                 await until(pilot, lambda: "retrying in" in shown(app, StatusLine), "the retry")
                 await pilot.press(*keys_for(racing(app.session), line[1]))
-                assert app.session.status.text.startswith("not connected")
+                assert app.session.status.text.startswith("not sent: the server is away")
                 assert racing(app.session).pending == {}, "nothing waits to be sent later"
 
                 await proxy.restore()  # and comes back: the client resumes by itself

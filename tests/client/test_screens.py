@@ -9,12 +9,27 @@ from pathlib import Path
 
 from textual.widgets import Input
 
+from client.app import YukonApp
+from client.connection import LinkStatus
 from client.widgets import ResultsView, RoomView
-from protocol.messages import Create, Join, Ready, Rematch, Resign, Result, Room, Start
+from protocol.messages import (
+    Create,
+    Hint,
+    HintAnswer,
+    Join,
+    Ready,
+    Rematch,
+    Resign,
+    Result,
+    Room,
+    Start,
+    Watch,
+)
 
 from ..server.wire import Client, open_client, url
-from .helpers import CODE, until
+from .helpers import CODE, Clock, fake_app, until
 from .test_app import client_app, online, screen_text, sees, server_at
+from .test_snapshots import in_race
 
 NAMES = ["bob", "carol", "dave", "erin", "fred", "gina", "hugo"]
 
@@ -125,3 +140,67 @@ async def test_lobby_keys_are_keys_again_after_a_room_and_the_code_is_cleared(
             await until(pilot, lambda: "type the room code" in screen_text(app), "the ask")
             assert code_box.value == ""
         await ann.ws.close()
+
+
+async def test_a_spectator_s_clock_runs_and_the_hinted_mark_shows(tmp_path: Path) -> None:
+    """Spectators see standings only, but the race clock runs between moves, and the
+    results mark a hinted run (the server tells nobody else of a hint before them)."""
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        await ann.send(Create(code=CODE, hints=True))
+        room = await ann.expect(Room)
+        app = client_app(url(server), tmp_path, name="carol")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await online(pilot, app)
+            app.send(Watch(room.room))
+            await until(pilot, lambda: app.current_mode == "room", "the room")
+            await ann.send(Start())
+            await until(pilot, lambda: app.current_mode == "watch", "the race, watched")
+            await until(pilot, lambda: app.session.progress is not None, "a progress")
+
+            await sees(app, "You watch room", pilot)
+
+            def clock() -> str:
+                lines = screen_text(app).splitlines()
+                return lines[0].split()[-1] if lines else ""
+
+            first = clock()
+            await until(pilot, lambda: clock() not in (first, "0:00.0"), "the clock to run")
+            assert not any(f" {c}" in screen_text(app) for c in ("A♥", "7♥"))  # no cards
+
+            await ann.send(Hint())
+            await ann.expect(HintAnswer)
+            await ann.send(Resign())
+            await until(pilot, lambda: app.current_mode == "results", "the results")
+            await sees(app, "hinted", pilot)
+        await _close(ann)
+
+
+async def test_status_lines_fit_80_columns_while_the_server_is_away() -> None:
+    """A move while the server is away says so in full, and a long link status keeps its
+    end ("retrying in 4 s") rather than being cut at the width."""
+    app, link = fake_app(clock=Clock())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        in_race(app)
+        await pilot.pause()
+        link.online = False
+        cause = "cannot reach yukon.example.org:18443: connection refused"
+        app.link_status(LinkStatus("retrying", f"{cause}; retrying in 4 s"))
+        await pilot.press("5", "f")
+        await pilot.pause()
+        line = status_row(app)
+        assert "not sent" in line and len(line.rstrip()) <= 79, line
+        assert not line.rstrip().endswith("…") or "reconnecting…" in line, line
+        long = (
+            "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed (_ssl.c:1000)"
+        )
+        app.link_status(LinkStatus("retrying", f"{cause}: {long}; retrying in 15 s"))
+        await pilot.pause()
+        line = status_row(app)
+        assert line.rstrip().endswith("retrying in 15 s"), line
+
+
+def status_row(app: YukonApp) -> str:
+    """The status line as drawn: the screen's row above the key hints."""
+    return screen_text(app).splitlines()[-2]

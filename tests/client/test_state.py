@@ -585,3 +585,34 @@ def test_a_welcome_without_the_room_after_a_drop_means_the_room_is_gone() -> Non
         "room K7WQM is gone (the server restarted, or you were away too long)",
         "error",
     )
+
+
+def test_the_clock_stands_still_while_the_connection_is_away() -> None:
+    """No run-on then jump back (1:20 -> 1:17.6): frozen at the drop, then the server's."""
+    session, referee = racing_session()
+    race = racing(session)
+    assert race.elapsed_ms(13.0) == 10_000
+    session.connection_lost(13.0)
+    assert race.elapsed_ms(20.0) == 10_000 and race.elapsed_ms(90.0) == 10_000
+    referee.elapsed = 10_400  # the server's clock did not charge the time away
+    session.receive(Welcome(1, "alice", "t" * 32, 60), 90.0)
+    session.receive(referee.race(), 90.0)
+    assert racing(session).elapsed_ms(90.0) == 10_400
+    assert racing(session).elapsed_ms(91.0) == 11_400
+
+
+def test_a_spectator_s_clock_runs_between_progresses_and_stops_when_away() -> None:
+    session = Session()
+    session.receive(Welcome(1, "carol", "t" * 32, 60), 0.0)
+    session.receive(room("racing", you="spectator", players=(("alice", True, True),)), 0.0)
+    assert session.clock_ms(0.0) is None
+    session.receive(progress(5_000, ("alice", "playing", 0, 0, 0, None, True)), 10.0)
+    assert session.clock_ms(10.0) == 5_000
+    assert session.clock_ms(12.5) == 7_500
+    session.connection_lost(13.0)
+    assert session.clock_ms(40.0) == 8_000
+    session.receive(Welcome(1, "carol", "t" * 32, 60), 41.0)
+    session.receive(progress(8_200, ("alice", "playing", 0, 0, 0, None, True)), 41.0)
+    assert session.clock_ms(42.0) == 9_200
+    session.receive(room("finished", you="spectator", players=(("alice", True, True),)), 43.0)
+    assert session.clock_ms(50.0) == 10_200, "a finished race's clock stands"
