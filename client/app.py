@@ -59,9 +59,9 @@ Screen { background: $background; }
 #variant { width: 14; }
 #players { width: 8; }
 #time { width: 12; }
-#code { width: 24; }
+#code { width: 41; }  /* a game code is up to 39 characters */
 #room-code { width: 12; }
-Checkbox.-textual-compact:focus { border: none !important; }
+TickBox.-textual-compact:focus { border: none !important; }
 Select { width: 16; }
 
 #room-body { height: 1fr; padding: 1 1; }
@@ -81,9 +81,9 @@ Button { width: auto; min-width: 8; }
 #results-head { height: auto; margin: 0 1 1 1; }
 #results-buttons { margin: 1 1; }
 
-#board-head { height: 1; margin: 1 0; }
+#board-head { height: auto; margin: 1 0; }
 #code-row { margin: 0 1 1 1; }
-#board-code { width: 30; }
+#board-code { width: 41; }
 
 HelpScreen, ConfirmScreen, NameScreen { align: center middle; }
 #help-box {

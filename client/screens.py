@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Checkbox, Digits, Input, Label, Select, Static
+from textual.widgets import Button, Digits, Input, Label, Select, Static
 
 from protocol import GameCode, InvalidCodeError
 from protocol.messages import (
@@ -45,6 +45,7 @@ from .widgets import (
     RoomView,
     StandingsView,
     StatusLine,
+    TickBox,
     describe_rules,
     outcome_text,
 )
@@ -194,16 +195,16 @@ class LobbyScreen(Base):
                 with Horizontal(classes="row"):
                     yield Label("Rules", classes="label")
                     yield Select(VARIANTS, value="C", allow_blank=False, compact=True, id="variant")
-                    yield Checkbox("E open spaces", compact=True, id="opt-e")
-                    yield Checkbox("G groups", compact=True, id="opt-g")
-                    yield Checkbox("T take-back", compact=True, id="opt-t")
+                    yield TickBox("E open spaces", compact=True, id="opt-e")
+                    yield TickBox("G groups", compact=True, id="opt-g")
+                    yield TickBox("T take-back", compact=True, id="opt-t")
                 with Horizontal(classes="row"):
                     yield Label("or code", classes="label")
                     yield Input(placeholder="YU1-C-AAAAAAB", compact=True, id="code")
                 with Horizontal(classes="row"):
                     yield Label("Options", classes="label")
-                    yield Checkbox("undo", value=True, compact=True, id="undo")
-                    yield Checkbox("hints", value=False, compact=True, id="hints")
+                    yield TickBox("undo", value=True, compact=True, id="undo")
+                    yield TickBox("hints", value=False, compact=True, id="hints")
                     yield Label(Text("(h in a race; hinted runs rank last)", style="#8a8a8a"))
                 with Horizontal(classes="row"):
                     yield Label("Players", classes="label")
@@ -236,8 +237,8 @@ class LobbyScreen(Base):
         code = self.query_one("#code", Input).value.strip()
         players = cast(int, self.query_one("#players", Select).value)
         time_limit = cast(int, self.query_one("#time", Select).value)
-        undo = self.query_one("#undo", Checkbox).value
-        hints = self.query_one("#hints", Checkbox).value
+        undo = self.query_one("#undo", TickBox).value
+        hints = self.query_one("#hints", TickBox).value
         if code:
             try:
                 parsed = GameCode.parse(code)
@@ -254,7 +255,7 @@ class LobbyScreen(Base):
             )
         rules = cast(str, self.query_one("#variant", Select).value)
         for letter in "EGT":
-            if self.query_one(f"#opt-{letter.lower()}", Checkbox).value:
+            if self.query_one(f"#opt-{letter.lower()}", TickBox).value:
                 rules += letter
         return Create(
             rules=rules, max_players=players, undo=undo, time_limit=time_limit, hints=hints

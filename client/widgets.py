@@ -14,7 +14,10 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.content import Content
+from textual.style import Style
 from textual.widget import Widget
+from textual.widgets import Checkbox
 
 from protocol import Rules, YukonError
 from protocol.messages import PlayerProgress, RankEntry, Room
@@ -33,6 +36,7 @@ __all__ = [
     "RoomView",
     "StandingsView",
     "StatusLine",
+    "TickBox",
     "bar",
     "describe_rules",
     "outcome_text",
@@ -90,6 +94,21 @@ class Live(Widget):
     @property
     def session(self) -> Session:
         return self.client.session
+
+
+class TickBox(Checkbox):
+    """A checkbox whose state reads without colour: ``X`` when on, blank when off
+    (Textual's draws ``X`` in both, only the colour differs); ``[X]`` / ``[ ]`` in ASCII."""
+
+    @property
+    def _button(self) -> Content:
+        mark = "X" if self.value else " "
+        style = self.get_visual_style("toggle--button")
+        session = getattr(self.app, "session", None)
+        if session is not None and session.ascii:
+            return Content.assemble("[", (mark, style), "]")
+        side = Style(foreground=style.background, background=self.background_colors[1])
+        return Content.assemble((self.BUTTON_LEFT, side), (mark, style), (self.BUTTON_RIGHT, side))
 
 
 # -- the board ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from textual.widgets import Input
 
 from client.app import YukonApp
 from client.connection import LinkStatus
+from client.screens import LeaderboardScreen
 from client.widgets import ResultsView, RoomView
 from protocol.messages import (
     Create,
@@ -204,3 +205,26 @@ async def test_status_lines_fit_80_columns_while_the_server_is_away() -> None:
 def status_row(app: YukonApp) -> str:
     """The status line as drawn: the screen's row above the key hints."""
     return screen_text(app).splitlines()[-2]
+
+
+async def test_tick_boxes_read_on_and_off_without_colour_and_in_ascii() -> None:
+    for ascii, on, off in ((False, "▐X▌ undo", "▐ ▌ hints"), (True, "[X] undo", "[ ] hints")):
+        app, _ = fake_app(ascii=ascii)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            row = next(line for line in screen_text(app).splitlines() if "Options" in line)
+            assert on in row and off in row, row
+
+
+async def test_a_39_character_game_code_fits_its_boxes_at_80_columns() -> None:
+    """Secret codes grow to ``YU1-C-`` and 26 letters: the boxes show them whole."""
+    code = "YU1-C-" + "A" * 33
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.screen.query_one("#code", Input).size.width >= len(code) + 1
+        app.push_screen(LeaderboardScreen())
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.query_one("#board-code", Input).size.width >= len(code) + 1
