@@ -154,6 +154,27 @@ class YukonApp(App[None]):
         self.run_worker(self.link.run(), name="link", exit_on_error=False)
 
     async def action_quit(self) -> None:
+        """Quit; in the middle of a race, ask first: the race goes on without the player,
+        who has the server's resume window to come back before the run is abandoned."""
+        session = self.session
+        if session.race is None or session.race_done() or session.result is not None:
+            await self._quit()
+            return
+        if any(isinstance(s, ConfirmScreen) for s in self.screen_stack):
+            return
+        window = session.resume_s
+        question = (
+            "Quit in the middle of the race? The race goes on without you: run yukon play"
+            f" again within {window} s to come back to it, or your run is abandoned."
+        )
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self._quit()
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    async def _quit(self) -> None:
         await self.link.close()
         self.exit()
 

@@ -413,6 +413,8 @@ class Session:
     board: BoardPage | None = None
     history: HistoryPage | None = None
     countdown_until: float | None = None
+    #: How long the server keeps a dropped player's place (``welcome.resume_s``).
+    resume_s: int = 60
     #: A spectator's race clock: the last progress's time, and when it came (None: stands).
     watch_ms: int = 0
     watch_at: float | None = None
@@ -487,6 +489,7 @@ class Session:
         """Take in one server message; what to send because of it (resent moves)."""
         if isinstance(msg, Welcome):
             self.me = msg.name
+            self.resume_s = msg.resume_s
             self.awaiting_resync = self._lost and self.room is not None
             self._lost = False
         elif isinstance(msg, Room):

@@ -228,3 +228,22 @@ async def test_a_39_character_game_code_fits_its_boxes_at_80_columns() -> None:
         await pilot.press("c")
         await pilot.pause()
         assert app.screen.query_one("#board-code", Input).size.width >= len(code) + 1
+
+
+async def test_ctrl_q_mid_race_asks_and_says_the_race_goes_on() -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        in_race(app)
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: "Quit" in screen_text(app), "the question")
+        text = " ".join(screen_text(app).split())
+        assert "race goes on" in text and "60 s" in text, text
+        await pilot.press("n")
+        await until(pilot, lambda: "Quit" not in screen_text(app), "no")
+        assert app.is_running and app.current_mode == "race"
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: "Quit" in screen_text(app), "the question again")
+        await pilot.press("y")
+        await until(pilot, lambda: not app.is_running, "the app to quit")

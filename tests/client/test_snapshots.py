@@ -247,3 +247,8 @@ def test_connection_refused_in_the_lobby(snap_compare: Snap) -> None:
 
 def test_clock_is_frozen_for_snapshots() -> None:
     assert Clock()() == Clock()()
+
+
+def test_quit_mid_race_asks_first(snap_compare: Snap) -> None:
+    app, _ = fake_app()
+    assert snap_compare(app, run_before=run(in_race, "ctrl+q"))
