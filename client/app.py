@@ -7,6 +7,8 @@ screen of the session's phase (lobby, room, race, watch, results) and redraws it
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -17,7 +19,7 @@ from textual.screen import Screen
 
 from protocol.messages import Message, MoveMsg, Undo, Welcome
 
-from .config import DEFAULT_URL, TokenStore
+from .config import DEFAULT_URL, DailyMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .screens import (
     Base,
@@ -34,6 +36,8 @@ from .state import Session
 from .widgets import Target
 
 __all__ = ["YukonApp"]
+
+log = logging.getLogger("yukon.client")
 
 #: After a reconnect, the server's resync follows its welcome at once; without it in this
 #: many seconds, the room is gone.
@@ -141,6 +145,12 @@ class YukonApp(App[None]):
         self.link: Link = link or Connection(
             url, self, name=name, password=password, store=store, key=key, backoff=backoff
         )
+        #: Where the daily rooms are remembered (beside the tokens), and under which key.
+        self.dailies = DailyMemory(store.directory) if store is not None else None
+        self.key = key or url
+        if self.dailies is not None:
+            with contextlib.suppress(OSError):
+                self.session.dailies = self.dailies.load(self.key)
         self._asking_name = False
 
     @property
@@ -184,8 +194,14 @@ class YukonApp(App[None]):
     # -- the connection's events ------------------------------------------------------------------
 
     def link_message(self, message: Message) -> None:
+        known = len(self.session.dailies)
         for reply in self.session.receive(message, self.clock()):
             self.link.send(reply)
+        if len(self.session.dailies) != known and self.dailies is not None:
+            try:
+                self.dailies.save(self.key, self.session.dailies)
+            except OSError as exc:
+                log.warning("cannot remember the daily room: %s", exc)
         if isinstance(message, Welcome) and self.session.awaiting_resync:
             self.set_timer(RESYNC_WAIT, self._resync_check)
         if self.session.out_of_step:

@@ -12,15 +12,18 @@ import contextlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import platformdirs
 
+from protocol.messages import DailyDeal
+
 __all__ = [
     "APP_NAME",
     "DEFAULT_URL",
+    "DailyMemory",
     "LOCAL_KEY",
     "Identity",
     "TokenStore",
@@ -35,6 +38,9 @@ DEFAULT_URL = "ws://127.0.0.1:8765"
 #: The key of the embedded server's token: its port changes from run to run, its database not.
 LOCAL_KEY = "local"
 _TOKENS = "tokens.json"
+_DAILIES = "dailies.json"
+#: Daily rooms remembered per server: a resume comes within minutes, so a few suffice.
+_DAILIES_KEPT = 8
 
 
 def config_dir() -> Path:
@@ -130,3 +136,56 @@ class TokenStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def _write_json(directory: Path, path: Path, data: object) -> None:
+    """Write atomically (a crash never leaves half a file), mode 0600."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, sort_keys=True)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class DailyMemory:
+    """The daily attempts this client was in, per server: room code -> the ``daily_deal``.
+
+    A resumed room does not come with its ``daily_deal`` (the server sends room, race and
+    progress), so a client started again in the middle of a daily attempt would show it
+    as a plain race; this file tells it which day and attempt the room is.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory if directory is not None else config_dir()
+        self.path = self.directory / _DAILIES
+
+    def _read(self) -> dict[str, dict[str, dict[str, object]]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def load(self, server: str) -> dict[str, DailyDeal]:
+        rooms = self._read().get(server_key(server))
+        out: dict[str, DailyDeal] = {}
+        if not isinstance(rooms, dict):
+            return out
+        for room, fields in rooms.items():
+            try:
+                out[room] = DailyDeal(**fields)  # type: ignore[arg-type]
+            except TypeError:
+                continue
+        return out
+
+    def save(self, server: str, rooms: dict[str, DailyDeal]) -> None:
+        data = self._read()
+        kept = list(rooms.items())[-_DAILIES_KEPT:]
+        data[server_key(server)] = {room: asdict(deal) for room, deal in kept}
+        _write_json(self.directory, self.path, data)

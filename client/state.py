@@ -413,6 +413,13 @@ class Session:
     board: BoardPage | None = None
     history: HistoryPage | None = None
     countdown_until: float | None = None
+    #: The daily attempts I was in, by room code: a resumed daily room comes without its
+    #: ``daily_deal`` (protocol 4.19: only room, race, progress), so it is remembered here
+    #: (and, by the app, on disk), and a resumed attempt reads as one never interrupted.
+    dailies: dict[str, DailyDeal] = field(default_factory=dict)
+    #: A race is about to start (a countdown or a ``daily_deal`` came): its ``race`` is a
+    #: "go!"; any other ``race`` outside a resync is a resumed one.
+    starting: bool = False
     #: How long the server keeps a dropped player's place (``welcome.resume_s``).
     resume_s: int = 60
     #: A spectator's race clock: the last progress's time, and when it came (None: stands).
@@ -499,9 +506,11 @@ class Session:
             self.say(f"you left room {msg.room}")
         elif isinstance(msg, Countdown):
             self.countdown_until = now + msg.ms / 1000
+            self.starting = True
         elif isinstance(msg, DailyDeal):  # its race follows at once (the result stays till then)
             self.daily = msg
             self.race = None
+            self.starting = True
             what = "practice" if msg.practice else "the attempt that counts"
             self.say(f"daily deal {msg.date}, attempt {msg.attempt}: {what}")
         elif isinstance(msg, Race):
@@ -542,6 +551,11 @@ class Session:
 
     def _room(self, msg: Room, now: float) -> None:
         self.awaiting_resync = False
+        if msg.max_players == 1:
+            if self.daily is None and msg.room in self.dailies:  # resumed: still the daily
+                self.daily = self.dailies[msg.room]
+            elif self.daily is not None and msg.room not in self.dailies:
+                self.dailies[msg.room] = self.daily
         old = self.room
         if old is not None and old.room == msg.room:
             self._tell_room_changes(old, msg)
@@ -561,6 +575,8 @@ class Session:
         self.room = msg
         if msg.state != "countdown":
             self.countdown_until = None
+        if msg.state in ("lobby", "finished"):
+            self.starting = False  # a countdown called off: no race is about to start
         if msg.state == "lobby":  # a rematch: a new race will come
             self.race = None
             self.progress = None
@@ -603,15 +619,24 @@ class Session:
             return out
         self.race = RaceBoard(msg, now, ascii=self.ascii)
         self.out_of_step = False
-        if msg.seq == 0 and msg.moves == 0 and msg.state == "playing":
-            daily = self.daily
-            if daily is not None:
-                kind = "practice" if daily.practice else "it counts"
-                self.say(f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): go!", "good")
-            else:
-                self.say("go! 1-7 picks a column, ? shows every key", "good")
-        elif msg.state == "stuck":
+        starting, self.starting = self.starting, False
+        daily = self.daily
+        room = self.room
+        if msg.state == "stuck":
             self.say(self._stuck_text(), "error")
+        elif starting and daily is not None:
+            kind = "practice" if daily.practice else "it counts"
+            self.say(f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): go!", "good")
+        elif starting:
+            self.say("go! 1-7 picks a column, ? shows every key", "good")
+        elif daily is not None:
+            kind = "practice" if daily.practice else "it counts"
+            self.say(
+                f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): back in the race",
+                "good",
+            )
+        elif room is None or room.max_players == 1:
+            self.say("back in the race", "good")
         return []
 
     def _accepted(self, msg: Accepted, now: float) -> None:
