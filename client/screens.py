@@ -286,8 +286,44 @@ class LobbyScreen(Base):
         if code is not None:
             self.client.send(Watch(code))
 
+    #: ``d`` was pressed: the question waits for today's board (is my counted attempt
+    #: played?); the board asked for it, to tell its answer from an older page.
+    _daily_ask: Board | None = None
+
     def action_daily(self) -> None:
-        self.client.send(Daily())
+        """Ask before the daily: the first attempt of the day is the one that counts, and
+        a key pressed by mistake must not spend it. Today's board says whether it is."""
+        if self._daily_ask is not None:
+            return
+        self.session.board = None
+        ask = Board("daily", limit=1)
+        self._daily_ask = ask
+        self.client.send(ask)
+        if self.client.link_state.kind != "online":
+            self._daily_ask = None
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        page = self.session.board
+        if self._daily_ask is None or page is None or page.kind != "daily":
+            return
+        self._daily_ask = None
+        if page.you is None:
+            question = (
+                f"Today's daily deal ({page.date}): your one attempt that counts on the"
+                " leaderboard. Start now?"
+            )
+        else:
+            question = (
+                f"Today's daily deal ({page.date}): you have played the attempt that counts;"
+                " this one is practice. Start now?"
+            )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.client.send(Daily())
+
+        self.client.push_screen(ConfirmScreen(question), answered)
 
     def action_boards(self) -> None:
         self.client.push_screen(LeaderboardScreen())

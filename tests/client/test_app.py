@@ -196,6 +196,8 @@ async def test_the_daily_deal_and_its_leaderboard(tmp_path: Path) -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await online(pilot, app)
             await pilot.press("d")
+            await until(pilot, lambda: "Start now?" in screen_text(app), "the question")
+            await pilot.press("y")
             await until(pilot, lambda: app.current_mode == "race", "the daily race")
             await sees(app, "daily", pilot)
             move = sorted(racing(app.session).legal_moves())[0]

@@ -48,3 +48,39 @@ async def test_a_resumed_daily_attempt_is_the_same_as_one_never_interrupted(
             await sees(again, f"Daily deal {daily.date}, attempt 1", pilot)
             text = screen_text(again)
             assert "Again (a)" in text and "Rematch" not in text, text
+
+
+async def test_d_asks_before_the_attempt_that_counts_and_says_when_it_is_practice(
+    tmp_path: Path,
+) -> None:
+    async with server_at(tmp_path) as server:
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await online(pilot, app)
+            await pilot.press("d")
+            await until(pilot, lambda: "Start now?" in screen_text(app), "the question")
+            text = " ".join(screen_text(app).replace("│", " ").split())
+            assert "counts on the leaderboard" in text and "practice" not in text, text
+            await pilot.press("n")
+            await until(pilot, lambda: "Start now?" not in screen_text(app), "no")
+            assert app.current_mode == "lobby" and app.session.daily is None
+
+            await pilot.press("d")
+            await until(pilot, lambda: "Start now?" in screen_text(app), "the question again")
+            await pilot.press("y")
+            await until(pilot, lambda: app.current_mode == "race", "the counted attempt")
+            await pilot.press("r", "y")
+            await until(pilot, lambda: app.current_mode == "results", "the results")
+            await pilot.press("l")
+            await until(pilot, lambda: app.current_mode == "lobby", "the lobby")
+
+            await pilot.press("d")
+            await until(pilot, lambda: "Start now?" in screen_text(app), "the third question")
+            text = " ".join(screen_text(app).replace("│", " ").split())
+            assert "practice" in text, text
+            await pilot.press("y")
+            await until(
+                pilot,
+                lambda: app.session.daily is not None and app.session.daily.practice,
+                "the practice attempt",
+            )

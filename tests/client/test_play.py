@@ -85,6 +85,8 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     terminal.wait_for("Xavier @ 127.0.0.1:")  # registered on the embedded server
 
     terminal.keys("d")  # today's daily deal, alone
+    terminal.wait_for("Start now?")
+    terminal.keys("y")
     screen = terminal.wait_for("Standings")
     assert "daily" in screen and "Xavier (you)" in screen
     assert "1-7 pick" in screen
