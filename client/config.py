@@ -85,57 +85,99 @@ class Identity:
 
 
 class TokenStore:
-    """Saved identities, one per server, in a small JSON file only the user can read."""
+    """Saved identities, every one per server, in a small JSON file only the user can read.
+
+    A player may have several names on one server (``--name`` chooses among them or
+    registers a new one); each keeps its own token, so switching never loses one, and the
+    last used is the default. The file is ``{server: {"last": name, "ids": {folded name:
+    {"name", "token"}}}}``; an older file of one ``{"name", "token"}`` per server is read
+    as that server's only identity.
+    """
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory if directory is not None else config_dir()
         self.path = self.directory / _TOKENS
 
-    def _read(self) -> dict[str, dict[str, str]]:
+    @staticmethod
+    def _identity(entry: object) -> Identity | None:
+        if isinstance(entry, dict):
+            name, token = entry.get("name"), entry.get("token")
+            if isinstance(name, str) and isinstance(token, str):
+                return Identity(name, token)
+        return None
+
+    def _read(self) -> dict[str, tuple[str | None, dict[str, Identity]]]:
+        """Every server's ``(last used name, identities by folded name)``."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict):
             return {}
-        return {
-            k: v
-            for k, v in data.items()
-            if isinstance(k, str)
-            and isinstance(v, dict)
-            and isinstance(v.get("name"), str)
-            and isinstance(v.get("token"), str)
-        }
+        out: dict[str, tuple[str | None, dict[str, Identity]]] = {}
+        for key, entry in data.items():
+            if not isinstance(key, str) or not isinstance(entry, dict):
+                continue
+            single = self._identity(entry)
+            if single is not None:  # the older format
+                out[key] = (single.name, {single.name.casefold(): single})
+                continue
+            ids = entry.get("ids")
+            known = {
+                fold: ident
+                for fold, raw in (ids.items() if isinstance(ids, dict) else ())
+                if (ident := self._identity(raw)) is not None
+            }
+            last = entry.get("last")
+            out[key] = (last if isinstance(last, str) else None, known)
+        return out
 
-    def load(self, server: str) -> Identity | None:
-        entry = self._read().get(server_key(server))
-        if entry is None:
+    def load(self, server: str, name: str | None = None) -> Identity | None:
+        """The identity called ``name`` on ``server`` (case does not matter), or without a
+        name the last one used there."""
+        last, known = self._read().get(server_key(server), (None, {}))
+        wanted = name if name is not None else last
+        if wanted is None:
             return None
-        return Identity(entry["name"], entry["token"])
+        return known.get(wanted.strip().casefold())
+
+    def names(self, server: str) -> list[str]:
+        _, known = self._read().get(server_key(server), (None, {}))
+        return sorted(ident.name for ident in known.values())
 
     def save(self, server: str, identity: Identity) -> None:
-        """Write atomically (a crash never leaves half a file), mode 0600."""
+        """Keep ``identity`` (replacing that name's old token) and make it the last used."""
         data = self._read()
-        data[server_key(server)] = {"name": identity.name, "token": identity.token}
+        _, known = data.get(server_key(server), (None, {}))
+        known[identity.name.casefold()] = identity
+        data[server_key(server)] = (identity.name, known)
         self._write(data)
 
-    def forget(self, server: str) -> None:
+    def forget(self, server: str, name: str | None = None) -> None:
+        """Forget one identity (the server no longer knows its token), or with no name
+        every identity on ``server``."""
         data = self._read()
-        if data.pop(server_key(server), None) is not None:
-            self._write(data)
+        key = server_key(server)
+        if key not in data:
+            return
+        last, known = data[key]
+        if name is None:
+            del data[key]
+        elif known.pop(name.strip().casefold(), None) is None:
+            return
+        elif last is not None and last.casefold() == name.strip().casefold():
+            data[key] = (next((i.name for i in known.values()), None), known)
+        self._write(data)
 
-    def _write(self, data: dict[str, dict[str, str]]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=self.directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=2, sort_keys=True)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    def _write(self, data: dict[str, tuple[str | None, dict[str, Identity]]]) -> None:
+        raw = {
+            key: {
+                "last": last,
+                "ids": {f: {"name": i.name, "token": i.token} for f, i in known.items()},
+            }
+            for key, (last, known) in data.items()
+        }
+        _write_json(self.directory, self.path, raw)
 
 
 def _write_json(directory: Path, path: Path, data: object) -> None:

@@ -156,12 +156,9 @@ class Connection:
         self.backoff = tuple(backoff) or (1.0,)
         #: For a private server: sent with every hello.
         self.password = password
-        saved = self._load()
         self._name = name
         self._token: str | None = None
-        if saved is not None and (name is None or name.strip().casefold() == saved.name.casefold()):
-            self._token = saved.token  # the token wins; a different --name means a new player
-            self._name = name or saved.name
+        self._use_saved(name)
         self._ws: ClientConnection | None = None
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._closing = False
@@ -189,9 +186,11 @@ class Connection:
         return True
 
     def login(self, name: str) -> None:
-        """Say hello with this name (a new player), now or on the next connection."""
+        """Say hello as ``name``: with its saved token if this client has one, else as a
+        new player; now or on the next connection."""
         self._name = name
         self._token = None
+        self._use_saved(name)
         self._fresh = True
         self._wake.set()
 
@@ -227,13 +226,18 @@ class Connection:
         except Exception:  # the app's problem; the connection carries on
             log.exception("link_message handler failed on %s", type(message).__name__)
 
-    def _load(self) -> Identity | None:
+    def _use_saved(self, name: str | None) -> None:
+        """Take the saved identity called ``name`` (or, without one, the last used): every
+        name this client registered on the server keeps its token, so ``--name`` switches
+        between them and a name of one's own is never "taken"."""
         if self.store is None:
-            return None
+            return
         try:
-            return self.store.load(self.key)
+            saved = self.store.load(self.key, name)
         except OSError:
-            return None
+            return
+        if saved is not None:
+            self._name, self._token = saved.name, saved.token
 
     def _save(self, welcome: Welcome) -> None:
         if self.store is None:
@@ -244,10 +248,11 @@ class Connection:
             log.warning("cannot save the resume token: %s", exc)
 
     def _forget(self) -> None:
-        if self.store is None:
+        """The server does not know this identity's token: forget it (only it)."""
+        if self.store is None or self._name is None:
             return
         with contextlib.suppress(OSError):
-            self.store.forget(self.key)
+            self.store.forget(self.key, self._name)
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, unless woken (close, login, reconnect)."""

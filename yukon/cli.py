@@ -457,7 +457,9 @@ def build_parser() -> argparse.ArgumentParser:
         "url", nargs="?", default="ws://127.0.0.1:8765", help="server (default ws://127.0.0.1:8765)"
     )
     p.add_argument(
-        "--name", help="your name, the first time on a server (the next start needs none)"
+        "--name",
+        help="your name on this server: one of yours (each keeps its token) or a new one;"
+        " without it, the last name used there",
     )
     p.add_argument(
         "--password",

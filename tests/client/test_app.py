@@ -407,3 +407,20 @@ async def test_spectator_watches_and_sees_the_result(tmp_path: Path) -> None:
             await until(pilot, lambda: app.current_mode == "results", "the results")
             await sees(app, "ann", pilot)
         await ann.ws.close()
+
+
+async def test_name_switches_identity_and_never_loses_one(tmp_path: Path) -> None:
+    """--name alice, then --name bob, then --name alice: alice is alice again (her name
+    is never "taken" to her), and a start without --name is the last one used."""
+    async with server_at(tmp_path) as server:
+        for name, expected in (("alice", "alice"), ("bob", "bob"), ("Alice", "alice")):
+            app = client_app(url(server), tmp_path, name=name)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await online(pilot, app)
+                assert app.session.me == expected
+                assert not isinstance(app.screen, NameScreen)
+        again = client_app(url(server), tmp_path, name=None)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await online(pilot, again)
+            assert again.session.me == "alice"
+        assert TokenStore(tmp_path / "config").names(url(server)) == ["alice", "bob"]
