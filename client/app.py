@@ -19,7 +19,7 @@ from textual.screen import Screen
 
 from protocol.messages import Message, MoveMsg, Undo, Welcome
 
-from .config import DEFAULT_URL, DailyMemory, TokenStore
+from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .screens import (
     Base,
@@ -139,7 +139,8 @@ class YukonApp(App[None]):
         self.url = url
         self.clock = clock
         self.session = Session(ascii=ascii)
-        self.link_state = LinkStatus("connecting", f"connecting to {url}")
+        self.key = key or url
+        self.link_state = LinkStatus("connecting", f"connecting to {self.where}")
         #: The status serial when the link last changed: older statuses give way to it.
         self.link_serial = 0
         self.link: Link = link or Connection(
@@ -147,7 +148,6 @@ class YukonApp(App[None]):
         )
         #: Where the daily rooms are remembered (beside the tokens), and under which key.
         self.dailies = DailyMemory(store.directory) if store is not None else None
-        self.key = key or url
         if self.dailies is not None:
             with contextlib.suppress(OSError):
                 self.session.dailies = self.dailies.load(self.key)
@@ -155,6 +155,10 @@ class YukonApp(App[None]):
 
     @property
     def where(self) -> str:
+        """The server in words: its address, or for ``--local`` (whose port changes from
+        run to run and means nothing to the player) "your own server"."""
+        if self.key == LOCAL_KEY:
+            return LOCAL_WHERE
         return self.url.split("://", 1)[-1].rstrip("/")
 
     # -- lifecycle --------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_URL",
     "DailyMemory",
     "LOCAL_KEY",
+    "LOCAL_WHERE",
     "Identity",
     "TokenStore",
     "config_dir",
@@ -37,6 +38,8 @@ APP_NAME = "yukon"
 DEFAULT_URL = "ws://127.0.0.1:8765"
 #: The key of the embedded server's token: its port changes from run to run, its database not.
 LOCAL_KEY = "local"
+#: The embedded server, as the screens name it (its port means nothing to the player).
+LOCAL_WHERE = "your own server"
 _TOKENS = "tokens.json"
 _DAILIES = "dailies.json"
 #: Daily rooms remembered per server: a resume comes within minutes, so a few suffice.

@@ -49,7 +49,7 @@ from protocol.messages import (
     encode,
 )
 
-from .config import Identity, TokenStore
+from .config import LOCAL_KEY, LOCAL_WHERE, Identity, TokenStore
 
 __all__ = ["BACKOFF", "Connection", "Events", "Link", "LinkStatus", "describe_close"]
 
@@ -170,6 +170,8 @@ class Connection:
 
     @property
     def where(self) -> str:
+        if self.key == LOCAL_KEY:
+            return LOCAL_WHERE
         return self.url.split("://", 1)[-1].rstrip("/")
 
     # -- the caller's side ----------------------------------------------------------------------
@@ -272,7 +274,10 @@ class Connection:
                 continue
             self._fresh = False
             self._went_online = False
-            self._report("connecting" if failures == 0 else "retrying", f"connecting to {self.url}")
+            self._report(
+                "connecting" if failures == 0 else "retrying",
+                f"connecting to {self.where if self.key == LOCAL_KEY else self.url}",
+            )
             try:
                 kind, text = await self._attempt()
             except asyncio.CancelledError:

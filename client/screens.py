@@ -1042,9 +1042,9 @@ class NameScreen(ModalScreen[str]):
         with Container(id="name-box") as box:
             box.border_title = "Your name"
             yield Static(Text(self.problem, style="bold #d7af00"), id="name-problem")
-            yield Static(
-                f"Choose the name others see on {self.where} (1-20 characters). "
-                "It is yours from now on: the next start needs no name."
+            yield Static(  # the problem line says where and why: this says the rest once
+                "Others see this name (1-20 characters). It is yours from now on:"
+                " the next start needs no name."
             )
             yield Input(placeholder="name, then Enter", max_length=20, id="name")
             yield Static(Text("Esc quits", style="#8a8a8a"))

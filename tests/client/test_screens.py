@@ -10,8 +10,9 @@ from pathlib import Path
 from textual.widgets import Input
 
 from client.app import YukonApp
+from client.config import LOCAL_KEY
 from client.connection import LinkStatus
-from client.screens import LeaderboardScreen
+from client.screens import LeaderboardScreen, NameScreen
 from client.widgets import ResultsView, RoomView
 from protocol.messages import (
     Create,
@@ -247,3 +248,18 @@ async def test_ctrl_q_mid_race_asks_and_says_the_race_goes_on() -> None:
         await until(pilot, lambda: "Quit" in screen_text(app), "the question again")
         await pilot.press("y")
         await until(pilot, lambda: not app.is_running, "the app to quit")
+
+
+async def test_local_s_first_run_names_no_port_and_says_it_once(tmp_path: Path) -> None:
+    async with server_at(tmp_path) as server:
+        app = client_app(url(server), tmp_path, name=None, key=LOCAL_KEY)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, NameScreen), "the name prompt")
+            await pilot.pause()
+            text = " ".join(screen_text(app).replace("│", " ").split())
+            assert "127.0.0.1" not in text and str(server.port) not in text, text
+            assert "your own server" in text, text
+            assert text.lower().count("choose") == 1, text
+            await pilot.press(*"solo", "enter")
+            await online(pilot, app)
+            assert "127.0.0.1" not in screen_text(app).splitlines()[0]
