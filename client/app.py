@@ -27,6 +27,7 @@ from .screens import (
     HelpScreen,
     LobbyScreen,
     NameScreen,
+    PasswordScreen,
     RaceScreen,
     ResultsScreen,
     RoomScreen,
@@ -89,7 +90,7 @@ Button { width: auto; min-width: 8; }
 #code-row { margin: 0 1 1 1; }
 #board-code { width: 41; }
 
-HelpScreen, ConfirmScreen, NameScreen { align: center middle; }
+HelpScreen, ConfirmScreen, NameScreen, PasswordScreen { align: center middle; }
 #help-box {
     width: 78; height: auto; border: round $accent; padding: 0 1; background: $surface;
 }
@@ -152,6 +153,7 @@ class YukonApp(App[None]):
             with contextlib.suppress(OSError):
                 self.session.dailies = self.dailies.load(self.key)
         self._asking_name = False
+        self._asking_password = False
 
     @property
     def where(self) -> str:
@@ -221,6 +223,8 @@ class YukonApp(App[None]):
             self.session.connection_lost(self.clock())
         if status.kind == "need_name" and not self._asking_name:
             self._ask_name(status.text)
+        if status.kind == "need_password" and not self._asking_password:
+            self._ask_password(status.text)
         self.sync()
 
     def _resync_check(self) -> None:
@@ -236,6 +240,18 @@ class YukonApp(App[None]):
                 self.link.login(name)
 
         self.push_screen(NameScreen(self.where, problem), chosen)
+
+    def _ask_password(self, problem: str) -> None:
+        """A private server: ask here, rather than leave a lobby that looks usable while
+        only the status line says why nothing works. The connection keeps what it took."""
+        self._asking_password = True
+
+        def given(password: str | None) -> None:
+            self._asking_password = False
+            if password:
+                self.link.use_password(password)
+
+        self.push_screen(PasswordScreen(self.where, problem), given)
 
     # -- doing things -----------------------------------------------------------------------------
 
@@ -271,7 +287,7 @@ class YukonApp(App[None]):
                 self.screen, (HelpScreen, ConfirmScreen)
             ):
                 self.pop_screen()
-            if not any(isinstance(s, NameScreen) for s in self.screen_stack):
+            if not any(isinstance(s, (NameScreen, PasswordScreen)) for s in self.screen_stack):
                 while len(self.screen_stack) > 1:
                     self.pop_screen()
             self.switch_mode(phase)

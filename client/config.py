@@ -1,9 +1,11 @@
 """Where the client keeps things between runs: resume tokens, and the local server's database.
 
-A resume token is saved per server (keyed by its normalised URL, or ``"local"`` for the
-embedded server of ``yukon play --local``) in ``tokens.json`` in the user's config
-directory, readable by the user only: it *is* the player's identity on that server, so
-the next start needs no name.
+Resume tokens are saved per server (keyed by its normalised URL, or ``"local"`` for the
+embedded server of ``yukon play --local``), one per name used there, in ``tokens.json``
+in the user's config directory, readable by the user only: a token *is* the player's
+identity on that server, so the next start needs no name. Beside it, each readable by
+the user only: ``passwords.json`` (what private servers accepted) and ``dailies.json``
+(the daily rooms this client was in, so a resumed attempt is still the daily).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ LOCAL_KEY = "local"
 LOCAL_WHERE = "your own server"
 _TOKENS = "tokens.json"
 _DAILIES = "dailies.json"
+_PASSWORDS = "passwords.json"
 #: Daily rooms remembered per server: a resume comes within minutes, so a few suffice.
 _DAILIES_KEPT = 8
 
@@ -171,6 +174,31 @@ class TokenStore:
         elif last is not None and last.casefold() == name.strip().casefold():
             data[key] = (next((i.name for i in known.values()), None), known)
         self._write(data)
+
+    # -- passwords of private servers ---------------------------------------------------------
+
+    @property
+    def _passwords(self) -> Path:
+        return self.directory / _PASSWORDS
+
+    def _read_passwords(self) -> dict[str, str]:
+        try:
+            data = json.loads(self._passwords.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def password(self, server: str) -> str | None:
+        """The password a private server accepted from this client, if any."""
+        return self._read_passwords().get(server_key(server))
+
+    def save_password(self, server: str, password: str) -> None:
+        data = self._read_passwords()
+        if data.get(server_key(server)) != password:
+            data[server_key(server)] = password
+            _write_json(self.directory, self._passwords, data)
 
     def _write(self, data: dict[str, tuple[str | None, dict[str, Identity]]]) -> None:
         raw = {

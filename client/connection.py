@@ -12,7 +12,9 @@
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
 version, another connection of the same player (4001), an address that is not a URL.
-A name the server refuses puts it in ``need_name`` until ``login`` gives another.
+A name the server refuses puts it in ``need_name`` until ``login`` gives another; a private
+server that refuses the password (none, or a wrong one) puts it in ``need_password`` until
+``use_password`` gives one, which is kept per server once the server takes it.
 Nothing here raises into the caller: every problem becomes a status.
 """
 
@@ -66,8 +68,9 @@ class LinkStatus:
     """What the connection is doing.
 
     ``kind`` is ``connecting``, ``online``, ``retrying`` (a problem; it will try again),
-    ``need_name`` (the server needs a (new) name: call ``login``), ``failed`` (it stopped
-    for good) or ``closed`` (the client closed it).
+    ``need_name`` (the server needs a (new) name: call ``login``), ``need_password`` (a
+    private server, and no password or a wrong one: call ``use_password``), ``failed``
+    (it stopped for good) or ``closed`` (the client closed it).
     """
 
     kind: str
@@ -88,6 +91,8 @@ class Link(Protocol):
     def send(self, message: Message) -> bool: ...
 
     def login(self, name: str) -> None: ...
+
+    def use_password(self, password: str) -> None: ...
 
     def reconnect(self) -> None: ...
 
@@ -154,8 +159,10 @@ class Connection:
         #: Where the token is kept: the URL, or ``config.LOCAL_KEY`` for the embedded server.
         self.key = key or url
         self.backoff = tuple(backoff) or (1.0,)
-        #: For a private server: sent with every hello.
-        self.password = password
+        #: For a private server: sent with every hello; without --password, the one this
+        #: client was given for this server last time.
+        self.password = password if password is not None else self._saved_password()
+        self._need_password = False
         self._name = name
         self._token: str | None = None
         self._use_saved(name)
@@ -195,6 +202,21 @@ class Connection:
         self._use_saved(name)
         self._fresh = True
         self._wake.set()
+
+    def use_password(self, password: str) -> None:
+        """Say hello again with this password (the server is private), now."""
+        self.password = password
+        self._need_password = False
+        self._fresh = True
+        self._wake.set()
+
+    def _saved_password(self) -> str | None:
+        if self.store is None:
+            return None
+        try:
+            return self.store.password(self.key)
+        except OSError:
+            return None
 
     def reconnect(self) -> None:
         """Drop the connection and come back at once (the resync refreshes everything)."""
@@ -266,6 +288,10 @@ class Connection:
         """Connect, and reconnect after every drop, until ``close`` (or a final failure)."""
         failures = 0
         while not self._closing:
+            if self._need_password:  # until use_password (or close)
+                self._wake.clear()
+                await self._wake.wait()
+                continue
             if self._token is None and self._name is None:
                 if self.status.kind != "need_name":
                     self._report("need_name", f"first time on {self.where}: choose a name")
@@ -289,7 +315,8 @@ class Connection:
                 break
             if self._went_online:  # a drop after a good connection: start the backoff afresh
                 failures = 0
-            if kind in ("failed", "need_name"):
+            if kind in ("failed", "need_name", "need_password"):
+                self._need_password = kind == "need_password"
                 self._report(kind, text)
                 if kind == "failed":
                     return
@@ -376,10 +403,7 @@ class Connection:
                 raise _Stop("failed", f"wrong protocol version: {msg.text}")
             if msg.code == "password":
                 given = "wrong" if self.password else "missing"
-                raise _Stop(
-                    "failed",
-                    f"{self.where} is private and the password is {given}: start with --password",
-                )
+                raise _Stop("need_password", f"{self.where} is private and the password is {given}")
             if msg.code == "bad_token":
                 self._token = None
                 self._forget()
@@ -399,6 +423,11 @@ class Connection:
         self._token, self._name, self.player = welcome.token, welcome.name, welcome.name
         self._went_online = True
         self._save(welcome)
+        if self.password is not None and self.store is not None:
+            try:
+                self.store.save_password(self.key, self.password)
+            except OSError as exc:
+                log.warning("cannot save the password: %s", exc)
         self._queue = asyncio.Queue()
         self._ws = ws
         self._report("online", f"connected to {self.where} as {welcome.name}")

@@ -59,6 +59,7 @@ __all__ = [
     "LeaderboardScreen",
     "LobbyScreen",
     "NameScreen",
+    "PasswordScreen",
     "RaceScreen",
     "ResultsScreen",
     "RoomScreen",
@@ -1057,3 +1058,33 @@ class NameScreen(ModalScreen[str]):
         name = event.value.strip()
         if name:
             self.dismiss(name)
+
+
+class PasswordScreen(ModalScreen[str]):
+    """A private server, and this client has no password for it (or a wrong one)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "quit")]
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__()
+        self.where = where
+        self.problem = problem
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = "Password"
+            yield Static(Text(self.problem, style="bold #d7af00"), id="password-problem")
+            yield Static(
+                "Ask whoever runs it for the password. It is kept for this server:"
+                " the next start needs it no more (or give --password)."
+            )
+            yield Input(placeholder="password, then Enter", password=True, id="password")
+            yield Static(Text("Esc quits", style="#8a8a8a"))
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    @on(Input.Submitted, "#password")
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value:
+            self.dismiss(event.value)

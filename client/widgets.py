@@ -439,7 +439,8 @@ class StatusLine(Live):
         status = self.session.status
         newer = status.serial > self.client.link_serial  # said after the link changed
         if link.kind not in ("online", "closed") and not newer:
-            style = "bold #ff5f5f" if link.kind in ("failed", "need_name") else "bold #d7af00"
+            urgent = link.kind in ("failed", "need_name", "need_password")
+            style = "bold #ff5f5f" if urgent else "bold #d7af00"
             text = fit(link.text, self.size.width - 2) if self.size.width > 2 else link.text
             return Text(text, style=style, overflow="ellipsis", no_wrap=True)
         style = {"error": "bold #ff5f5f", "good": "bold #5fd75f"}.get(status.kind, "")

@@ -58,6 +58,7 @@ class FakeLink:
         self.sent: list[Message] = []
         self.online = online
         self.names: list[str] = []
+        self.passwords: list[str] = []
         self.reconnects = 0
 
     def send(self, message: Message) -> bool:
@@ -68,6 +69,9 @@ class FakeLink:
 
     def login(self, name: str) -> None:
         self.names.append(name)
+
+    def use_password(self, password: str) -> None:
+        self.passwords.append(password)
 
     def reconnect(self) -> None:
         self.reconnects += 1

@@ -16,11 +16,13 @@ from textual.pilot import Pilot
 
 from client.app import YukonApp
 from client.config import TokenStore
-from client.screens import LeaderboardScreen, NameScreen, RaceScreen
+from client.screens import LeaderboardScreen, NameScreen, PasswordScreen, RaceScreen
 from client.widgets import BoardView, StandingsView, StatusLine
 from protocol import Game
 from protocol.messages import Create, Join, MoveMsg, Race, Ready, Resign, Result, Room, Start
+from server.app import ServeOptions, open_server
 from server.connection import RaceServer
+from server.rooms import HubConfig
 
 from ..server.tcp_proxy import TcpProxy
 from ..server.wire import open_client, running_server, url
@@ -424,3 +426,30 @@ async def test_name_switches_identity_and_never_loses_one(tmp_path: Path) -> Non
             await online(pilot, again)
             assert again.session.me == "alice"
         assert TokenStore(tmp_path / "config").names(url(server)) == ["alice", "bob"]
+
+
+async def test_a_private_server_asks_for_its_password_and_it_is_kept(tmp_path: Path) -> None:
+    """Without --password, a prompt says the server is private (the lobby did not look
+    usable while nothing worked); the password given is kept for that server."""
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/p.db",
+        spool=tmp_path / "s.jsonl",
+        hub=HubConfig(password="correct horse"),
+        solver_processes=0,
+    )
+    async with open_server(options) as server:
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, PasswordScreen), "the prompt")
+            await sees(app, "private", pilot)
+            await pilot.press(*"battery", "enter")  # wrong: asked again, saying so
+            await until(pilot, lambda: isinstance(app.screen, PasswordScreen), "asked again")
+            await sees(app, "wrong", pilot)
+            await pilot.press(*"correct horse", "enter")
+            await online(pilot, app)
+            assert app.session.me == "alice"
+        again = client_app(url(server), tmp_path, name=None)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await online(pilot, again)
+            assert again.session.me == "alice"

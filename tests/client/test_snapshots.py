@@ -252,3 +252,12 @@ def test_clock_is_frozen_for_snapshots() -> None:
 def test_quit_mid_race_asks_first(snap_compare: Snap) -> None:
     app, _ = fake_app()
     assert snap_compare(app, run_before=run(in_race, "ctrl+q"))
+
+
+def test_a_private_server_asks_for_the_password(snap_compare: Snap) -> None:
+    from client.connection import LinkStatus
+
+    app, _ = fake_app()
+    problem = "race.example:8765 is private and the password is missing"
+    script = lambda a: a.link_status(LinkStatus("need_password", problem))  # noqa: E731
+    assert snap_compare(app, run_before=run(script, *"secret"))
