@@ -28,6 +28,9 @@ from protocol.messages import (
     BoardRow,
     Create,
     Daily,
+    History,
+    HistoryPage,
+    HistoryRow,
     Join,
     Leave,
     Ready,
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfirmScreen",
     "HelpScreen",
+    "HistoryScreen",
     "LeaderboardScreen",
     "LobbyScreen",
     "NameScreen",
@@ -176,13 +180,14 @@ class LobbyScreen(Base):
     """Create a room, join or watch one, play the daily deal, open the leaderboards."""
 
     AUTO_FOCUS = "#create"
-    HINTS = "n new room · j join · w watch · d daily deal · l leaderboards · ? help · q quit"
+    HINTS = "n new room · j join · w watch · d daily · l boards · h history · ? help · q quit"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "create", "new room"),
         Binding("j", "join", "join"),
         Binding("w", "watch", "watch"),
         Binding("d", "daily", "daily deal"),
         Binding("l", "boards", "leaderboards"),
+        Binding("h", "history", "history"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "unfocus", "back to the buttons", show=False),
@@ -229,6 +234,7 @@ class LobbyScreen(Base):
                 with Horizontal(classes="row"):
                     yield Button("Today's daily deal (d)", compact=True, id="daily")
                     yield Button("Leaderboards (l)", compact=True, id="boards")
+                    yield Button("History (h)", compact=True, id="history")
                     yield Button("Quit (q)", compact=True, id="quit")
         yield StatusLine()
         yield Hints()
@@ -329,6 +335,9 @@ class LobbyScreen(Base):
     def action_boards(self) -> None:
         self.client.push_screen(LeaderboardScreen())
 
+    def action_history(self) -> None:
+        self.client.push_screen(HistoryScreen())
+
     def action_quit(self) -> None:
         self.client.exit()
 
@@ -359,6 +368,7 @@ class LobbyScreen(Base):
             "watch": self.action_watch,
             "daily": self.action_daily,
             "boards": self.action_boards,
+            "history": self.action_history,
             "quit": self.action_quit,
         }.get(event.button.id or "")
         if action is not None:
@@ -641,6 +651,7 @@ class ResultsScreen(Base):
         Binding("m", "rematch", "rematch"),
         Binding("a", "again", "again"),
         Binding("b", "board", "leaderboard"),
+        Binding("h", "history", "history"),
         Binding("l", "leave", "lobby"),
         Binding("escape", "leave", "lobby", show=False),
         Binding("question_mark", "help", "help"),
@@ -655,6 +666,7 @@ class ResultsScreen(Base):
                 yield Button("Rematch (m)", compact=True, variant="primary", id="rematch")
                 yield Button("Again (a)", compact=True, variant="primary", id="again")
                 yield Button("Leaderboard (b)", compact=True, id="leaderboard")
+                yield Button("History (h)", compact=True, id="history")
                 yield Button("Lobby (l)", compact=True, id="leave")
         yield StatusLine()
         yield Hints()
@@ -665,10 +677,10 @@ class ResultsScreen(Base):
 
     def hints(self) -> str:
         if self._daily():
-            return "a again (practice) · b leaderboard · l lobby · ? help"
+            return "a again (practice) · b leaderboard · h history · l lobby · ? help"
         if self.session.is_host:
-            return "m rematch · b leaderboard · l lobby · ? help"
-        return "b leaderboard · l lobby · ? help"
+            return "m rematch · b leaderboard · h history · l lobby · ? help"
+        return "b leaderboard · h history · l lobby · ? help"
 
     def refresh_view(self) -> None:
         super().refresh_view()
@@ -735,11 +747,15 @@ class ResultsScreen(Base):
     def action_leave(self) -> None:
         self.client.send(Leave())
 
+    def action_history(self) -> None:
+        self.client.push_screen(HistoryScreen())
+
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         {
             "rematch": self.action_rematch,
             "again": self.action_again,
+            "history": self.action_history,
             "leaderboard": self.action_board,
             "leave": self.action_leave,
         }.get(event.button.id or "", lambda: None)()
@@ -957,6 +973,140 @@ class LeaderboardScreen(Base):
         self.set_focus(None)
         self.ask()
         self.refresh_view()
+
+
+# -- history -------------------------------------------------------------------------------
+
+
+def _races(n: int) -> str:
+    return f"{n} race" if n == 1 else f"{n} races"
+
+
+class HistoryTable(Live):
+    """One page of my own results, newest first."""
+
+    DEFAULT_CSS = """
+    HistoryTable { height: 1fr; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        page = self.session.history
+        screen = self.screen
+        if page is None or not isinstance(screen, HistoryScreen) or not screen.asked:
+            return Text("loading…", style="#8a8a8a")
+        if not page.rows:
+            return Text("no races yet" if page.offset == 0 else "no more races", style="#8a8a8a")
+        # Nine columns in 76: one space between them, the day without its year.
+        table = Table(box=None, pad_edge=False, collapse_padding=True, header_style="bold #8a8a8a")
+        for name, justify in (
+            ("when", "left"),
+            ("race", "left"),
+            ("rank", "right"),
+            ("outcome", "left"),
+            ("time", "right"),
+            ("moves", "right"),
+            ("score", "right"),
+            ("cards", "right"),
+            ("undos", "right"),
+        ):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        for row in page.rows:
+            table.add_row(*self._cells(row))
+        return table
+
+    @staticmethod
+    def _cells(r: HistoryRow) -> list[RenderableType]:
+        when = dt.datetime.fromtimestamp(r.finished_ms / 1000).strftime("%m-%d %H:%M")
+        if r.date is not None:  # the day is the daily's (UTC), "when" the local clock's
+            race = "daily practice" if r.practice else f"daily {r.date[5:]}"
+        else:
+            race = f"room {r.room}" if r.room else "a race"
+        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
+        outcome = Text(outcome_text(r.outcome), style=colour)
+        if r.hinted:
+            outcome.append(" (h)", style="#87d7ff")
+        return [
+            when,
+            race,
+            f"{r.rank}/{r.players}",
+            outcome,
+            format_ms(r.time_ms),
+            str(r.moves),
+            str(r.score),
+            f"{r.foundations}/52",
+            str(r.undos),
+        ]
+
+
+class HistoryScreen(Base):
+    """My results, newest first, with my totals; from the lobby and the results."""
+
+    AUTO_FOCUS = ""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "page(1)", "next page"),
+        Binding("pageup", "page(-1)", "previous page"),
+        Binding("right", "page(1)", "next page", show=False),
+        Binding("left", "page(-1)", "previous page", show=False),
+        Binding("escape", "back", "back"),
+        Binding("q", "back", "back", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+    HINTS = "PgUp PgDn page (or ← →) · esc back · (h): a hinted run"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.page_offset = 0
+        #: A page was asked for since this screen opened (an older one is not shown).
+        self.asked = False
+
+    def compose(self) -> ComposeResult:
+        yield Title("history")
+        yield Static("", id="history-head")
+        yield HistoryTable()
+        yield StatusLine()
+        yield Hints()
+
+    def on_mount(self) -> None:
+        self.session.history = None
+        self.ask()
+
+    def page_size(self) -> int:
+        return max(5, min(50, self.size.height - 7)) if self.size.height else 14
+
+    def ask(self) -> None:
+        self.asked = True
+        self.client.send(History(offset=self.page_offset, limit=self.page_size()))
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        try:
+            head = self.query_one("#history-head", Static)
+        except NoMatches:  # not mounted yet
+            return
+        head.update(self._head(self.session.history))
+
+    def _head(self, page: HistoryPage | None) -> Text:
+        text = Text(" Your races", style="bold")
+        if page is None:
+            return text
+        text.append(f" · {_races(page.games)} · {page.wins} won", style="#8a8a8a")
+        if page.best_time_ms is not None:
+            text.append(f" · best {format_ms(page.best_time_ms)}", style="#8a8a8a")
+        if page.games > len(page.rows):
+            last = min(page.games, page.offset + len(page.rows))
+            text.append(f" · {page.offset + 1}-{last} of {page.games}", style="#8a8a8a")
+        return text
+
+    def action_page(self, pages: int) -> None:
+        page = self.session.history
+        total = page.games if page is not None else 0
+        offset = max(0, self.page_offset + pages * self.page_size())
+        if offset != self.page_offset and (pages < 0 or offset < total):
+            self.page_offset = offset
+            self.ask()
+
+    def action_back(self) -> None:
+        self.dismiss()
 
 
 # -- dialogs -------------------------------------------------------------------------------
