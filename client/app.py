@@ -11,6 +11,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
@@ -22,6 +23,7 @@ from protocol.messages import Message, MoveMsg, Undo, Welcome
 from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .screens import (
+    AlertScreen,
     Base,
     ConfirmScreen,
     HelpScreen,
@@ -31,6 +33,7 @@ from .screens import (
     RaceScreen,
     ResultsScreen,
     RoomScreen,
+    TrustScreen,
     WatchScreen,
 )
 from .state import Session
@@ -90,7 +93,9 @@ Button { width: auto; min-width: 8; }
 #code-row { margin: 0 1 1 1; }
 #board-code { width: 41; }
 
-HelpScreen, ConfirmScreen, NameScreen, PasswordScreen { align: center middle; }
+HelpScreen, ConfirmScreen, NameScreen, PasswordScreen, TrustScreen, AlertScreen {
+    align: center middle;
+}
 #help-box {
     width: 78; height: auto; border: round $accent; padding: 0 1; background: $surface;
 }
@@ -102,6 +107,7 @@ HelpScreen, ConfirmScreen, NameScreen, PasswordScreen { align: center middle; }
     width: 60; height: auto; border: round $accent; padding: 1 2; background: $surface;
 }
 #name-box Input { margin: 1 0; }
+#name-box .row { margin-top: 1; }
 """
 
 
@@ -135,6 +141,7 @@ class YukonApp(App[None]):
         link: Link | None = None,
         clock: Callable[[], float] = time.monotonic,
         backoff: Sequence[float] = BACKOFF,
+        cafile: Path | None = None,
     ) -> None:
         super().__init__()
         self.url = url
@@ -145,7 +152,14 @@ class YukonApp(App[None]):
         #: The status serial when the link last changed: older statuses give way to it.
         self.link_serial = 0
         self.link: Link = link or Connection(
-            url, self, name=name, password=password, store=store, key=key, backoff=backoff
+            url,
+            self,
+            name=name,
+            password=password,
+            store=store,
+            key=key,
+            backoff=backoff,
+            cafile=cafile,
         )
         #: Where the daily rooms are remembered (beside the tokens), and under which key.
         self.dailies = DailyMemory(store.directory) if store is not None else None
@@ -225,6 +239,10 @@ class YukonApp(App[None]):
             self._ask_name(status.text)
         if status.kind == "need_password" and not self._asking_password:
             self._ask_password(status.text)
+        if status.kind == "need_trust" and not self._asking_password:
+            self._ask_trust(status)
+        if status.kind == "failed" and status.text.startswith("REFUSED"):
+            self.push_screen(AlertScreen("Certificate changed", status.text))
         self.sync()
 
     def _resync_check(self) -> None:
@@ -252,6 +270,20 @@ class YukonApp(App[None]):
                 self.link.use_password(password)
 
         self.push_screen(PasswordScreen(self.where, problem), given)
+
+    def _ask_trust(self, status: LinkStatus) -> None:
+        """Trust on first use, as SSH does: show the certificate's fingerprint, for the
+        player to compare with the one ``yukon serve`` logged; pinned if trusted."""
+        self._asking_password = True
+
+        def answered(yes: bool | None) -> None:
+            self._asking_password = False
+            if yes:
+                self.link.trust(status.fingerprint)
+            else:
+                self.exit(message=f"{self.where}: certificate not trusted; nothing was sent")
+
+        self.push_screen(TrustScreen(self.where, status.text, status.fingerprint), answered)
 
     # -- doing things -----------------------------------------------------------------------------
 
@@ -287,7 +319,8 @@ class YukonApp(App[None]):
                 self.screen, (HelpScreen, ConfirmScreen)
             ):
                 self.pop_screen()
-            if not any(isinstance(s, (NameScreen, PasswordScreen)) for s in self.screen_stack):
+            asking = (NameScreen, PasswordScreen, TrustScreen, AlertScreen)
+            if not any(isinstance(s, asking) for s in self.screen_stack):
                 while len(self.screen_stack) > 1:
                     self.pop_screen()
             self.switch_mode(phase)

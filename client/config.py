@@ -4,8 +4,10 @@ Resume tokens are saved per server (keyed by its normalised URL, or ``"local"`` 
 embedded server of ``yukon play --local``), one per name used there, in ``tokens.json``
 in the user's config directory, readable by the user only: a token *is* the player's
 identity on that server, so the next start needs no name. Beside it, each readable by
-the user only: ``passwords.json`` (what private servers accepted) and ``dailies.json``
-(the daily rooms this client was in, so a resumed attempt is still the daily).
+the user only: ``passwords.json`` (what private servers accepted), ``known_servers.json``
+(the certificate fingerprints trusted on first use, as SSH's ``known_hosts``) and
+``dailies.json`` (the daily rooms this client was in, so a resumed attempt is still the
+daily).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ LOCAL_WHERE = "your own server"
 _TOKENS = "tokens.json"
 _DAILIES = "dailies.json"
 _PASSWORDS = "passwords.json"
+#: Certificates trusted on first use, as SSH's known_hosts: server -> SHA-256 fingerprint.
+_KNOWN_SERVERS = "known_servers.json"
 #: Daily rooms remembered per server: a resume comes within minutes, so a few suffice.
 _DAILIES_KEPT = 8
 
@@ -199,6 +203,30 @@ class TokenStore:
         if data.get(server_key(server)) != password:
             data[server_key(server)] = password
             _write_json(self.directory, self._passwords, data)
+
+    # -- certificates trusted on first use --------------------------------------------------
+
+    @property
+    def _known(self) -> Path:
+        return self.directory / _KNOWN_SERVERS
+
+    def _read_known(self) -> dict[str, str]:
+        try:
+            data = json.loads(self._known.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def pin(self, server: str) -> str | None:
+        """The SHA-256 fingerprint of the certificate trusted for ``server``, if any."""
+        return self._read_known().get(server_key(server))
+
+    def save_pin(self, server: str, fingerprint: str) -> None:
+        data = self._read_known()
+        data[server_key(server)] = fingerprint
+        _write_json(self.directory, self._known, data)
 
     def _write(self, data: dict[str, tuple[str | None, dict[str, Identity]]]) -> None:
         raw = {

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .app import YukonApp
 
 __all__ = [
+    "AlertScreen",
     "ConfirmScreen",
     "HelpScreen",
     "HistoryScreen",
@@ -67,6 +68,7 @@ __all__ = [
     "RaceScreen",
     "ResultsScreen",
     "RoomScreen",
+    "TrustScreen",
     "WatchScreen",
 ]
 
@@ -1238,3 +1240,71 @@ class PasswordScreen(ModalScreen[str]):
     def _submitted(self, event: Input.Submitted) -> None:
         if event.value:
             self.dismiss(event.value)
+
+
+class TrustScreen(ModalScreen[bool]):
+    """A wss:// server whose certificate no authority vouches for, the first time: its
+    fingerprint, to compare with the one its ``yukon serve`` logged. y trusts (and pins)
+    it, n quits without a word sent to the server."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "yes"),
+        Binding("n", "answer(False)", "no"),
+        Binding("escape", "answer(False)", "no"),
+    ]
+
+    def __init__(self, where: str, problem: str, fingerprint: str) -> None:
+        super().__init__()
+        self.where = where
+        self.problem = problem
+        self.fingerprint = fingerprint
+
+    def compose(self) -> ComposeResult:
+        pairs = self.fingerprint.split(":")
+        half = (len(pairs) + 1) // 2
+        shown = ":".join(pairs[:half]) + ":\n" + ":".join(pairs[half:])
+        with Container(id="name-box") as box:
+            box.border_title = "A certificate to trust?"
+            yield Static(Text(self.problem, style="bold #d7af00"))
+            yield Static(Text("\nIts SHA-256 fingerprint:", style="#8a8a8a"))
+            yield Static(Text(shown, style="bold"), id="fingerprint")
+            yield Static(
+                "\nCompare it with the one the server logged when it started (ask whoever"
+                " runs it). Trust it on this server from now on? A later change is refused."
+                " (Or start with --cafile.)"
+            )
+            with Horizontal(classes="row"):
+                yield Button("Trust (y)", compact=True, variant="warning", id="yes")
+                yield Button("Quit (n)", compact=True, id="no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class AlertScreen(ModalScreen[None]):
+    """Something that stopped the client for good and must not go unread (a server's
+    certificate changed): the whole text, whatever the width; any of Esc, q, Enter quits."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "quit", "quit"),
+        Binding("q", "quit", "quit"),
+        Binding("enter", "quit", "quit"),
+    ]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = self.title_text
+            yield Static(Text(self.text, style="bold #ff5f5f"))
+            yield Static(Text("\nEsc quits", style="#8a8a8a"))
+
+    def action_quit(self) -> None:
+        self.app.exit(message=self.text)

@@ -249,8 +249,19 @@ def cmd_play(args: argparse.Namespace) -> int:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     logging.getLogger("websockets").setLevel(logging.WARNING)
+    cafile = Path(args.cafile) if args.cafile else None
+    if cafile is not None and not cafile.is_file():
+        print(f"yukon play: --cafile: {args.cafile} is not a file", file=sys.stderr)
+        return EXIT_USAGE
     if not args.local:
-        YukonApp(url, name=args.name, password=args.password, ascii=args.ascii, store=store).run()
+        YukonApp(
+            url,
+            name=args.name,
+            password=args.password,
+            ascii=args.ascii,
+            store=store,
+            cafile=cafile,
+        ).run()
         return 0
 
     from server.app import ServeOptions, StartupError, open_server
@@ -467,6 +478,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the password of a private server (env YUKON_PASSWORD)",
     )
     p.add_argument("--ascii", action="store_true", help="letters S H D C instead of suit glyphs")
+    p.add_argument(
+        "--cafile",
+        metavar="PATH",
+        help="trust a wss:// server whose certificate these PEM certificates vouch for (its"
+        " own, if self-signed); without it, a certificate no authority vouches for is shown"
+        " once by its SHA-256 fingerprint, to trust and pin, as SSH does",
+    )
     p.add_argument(
         "--local",
         action="store_true",

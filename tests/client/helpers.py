@@ -59,6 +59,7 @@ class FakeLink:
         self.online = online
         self.names: list[str] = []
         self.passwords: list[str] = []
+        self.trusted: list[str] = []
         self.reconnects = 0
 
     def send(self, message: Message) -> bool:
@@ -72,6 +73,9 @@ class FakeLink:
 
     def use_password(self, password: str) -> None:
         self.passwords.append(password)
+
+    def trust(self, fingerprint: str) -> None:
+        self.trusted.append(fingerprint)
 
     def reconnect(self) -> None:
         self.reconnects += 1

@@ -116,6 +116,7 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     [
         (["play", "--name", "   "], "yukon play: --name: a name needs at least one character"),
         (["play", "http://example.org"], "yukon play: http://example.org is not a ws:// or wss://"),
+        (["play", "--cafile", "/no/such.pem"], "yukon play: --cafile: /no/such.pem is not a file"),
     ],
 )
 def test_play_refuses_bad_arguments_in_one_line(

@@ -302,3 +302,13 @@ def test_history(snap_compare: Snap, utc: None) -> None:
         await run(page)(pilot)
 
     assert snap_compare(app, run_before=before)
+
+
+def test_a_certificate_to_trust(snap_compare: Snap) -> None:
+    from client.connection import LinkStatus
+
+    app, _ = fake_app()
+    fingerprint = ":".join(f"{(i * 37) % 256:02X}" for i in range(32))
+    problem = "race.example:8765 presents a certificate no authority vouches for (self-signed)"
+    status = LinkStatus("need_trust", problem, fingerprint)
+    assert snap_compare(app, run_before=run(lambda a: a.link_status(status)))
