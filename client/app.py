@@ -281,7 +281,8 @@ class YukonApp(App[None]):
             if yes:
                 self.link.trust(status.fingerprint)
             else:
-                self.exit(message=f"{self.where}: certificate not trusted; nothing was sent")
+                msg = f"{self.where}: certificate not trusted; nothing was sent"
+                self.exit(return_code=1, message=msg)
 
         self.push_screen(TrustScreen(self.where, status.text, status.fingerprint), answered)
 

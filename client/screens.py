@@ -1307,4 +1307,4 @@ class AlertScreen(ModalScreen[None]):
             yield Static(Text("\nEsc quits", style="#8a8a8a"))
 
     def action_quit(self) -> None:
-        self.app.exit(message=self.text)
+        self.app.exit(return_code=1, message=self.text)

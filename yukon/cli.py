@@ -254,15 +254,16 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(f"yukon play: --cafile: {args.cafile} is not a file", file=sys.stderr)
         return EXIT_USAGE
     if not args.local:
-        YukonApp(
+        app = YukonApp(
             url,
             name=args.name,
             password=args.password,
             ascii=args.ascii,
             store=store,
             cafile=cafile,
-        ).run()
-        return 0
+        )
+        app.run()
+        return app.return_code or 0  # 1: a certificate not trusted, or refused
 
     from server.app import ServeOptions, StartupError, open_server
 

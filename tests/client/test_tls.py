@@ -110,3 +110,14 @@ async def test_the_client_shows_the_fingerprint_and_asks(tmp_path: Path) -> None
             assert openssl_fingerprint(cert).replace(" ", "") in text
             await pilot.press("y")
             await online(pilot, app)
+
+
+async def test_a_certificate_not_trusted_quits_with_status_1(tmp_path: Path) -> None:
+    async with tls_server(tmp_path) as (server, _):
+        app = client_app(f"wss://127.0.0.1:{server.port}", tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, TrustScreen), "the question")
+            await pilot.press("n")
+            await until(pilot, lambda: not app.is_running, "the app to quit")
+        assert app.return_code == 1
+        assert TokenStore(tmp_path / "config").pin(f"wss://127.0.0.1:{server.port}") is None
