@@ -7,8 +7,11 @@ screen of the session's phase (lobby, room, race, watch, results) and redraws it
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
@@ -17,23 +20,28 @@ from textual.screen import Screen
 
 from protocol.messages import Message, MoveMsg, Undo, Welcome
 
-from .config import DEFAULT_URL, TokenStore
+from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .screens import (
+    AlertScreen,
     Base,
     ConfirmScreen,
     HelpScreen,
     LobbyScreen,
     NameScreen,
+    PasswordScreen,
     RaceScreen,
     ResultsScreen,
     RoomScreen,
+    TrustScreen,
     WatchScreen,
 )
 from .state import Session
 from .widgets import Target
 
 __all__ = ["YukonApp"]
+
+log = logging.getLogger("yukon.client")
 
 #: After a reconnect, the server's resync follows its welcome at once; without it in this
 #: many seconds, the room is gone.
@@ -59,9 +67,9 @@ Screen { background: $background; }
 #variant { width: 14; }
 #players { width: 8; }
 #time { width: 12; }
-#code { width: 24; }
+#code { width: 41; }  /* a game code is up to 39 characters */
 #room-code { width: 12; }
-Checkbox.-textual-compact:focus { border: none !important; }
+TickBox.-textual-compact:focus { border: none !important; }
 Select { width: 16; }
 
 #room-body { height: 1fr; padding: 1 1; }
@@ -81,11 +89,13 @@ Button { width: auto; min-width: 8; }
 #results-head { height: auto; margin: 0 1 1 1; }
 #results-buttons { margin: 1 1; }
 
-#board-head { height: 1; margin: 1 0; }
+#board-head { height: auto; margin: 1 0; }
 #code-row { margin: 0 1 1 1; }
-#board-code { width: 30; }
+#board-code { width: 41; }
 
-HelpScreen, ConfirmScreen, NameScreen { align: center middle; }
+HelpScreen, ConfirmScreen, NameScreen, PasswordScreen, TrustScreen, AlertScreen {
+    align: center middle;
+}
 #help-box {
     width: 78; height: auto; border: round $accent; padding: 0 1; background: $surface;
 }
@@ -97,6 +107,7 @@ HelpScreen, ConfirmScreen, NameScreen { align: center middle; }
     width: 60; height: auto; border: round $accent; padding: 1 2; background: $surface;
 }
 #name-box Input { margin: 1 0; }
+#name-box .row { margin-top: 1; }
 """
 
 
@@ -130,21 +141,40 @@ class YukonApp(App[None]):
         link: Link | None = None,
         clock: Callable[[], float] = time.monotonic,
         backoff: Sequence[float] = BACKOFF,
+        cafile: Path | None = None,
     ) -> None:
         super().__init__()
         self.url = url
         self.clock = clock
         self.session = Session(ascii=ascii)
-        self.link_state = LinkStatus("connecting", f"connecting to {url}")
+        self.key = key or url
+        self.link_state = LinkStatus("connecting", f"connecting to {self.where}")
         #: The status serial when the link last changed: older statuses give way to it.
         self.link_serial = 0
         self.link: Link = link or Connection(
-            url, self, name=name, password=password, store=store, key=key, backoff=backoff
+            url,
+            self,
+            name=name,
+            password=password,
+            store=store,
+            key=key,
+            backoff=backoff,
+            cafile=cafile,
         )
+        #: Where the daily rooms are remembered (beside the tokens), and under which key.
+        self.dailies = DailyMemory(store.directory) if store is not None else None
+        if self.dailies is not None:
+            with contextlib.suppress(OSError):
+                self.session.dailies = self.dailies.load(self.key)
         self._asking_name = False
+        self._asking_password = False
 
     @property
     def where(self) -> str:
+        """The server in words: its address, or for ``--local`` (whose port changes from
+        run to run and means nothing to the player) "your own server"."""
+        if self.key == LOCAL_KEY:
+            return LOCAL_WHERE
         return self.url.split("://", 1)[-1].rstrip("/")
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -154,6 +184,27 @@ class YukonApp(App[None]):
         self.run_worker(self.link.run(), name="link", exit_on_error=False)
 
     async def action_quit(self) -> None:
+        """Quit; in the middle of a race, ask first: the race goes on without the player,
+        who has the server's resume window to come back before the run is abandoned."""
+        session = self.session
+        if session.race is None or session.race_done() or session.result is not None:
+            await self._quit()
+            return
+        if any(isinstance(s, ConfirmScreen) for s in self.screen_stack):
+            return
+        window = session.resume_s
+        question = (
+            "Quit in the middle of the race? The race goes on without you: run yukon play"
+            f" again within {window} s to come back to it, or your run is abandoned."
+        )
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self._quit()
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    async def _quit(self) -> None:
         await self.link.close()
         self.exit()
 
@@ -163,8 +214,14 @@ class YukonApp(App[None]):
     # -- the connection's events ------------------------------------------------------------------
 
     def link_message(self, message: Message) -> None:
+        known = len(self.session.dailies)
         for reply in self.session.receive(message, self.clock()):
             self.link.send(reply)
+        if len(self.session.dailies) != known and self.dailies is not None:
+            try:
+                self.dailies.save(self.key, self.session.dailies)
+            except OSError as exc:
+                log.warning("cannot remember the daily room: %s", exc)
         if isinstance(message, Welcome) and self.session.awaiting_resync:
             self.set_timer(RESYNC_WAIT, self._resync_check)
         if self.session.out_of_step:
@@ -177,9 +234,15 @@ class YukonApp(App[None]):
         self.link_state = status
         self.link_serial = self.session.status.serial
         if was.kind == "online" and status.kind != "online":
-            self.session.connection_lost()
+            self.session.connection_lost(self.clock())
         if status.kind == "need_name" and not self._asking_name:
             self._ask_name(status.text)
+        if status.kind == "need_password" and not self._asking_password:
+            self._ask_password(status.text)
+        if status.kind == "need_trust" and not self._asking_password:
+            self._ask_trust(status)
+        if status.kind == "failed" and status.text.startswith("REFUSED"):
+            self.push_screen(AlertScreen("Certificate changed", status.text))
         self.sync()
 
     def _resync_check(self) -> None:
@@ -196,6 +259,33 @@ class YukonApp(App[None]):
 
         self.push_screen(NameScreen(self.where, problem), chosen)
 
+    def _ask_password(self, problem: str) -> None:
+        """A private server: ask here, rather than leave a lobby that looks usable while
+        only the status line says why nothing works. The connection keeps what it took."""
+        self._asking_password = True
+
+        def given(password: str | None) -> None:
+            self._asking_password = False
+            if password:
+                self.link.use_password(password)
+
+        self.push_screen(PasswordScreen(self.where, problem), given)
+
+    def _ask_trust(self, status: LinkStatus) -> None:
+        """Trust on first use, as SSH does: show the certificate's fingerprint, for the
+        player to compare with the one ``yukon serve`` logged; pinned if trusted."""
+        self._asking_password = True
+
+        def answered(yes: bool | None) -> None:
+            self._asking_password = False
+            if yes:
+                self.link.trust(status.fingerprint)
+            else:
+                msg = f"{self.where}: certificate not trusted; nothing was sent"
+                self.exit(return_code=1, message=msg)
+
+        self.push_screen(TrustScreen(self.where, status.text, status.fingerprint), answered)
+
     # -- doing things -----------------------------------------------------------------------------
 
     def send(self, *messages: Message) -> None:
@@ -206,7 +296,8 @@ class YukonApp(App[None]):
                 if race is not None and isinstance(message, (MoveMsg, Undo)):
                     race.pending.pop(message.seq, None)
                     race.next_seq = message.seq  # unused: the number may be used again
-                self.session.say(f"not connected ({self.link_state.text})", "error")
+                # Short: the link's own status (why, and when it tries again) follows it.
+                self.session.say("not sent: the server is away; reconnecting…", "error")
                 break
         self.sync()
 
@@ -229,7 +320,8 @@ class YukonApp(App[None]):
                 self.screen, (HelpScreen, ConfirmScreen)
             ):
                 self.pop_screen()
-            if not any(isinstance(s, NameScreen) for s in self.screen_stack):
+            asking = (NameScreen, PasswordScreen, TrustScreen, AlertScreen)
+            if not any(isinstance(s, asking) for s in self.screen_stack):
                 while len(self.screen_stack) > 1:
                     self.pop_screen()
             self.switch_mode(phase)

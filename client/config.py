@@ -1,9 +1,13 @@
 """Where the client keeps things between runs: resume tokens, and the local server's database.
 
-A resume token is saved per server (keyed by its normalised URL, or ``"local"`` for the
-embedded server of ``yukon play --local``) in ``tokens.json`` in the user's config
-directory, readable by the user only: it *is* the player's identity on that server, so
-the next start needs no name.
+Resume tokens are saved per server (keyed by its normalised URL, or ``"local"`` for the
+embedded server of ``yukon play --local``), one per name used there, in ``tokens.json``
+in the user's config directory, readable by the user only: a token *is* the player's
+identity on that server, so the next start needs no name. Beside it, each readable by
+the user only: ``passwords.json`` (what private servers accepted), ``known_servers.json``
+(the certificate fingerprints trusted on first use, as SSH's ``known_hosts``) and
+``dailies.json`` (the daily rooms this client was in, so a resumed attempt is still the
+daily).
 """
 
 from __future__ import annotations
@@ -12,16 +16,20 @@ import contextlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import platformdirs
 
+from protocol.messages import DailyDeal
+
 __all__ = [
     "APP_NAME",
     "DEFAULT_URL",
+    "DailyMemory",
     "LOCAL_KEY",
+    "LOCAL_WHERE",
     "Identity",
     "TokenStore",
     "config_dir",
@@ -34,7 +42,15 @@ APP_NAME = "yukon"
 DEFAULT_URL = "ws://127.0.0.1:8765"
 #: The key of the embedded server's token: its port changes from run to run, its database not.
 LOCAL_KEY = "local"
+#: The embedded server, as the screens name it (its port means nothing to the player).
+LOCAL_WHERE = "your own server"
 _TOKENS = "tokens.json"
+_DAILIES = "dailies.json"
+_PASSWORDS = "passwords.json"
+#: Certificates trusted on first use, as SSH's known_hosts: server -> SHA-256 fingerprint.
+_KNOWN_SERVERS = "known_servers.json"
+#: Daily rooms remembered per server: a resume comes within minutes, so a few suffice.
+_DAILIES_KEPT = 8
 
 
 def config_dir() -> Path:
@@ -79,54 +95,198 @@ class Identity:
 
 
 class TokenStore:
-    """Saved identities, one per server, in a small JSON file only the user can read."""
+    """Saved identities, every one per server, in a small JSON file only the user can read.
+
+    A player may have several names on one server (``--name`` chooses among them or
+    registers a new one); each keeps its own token, so switching never loses one, and the
+    last used is the default. The file is ``{server: {"last": name, "ids": {folded name:
+    {"name", "token"}}}}``; an older file of one ``{"name", "token"}`` per server is read
+    as that server's only identity.
+    """
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory if directory is not None else config_dir()
         self.path = self.directory / _TOKENS
 
-    def _read(self) -> dict[str, dict[str, str]]:
+    @staticmethod
+    def _identity(entry: object) -> Identity | None:
+        if isinstance(entry, dict):
+            name, token = entry.get("name"), entry.get("token")
+            if isinstance(name, str) and isinstance(token, str):
+                return Identity(name, token)
+        return None
+
+    def _read(self) -> dict[str, tuple[str | None, dict[str, Identity]]]:
+        """Every server's ``(last used name, identities by folded name)``."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict):
             return {}
-        return {
-            k: v
-            for k, v in data.items()
-            if isinstance(k, str)
-            and isinstance(v, dict)
-            and isinstance(v.get("name"), str)
-            and isinstance(v.get("token"), str)
-        }
+        out: dict[str, tuple[str | None, dict[str, Identity]]] = {}
+        for key, entry in data.items():
+            if not isinstance(key, str) or not isinstance(entry, dict):
+                continue
+            single = self._identity(entry)
+            if single is not None:  # the older format
+                out[key] = (single.name, {single.name.casefold(): single})
+                continue
+            ids = entry.get("ids")
+            known = {
+                fold: ident
+                for fold, raw in (ids.items() if isinstance(ids, dict) else ())
+                if (ident := self._identity(raw)) is not None
+            }
+            last = entry.get("last")
+            out[key] = (last if isinstance(last, str) else None, known)
+        return out
 
-    def load(self, server: str) -> Identity | None:
-        entry = self._read().get(server_key(server))
-        if entry is None:
+    def load(self, server: str, name: str | None = None) -> Identity | None:
+        """The identity called ``name`` on ``server`` (case does not matter), or without a
+        name the last one used there."""
+        last, known = self._read().get(server_key(server), (None, {}))
+        wanted = name if name is not None else last
+        if wanted is None:
             return None
-        return Identity(entry["name"], entry["token"])
+        return known.get(wanted.strip().casefold())
+
+    def names(self, server: str) -> list[str]:
+        _, known = self._read().get(server_key(server), (None, {}))
+        return sorted(ident.name for ident in known.values())
 
     def save(self, server: str, identity: Identity) -> None:
-        """Write atomically (a crash never leaves half a file), mode 0600."""
+        """Keep ``identity`` (replacing that name's old token) and make it the last used."""
         data = self._read()
-        data[server_key(server)] = {"name": identity.name, "token": identity.token}
+        _, known = data.get(server_key(server), (None, {}))
+        known[identity.name.casefold()] = identity
+        data[server_key(server)] = (identity.name, known)
         self._write(data)
 
-    def forget(self, server: str) -> None:
+    def forget(self, server: str, name: str | None = None) -> None:
+        """Forget one identity (the server no longer knows its token), or with no name
+        every identity on ``server``."""
         data = self._read()
-        if data.pop(server_key(server), None) is not None:
-            self._write(data)
+        key = server_key(server)
+        if key not in data:
+            return
+        last, known = data[key]
+        if name is None:
+            del data[key]
+        elif known.pop(name.strip().casefold(), None) is None:
+            return
+        elif last is not None and last.casefold() == name.strip().casefold():
+            data[key] = (next((i.name for i in known.values()), None), known)
+        self._write(data)
 
-    def _write(self, data: dict[str, dict[str, str]]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=self.directory)
+    # -- passwords of private servers ---------------------------------------------------------
+
+    @property
+    def _passwords(self) -> Path:
+        return self.directory / _PASSWORDS
+
+    def _read_passwords(self) -> dict[str, str]:
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=2, sort_keys=True)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+            data = json.loads(self._passwords.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def password(self, server: str) -> str | None:
+        """The password a private server accepted from this client, if any."""
+        return self._read_passwords().get(server_key(server))
+
+    def save_password(self, server: str, password: str) -> None:
+        data = self._read_passwords()
+        if data.get(server_key(server)) != password:
+            data[server_key(server)] = password
+            _write_json(self.directory, self._passwords, data)
+
+    # -- certificates trusted on first use --------------------------------------------------
+
+    @property
+    def _known(self) -> Path:
+        return self.directory / _KNOWN_SERVERS
+
+    def _read_known(self) -> dict[str, str]:
+        try:
+            data = json.loads(self._known.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def pin(self, server: str) -> str | None:
+        """The SHA-256 fingerprint of the certificate trusted for ``server``, if any."""
+        return self._read_known().get(server_key(server))
+
+    def save_pin(self, server: str, fingerprint: str) -> None:
+        data = self._read_known()
+        data[server_key(server)] = fingerprint
+        _write_json(self.directory, self._known, data)
+
+    def _write(self, data: dict[str, tuple[str | None, dict[str, Identity]]]) -> None:
+        raw = {
+            key: {
+                "last": last,
+                "ids": {f: {"name": i.name, "token": i.token} for f, i in known.items()},
+            }
+            for key, (last, known) in data.items()
+        }
+        _write_json(self.directory, self.path, raw)
+
+
+def _write_json(directory: Path, path: Path, data: object) -> None:
+    """Write atomically (a crash never leaves half a file), mode 0600."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, sort_keys=True)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class DailyMemory:
+    """The daily attempts this client was in, per server: room code -> the ``daily_deal``.
+
+    A resumed room does not come with its ``daily_deal`` (the server sends room, race and
+    progress), so a client started again in the middle of a daily attempt would show it
+    as a plain race; this file tells it which day and attempt the room is.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory if directory is not None else config_dir()
+        self.path = self.directory / _DAILIES
+
+    def _read(self) -> dict[str, dict[str, dict[str, object]]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def load(self, server: str) -> dict[str, DailyDeal]:
+        rooms = self._read().get(server_key(server))
+        out: dict[str, DailyDeal] = {}
+        if not isinstance(rooms, dict):
+            return out
+        for room, fields in rooms.items():
+            try:
+                out[room] = DailyDeal(**fields)  # type: ignore[arg-type]
+            except TypeError:
+                continue
+        return out
+
+    def save(self, server: str, rooms: dict[str, DailyDeal]) -> None:
+        data = self._read()
+        kept = list(rooms.items())[-_DAILIES_KEPT:]
+        data[server_key(server)] = {room: asdict(deal) for room, deal in kept}
+        _write_json(self.directory, self.path, data)

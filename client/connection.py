@@ -12,7 +12,9 @@
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
 version, another connection of the same player (4001), an address that is not a URL.
-A name the server refuses puts it in ``need_name`` until ``login`` gives another.
+A name the server refuses puts it in ``need_name`` until ``login`` gives another; a private
+server that refuses the password (none, or a wrong one) puts it in ``need_password`` until
+``use_password`` gives one, which is kept per server once the server takes it.
 Nothing here raises into the caller: every problem becomes a status.
 """
 
@@ -20,10 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import (
@@ -49,7 +55,7 @@ from protocol.messages import (
     encode,
 )
 
-from .config import Identity, TokenStore
+from .config import LOCAL_KEY, LOCAL_WHERE, Identity, TokenStore
 
 __all__ = ["BACKOFF", "Connection", "Events", "Link", "LinkStatus", "describe_close"]
 
@@ -66,12 +72,16 @@ class LinkStatus:
     """What the connection is doing.
 
     ``kind`` is ``connecting``, ``online``, ``retrying`` (a problem; it will try again),
-    ``need_name`` (the server needs a (new) name: call ``login``), ``failed`` (it stopped
-    for good) or ``closed`` (the client closed it).
+    ``need_name`` (the server needs a (new) name: call ``login``), ``need_password`` (a
+    private server, and no password or a wrong one: call ``use_password``), ``need_trust``
+    (a ``wss://`` server whose certificate no authority vouches for, seen for the first
+    time: ``fingerprint`` is its SHA-256; call ``trust`` with it), ``failed``
+    (it stopped for good) or ``closed`` (the client closed it).
     """
 
     kind: str
     text: str
+    fingerprint: str = ""
 
 
 class Events(Protocol):
@@ -88,6 +98,10 @@ class Link(Protocol):
     def send(self, message: Message) -> bool: ...
 
     def login(self, name: str) -> None: ...
+
+    def use_password(self, password: str) -> None: ...
+
+    def trust(self, fingerprint: str) -> None: ...
 
     def reconnect(self) -> None: ...
 
@@ -114,6 +128,25 @@ def describe_close(code: int | None, reason: str) -> str:
     if code in (None, 1005, 1006):
         return "the connection was lost"
     return f"the server closed the connection with code {code}{why}"
+
+
+def _unverified() -> ssl.SSLContext:
+    """TLS without a check of the certificate: for a pinned server, whose certificate is
+    compared with the pin before anything is sent, and to read a new one's fingerprint."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def _fingerprint(ssl_object: object) -> str:
+    """The SHA-256 fingerprint of the peer's certificate, as OpenSSL writes it."""
+    der = (
+        ssl_object.getpeercert(binary_form=True) if isinstance(ssl_object, ssl.SSLObject) else None
+    )
+    if not der:
+        return ""
+    return ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
 
 
 def _describe_os_error(exc: BaseException, where: str) -> str:
@@ -147,21 +180,25 @@ class Connection:
         store: TokenStore | None = None,
         key: str | None = None,
         backoff: Sequence[float] = BACKOFF,
+        cafile: Path | None = None,
     ) -> None:
         self.url = url
+        #: ``--cafile``: verify a wss:// server against these certificates (no pinning).
+        self.cafile = cafile
+        #: A certificate trusted this run, when there is no store to pin it in.
+        self._pinned: str | None = None
         self.events = events
         self.store = store
         #: Where the token is kept: the URL, or ``config.LOCAL_KEY`` for the embedded server.
         self.key = key or url
         self.backoff = tuple(backoff) or (1.0,)
-        #: For a private server: sent with every hello.
-        self.password = password
-        saved = self._load()
+        #: For a private server: sent with every hello; without --password, the one this
+        #: client was given for this server last time.
+        self.password = password if password is not None else self._saved_password()
+        self._need_password = False
         self._name = name
         self._token: str | None = None
-        if saved is not None and (name is None or name.strip().casefold() == saved.name.casefold()):
-            self._token = saved.token  # the token wins; a different --name means a new player
-            self._name = name or saved.name
+        self._use_saved(name)
         self._ws: ClientConnection | None = None
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._closing = False
@@ -173,6 +210,8 @@ class Connection:
 
     @property
     def where(self) -> str:
+        if self.key == LOCAL_KEY:
+            return LOCAL_WHERE
         return self.url.split("://", 1)[-1].rstrip("/")
 
     # -- the caller's side ----------------------------------------------------------------------
@@ -189,11 +228,62 @@ class Connection:
         return True
 
     def login(self, name: str) -> None:
-        """Say hello with this name (a new player), now or on the next connection."""
+        """Say hello as ``name``: with its saved token if this client has one, else as a
+        new player; now or on the next connection."""
         self._name = name
         self._token = None
+        self._use_saved(name)
         self._fresh = True
         self._wake.set()
+
+    def use_password(self, password: str) -> None:
+        """Say hello again with this password (the server is private), now."""
+        self.password = password
+        self._need_password = False
+        self._fresh = True
+        self._wake.set()
+
+    def trust(self, fingerprint: str) -> None:
+        """Trust the certificate with this SHA-256 fingerprint on this server from now on
+        (pinned in the store), and connect again at once."""
+        self._pinned = fingerprint
+        if self.store is not None:
+            try:
+                self.store.save_pin(self.key, fingerprint)
+            except OSError as exc:
+                log.warning("cannot pin the certificate: %s", exc)
+        self._need_password = False
+        self._fresh = True
+        self._wake.set()
+
+    def _pin(self) -> str | None:
+        if self._pinned is not None:
+            return self._pinned
+        if self.store is None:
+            return None
+        try:
+            return self.store.pin(self.key)
+        except OSError:
+            return None
+
+    def _tls(self) -> ssl.SSLContext | None:
+        """How to check a wss:// server: against ``--cafile``; by its pinned fingerprint
+        (checked once connected, before anything is said); or by the system's authorities."""
+        if not self.url.strip().lower().startswith("wss://"):
+            return None
+        if self.cafile is not None:
+            return ssl.create_default_context(cafile=str(self.cafile))
+        if self._pin() is not None:
+            return _unverified()
+        return ssl.create_default_context()
+
+    def _saved_password(self) -> str | None:
+        if self.store is None:
+            return None
+        try:
+            return self.store.password(self.key)
+        except OSError:
+            return None
 
     def reconnect(self) -> None:
         """Drop the connection and come back at once (the resync refreshes everything)."""
@@ -227,13 +317,18 @@ class Connection:
         except Exception:  # the app's problem; the connection carries on
             log.exception("link_message handler failed on %s", type(message).__name__)
 
-    def _load(self) -> Identity | None:
+    def _use_saved(self, name: str | None) -> None:
+        """Take the saved identity called ``name`` (or, without one, the last used): every
+        name this client registered on the server keeps its token, so ``--name`` switches
+        between them and a name of one's own is never "taken"."""
         if self.store is None:
-            return None
+            return
         try:
-            return self.store.load(self.key)
+            saved = self.store.load(self.key, name)
         except OSError:
-            return None
+            return
+        if saved is not None:
+            self._name, self._token = saved.name, saved.token
 
     def _save(self, welcome: Welcome) -> None:
         if self.store is None:
@@ -244,10 +339,11 @@ class Connection:
             log.warning("cannot save the resume token: %s", exc)
 
     def _forget(self) -> None:
-        if self.store is None:
+        """The server does not know this identity's token: forget it (only it)."""
+        if self.store is None or self._name is None:
             return
         with contextlib.suppress(OSError):
-            self.store.forget(self.key)
+            self.store.forget(self.key, self._name)
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, unless woken (close, login, reconnect)."""
@@ -259,6 +355,10 @@ class Connection:
         """Connect, and reconnect after every drop, until ``close`` (or a final failure)."""
         failures = 0
         while not self._closing:
+            if self._need_password:  # until use_password (or close)
+                self._wake.clear()
+                await self._wake.wait()
+                continue
             if self._token is None and self._name is None:
                 if self.status.kind != "need_name":
                     self._report("need_name", f"first time on {self.where}: choose a name")
@@ -267,7 +367,10 @@ class Connection:
                 continue
             self._fresh = False
             self._went_online = False
-            self._report("connecting" if failures == 0 else "retrying", f"connecting to {self.url}")
+            self._report(
+                "connecting" if failures == 0 else "retrying",
+                f"connecting to {self.where if self.key == LOCAL_KEY else self.url}",
+            )
             try:
                 kind, text = await self._attempt()
             except asyncio.CancelledError:
@@ -279,8 +382,13 @@ class Connection:
                 break
             if self._went_online:  # a drop after a good connection: start the backoff afresh
                 failures = 0
-            if kind in ("failed", "need_name"):
-                self._report(kind, text)
+            if kind in ("failed", "need_name", "need_password", "need_trust"):
+                self._need_password = kind in ("need_password", "need_trust")
+                if kind == "need_trust":
+                    fingerprint, _, text = text.partition(" ")
+                    self._report_trust(text, fingerprint)
+                else:
+                    self._report(kind, text)
                 if kind == "failed":
                     return
                 continue
@@ -293,8 +401,33 @@ class Connection:
             await self._pause(delay)
         self._report("closed", "disconnected")
 
+    def _report_trust(self, text: str, fingerprint: str) -> None:
+        self.status = LinkStatus("need_trust", text, fingerprint)
+        try:
+            self.events.link_status(self.status)
+        except Exception:  # the app's problem; the connection carries on
+            log.exception("link_status handler failed")
+
+    async def _peer_fingerprint(self) -> str:
+        """The SHA-256 fingerprint of the server's certificate, from a TLS handshake alone
+        (nothing is sent): for the player to compare with the one the server logs."""
+        parts = urlsplit(self.url.strip())
+        host = parts.hostname or ""
+        port = parts.port or 443
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=_unverified(), server_hostname=host), 10
+        )
+        try:
+            return _fingerprint(writer.get_extra_info("ssl_object"))
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 2)
+
     async def _attempt(self) -> tuple[str, str]:
         """One connection, from opening to its end: ``(kind, what happened)``."""
+        tls = self._tls()
+        tls_option: dict[str, Any] = {"ssl": tls} if tls is not None else {}
         try:
             ws = await connect(
                 self.url,
@@ -304,6 +437,22 @@ class Connection:
                 ping_interval=20,
                 ping_timeout=20,
                 close_timeout=2,
+                **tls_option,
+            )
+        except ssl.SSLCertVerificationError as exc:
+            why = exc.verify_message or exc.reason or "it does not verify"
+            if self.cafile is not None:
+                return "failed", (
+                    f"the certificate of {self.where} is not one --cafile {self.cafile}"
+                    f" vouches for ({why})"
+                )
+            try:
+                fingerprint = await self._peer_fingerprint()
+            except (OSError, TimeoutError) as err:
+                return "retrying", _describe_os_error(err, self.where)
+            return "need_trust", (
+                f"{fingerprint} {self.where} presents a certificate no authority vouches for"
+                f" ({why})"
             )
         except InvalidURI as exc:
             return (
@@ -320,6 +469,16 @@ class Connection:
         except WebSocketException as exc:
             return "retrying", f"cannot connect to {self.where}: {exc}"
         try:
+            pinned = self._pin() if tls is not None and self.cafile is None else None
+            if pinned is not None:  # checked before a word is said: no token, no password
+                seen = _fingerprint(ws.transport.get_extra_info("ssl_object"))
+                if seen != pinned:
+                    return "failed", (
+                        f"REFUSED: the certificate of {self.where} has CHANGED since you trusted"
+                        f" it (it was {pinned}, it is now {seen}). Someone may be intercepting"
+                        " the connection. If its owner replaced it, remove the server from"
+                        " known_servers.json in your config directory and connect again."
+                    )
             try:
                 welcome = await self._hello(ws)
             except _Stop as stop:
@@ -366,10 +525,7 @@ class Connection:
                 raise _Stop("failed", f"wrong protocol version: {msg.text}")
             if msg.code == "password":
                 given = "wrong" if self.password else "missing"
-                raise _Stop(
-                    "failed",
-                    f"{self.where} is private and the password is {given}: start with --password",
-                )
+                raise _Stop("need_password", f"{self.where} is private and the password is {given}")
             if msg.code == "bad_token":
                 self._token = None
                 self._forget()
@@ -389,6 +545,11 @@ class Connection:
         self._token, self._name, self.player = welcome.token, welcome.name, welcome.name
         self._went_online = True
         self._save(welcome)
+        if self.password is not None and self.store is not None:
+            try:
+                self.store.save_password(self.key, self.password)
+            except OSError as exc:
+                log.warning("cannot save the password: %s", exc)
         self._queue = asyncio.Queue()
         self._ws = ws
         self._report("online", f"connected to {self.where} as {welcome.name}")

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Checkbox, Digits, Input, Label, Select, Static
+from textual.widgets import Button, Digits, Input, Label, Select, Static
 
 from protocol import GameCode, InvalidCodeError
 from protocol.messages import (
@@ -28,6 +28,9 @@ from protocol.messages import (
     BoardRow,
     Create,
     Daily,
+    History,
+    HistoryPage,
+    HistoryRow,
     Join,
     Leave,
     Ready,
@@ -45,6 +48,7 @@ from .widgets import (
     RoomView,
     StandingsView,
     StatusLine,
+    TickBox,
     describe_rules,
     outcome_text,
 )
@@ -53,14 +57,18 @@ if TYPE_CHECKING:
     from .app import YukonApp
 
 __all__ = [
+    "AlertScreen",
     "ConfirmScreen",
     "HelpScreen",
+    "HistoryScreen",
     "LeaderboardScreen",
     "LobbyScreen",
     "NameScreen",
+    "PasswordScreen",
     "RaceScreen",
     "ResultsScreen",
     "RoomScreen",
+    "TrustScreen",
     "WatchScreen",
 ]
 
@@ -150,9 +158,15 @@ class Base(Screen[None]):
         return self.HINTS
 
     def refresh_view(self) -> None:
-        """Redraw from the session."""
+        """Redraw from the session.
+
+        A widget whose height follows its content (``height: auto``: the room's players,
+        the results' ranks) needs a layout pass too: a plain refresh repaints it within the
+        height it had, so a list that grew showed only its first rows until a resize.
+        """
         for widget in self.query(Live):
-            widget.refresh()
+            height = widget.styles.height
+            widget.refresh(layout=height is not None and height.is_auto)
 
     def on_screen_resume(self) -> None:
         self.refresh_view()
@@ -168,13 +182,14 @@ class LobbyScreen(Base):
     """Create a room, join or watch one, play the daily deal, open the leaderboards."""
 
     AUTO_FOCUS = "#create"
-    HINTS = "n new room · j join · w watch · d daily deal · l leaderboards · ? help · q quit"
+    HINTS = "n new room · j join · w watch · d daily · l boards · h history · ? help · q quit"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "create", "new room"),
         Binding("j", "join", "join"),
         Binding("w", "watch", "watch"),
         Binding("d", "daily", "daily deal"),
         Binding("l", "boards", "leaderboards"),
+        Binding("h", "history", "history"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "unfocus", "back to the buttons", show=False),
@@ -188,16 +203,16 @@ class LobbyScreen(Base):
                 with Horizontal(classes="row"):
                     yield Label("Rules", classes="label")
                     yield Select(VARIANTS, value="C", allow_blank=False, compact=True, id="variant")
-                    yield Checkbox("E open spaces", compact=True, id="opt-e")
-                    yield Checkbox("G groups", compact=True, id="opt-g")
-                    yield Checkbox("T take-back", compact=True, id="opt-t")
+                    yield TickBox("E open spaces", compact=True, id="opt-e")
+                    yield TickBox("G groups", compact=True, id="opt-g")
+                    yield TickBox("T take-back", compact=True, id="opt-t")
                 with Horizontal(classes="row"):
                     yield Label("or code", classes="label")
                     yield Input(placeholder="YU1-C-AAAAAAB", compact=True, id="code")
                 with Horizontal(classes="row"):
                     yield Label("Options", classes="label")
-                    yield Checkbox("undo", value=True, compact=True, id="undo")
-                    yield Checkbox("hints", value=False, compact=True, id="hints")
+                    yield TickBox("undo", value=True, compact=True, id="undo")
+                    yield TickBox("hints", value=False, compact=True, id="hints")
                     yield Label(Text("(h in a race; hinted runs rank last)", style="#8a8a8a"))
                 with Horizontal(classes="row"):
                     yield Label("Players", classes="label")
@@ -221,6 +236,7 @@ class LobbyScreen(Base):
                 with Horizontal(classes="row"):
                     yield Button("Today's daily deal (d)", compact=True, id="daily")
                     yield Button("Leaderboards (l)", compact=True, id="boards")
+                    yield Button("History (h)", compact=True, id="history")
                     yield Button("Quit (q)", compact=True, id="quit")
         yield StatusLine()
         yield Hints()
@@ -230,8 +246,8 @@ class LobbyScreen(Base):
         code = self.query_one("#code", Input).value.strip()
         players = cast(int, self.query_one("#players", Select).value)
         time_limit = cast(int, self.query_one("#time", Select).value)
-        undo = self.query_one("#undo", Checkbox).value
-        hints = self.query_one("#hints", Checkbox).value
+        undo = self.query_one("#undo", TickBox).value
+        hints = self.query_one("#hints", TickBox).value
         if code:
             try:
                 parsed = GameCode.parse(code)
@@ -248,7 +264,7 @@ class LobbyScreen(Base):
             )
         rules = cast(str, self.query_one("#variant", Select).value)
         for letter in "EGT":
-            if self.query_one(f"#opt-{letter.lower()}", Checkbox).value:
+            if self.query_one(f"#opt-{letter.lower()}", TickBox).value:
                 rules += letter
         return Create(
             rules=rules, max_players=players, undo=undo, time_limit=time_limit, hints=hints
@@ -279,17 +295,64 @@ class LobbyScreen(Base):
         if code is not None:
             self.client.send(Watch(code))
 
+    #: ``d`` was pressed: the question waits for today's board (is my counted attempt
+    #: played?); the board asked for it, to tell its answer from an older page.
+    _daily_ask: Board | None = None
+
     def action_daily(self) -> None:
-        self.client.send(Daily())
+        """Ask before the daily: the first attempt of the day is the one that counts, and
+        a key pressed by mistake must not spend it. Today's board says whether it is."""
+        if self._daily_ask is not None:
+            return
+        self.session.board = None
+        ask = Board("daily", limit=1)
+        self._daily_ask = ask
+        self.client.send(ask)
+        if self.client.link_state.kind != "online":
+            self._daily_ask = None
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        page = self.session.board
+        if self._daily_ask is None or page is None or page.kind != "daily":
+            return
+        self._daily_ask = None
+        if page.you is None:
+            question = (
+                f"Today's daily deal ({page.date}): your one attempt that counts on the"
+                " leaderboard. Start now?"
+            )
+        else:
+            question = (
+                f"Today's daily deal ({page.date}): you have played the attempt that counts;"
+                " this one is practice. Start now?"
+            )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.client.send(Daily())
+
+        self.client.push_screen(ConfirmScreen(question), answered)
 
     def action_boards(self) -> None:
         self.client.push_screen(LeaderboardScreen())
+
+    def action_history(self) -> None:
+        self.client.push_screen(HistoryScreen())
 
     def action_quit(self) -> None:
         self.client.exit()
 
     def action_unfocus(self) -> None:
         self.query_one("#create", Button).focus()
+
+    def on_screen_resume(self) -> None:
+        """Back from a room or the results: the keys are shortcuts again (Textual would give
+        focus back to the last text box, where ``d`` types a "d"), and the room just left
+        is no longer in the room code box."""
+        super().on_screen_resume()
+        self.query_one("#room-code", Input).value = ""
+        self.action_unfocus()
 
     @on(Input.Submitted, "#room-code")
     def _submitted_room(self) -> None:
@@ -307,6 +370,7 @@ class LobbyScreen(Base):
             "watch": self.action_watch,
             "daily": self.action_daily,
             "boards": self.action_boards,
+            "history": self.action_history,
             "quit": self.action_quit,
         }.get(event.button.id or "")
         if action is not None:
@@ -553,6 +617,13 @@ class WatchScreen(Base):
         yield StatusLine()
         yield Hints()
 
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:  # the race clock runs between progresses
+        for widget in self.query(RaceHeader):
+            widget.refresh()
+
     def refresh_view(self) -> None:
         super().refresh_view()
         room = self.session.room
@@ -582,6 +653,7 @@ class ResultsScreen(Base):
         Binding("m", "rematch", "rematch"),
         Binding("a", "again", "again"),
         Binding("b", "board", "leaderboard"),
+        Binding("h", "history", "history"),
         Binding("l", "leave", "lobby"),
         Binding("escape", "leave", "lobby", show=False),
         Binding("question_mark", "help", "help"),
@@ -596,6 +668,7 @@ class ResultsScreen(Base):
                 yield Button("Rematch (m)", compact=True, variant="primary", id="rematch")
                 yield Button("Again (a)", compact=True, variant="primary", id="again")
                 yield Button("Leaderboard (b)", compact=True, id="leaderboard")
+                yield Button("History (h)", compact=True, id="history")
                 yield Button("Lobby (l)", compact=True, id="leave")
         yield StatusLine()
         yield Hints()
@@ -606,10 +679,10 @@ class ResultsScreen(Base):
 
     def hints(self) -> str:
         if self._daily():
-            return "a again (practice) · b leaderboard · l lobby · ? help"
+            return "a again (practice) · b leaderboard · h history · l lobby · ? help"
         if self.session.is_host:
-            return "m rematch · b leaderboard · l lobby · ? help"
-        return "b leaderboard · l lobby · ? help"
+            return "m rematch · b leaderboard · h history · l lobby · ? help"
+        return "b leaderboard · h history · l lobby · ? help"
 
     def refresh_view(self) -> None:
         super().refresh_view()
@@ -679,11 +752,15 @@ class ResultsScreen(Base):
     def action_leave(self) -> None:
         self.client.send(Leave())
 
+    def action_history(self) -> None:
+        self.client.push_screen(HistoryScreen())
+
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         {
             "rematch": self.action_rematch,
             "again": self.action_again,
+            "history": self.action_history,
             "leaderboard": self.action_board,
             "leave": self.action_leave,
         }.get(event.button.id or "", lambda: None)()
@@ -903,6 +980,140 @@ class LeaderboardScreen(Base):
         self.refresh_view()
 
 
+# -- history -------------------------------------------------------------------------------
+
+
+def _races(n: int) -> str:
+    return f"{n} race" if n == 1 else f"{n} races"
+
+
+class HistoryTable(Live):
+    """One page of my own results, newest first."""
+
+    DEFAULT_CSS = """
+    HistoryTable { height: 1fr; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        page = self.session.history
+        screen = self.screen
+        if page is None or not isinstance(screen, HistoryScreen) or not screen.asked:
+            return Text("loading…", style="#8a8a8a")
+        if not page.rows:
+            return Text("no races yet" if page.offset == 0 else "no more races", style="#8a8a8a")
+        # Nine columns in 76: one space between them, the day without its year.
+        table = Table(box=None, pad_edge=False, collapse_padding=True, header_style="bold #8a8a8a")
+        for name, justify in (
+            ("when", "left"),
+            ("race", "left"),
+            ("rank", "right"),
+            ("outcome", "left"),
+            ("time", "right"),
+            ("moves", "right"),
+            ("score", "right"),
+            ("cards", "right"),
+            ("undos", "right"),
+        ):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        for row in page.rows:
+            table.add_row(*self._cells(row))
+        return table
+
+    @staticmethod
+    def _cells(r: HistoryRow) -> list[RenderableType]:
+        when = dt.datetime.fromtimestamp(r.finished_ms / 1000).strftime("%m-%d %H:%M")
+        if r.date is not None:  # the day is the daily's (UTC), "when" the local clock's
+            race = "daily practice" if r.practice else f"daily {r.date[5:]}"
+        else:
+            race = f"room {r.room}" if r.room else "a race"
+        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
+        outcome = Text(outcome_text(r.outcome), style=colour)
+        if r.hinted:
+            outcome.append(" (h)", style="#87d7ff")
+        return [
+            when,
+            race,
+            f"{r.rank}/{r.players}",
+            outcome,
+            format_ms(r.time_ms),
+            str(r.moves),
+            str(r.score),
+            f"{r.foundations}/52",
+            str(r.undos),
+        ]
+
+
+class HistoryScreen(Base):
+    """My results, newest first, with my totals; from the lobby and the results."""
+
+    AUTO_FOCUS = ""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "page(1)", "next page"),
+        Binding("pageup", "page(-1)", "previous page"),
+        Binding("right", "page(1)", "next page", show=False),
+        Binding("left", "page(-1)", "previous page", show=False),
+        Binding("escape", "back", "back"),
+        Binding("q", "back", "back", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+    HINTS = "PgUp PgDn page (or ← →) · esc back · (h): a hinted run"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.page_offset = 0
+        #: A page was asked for since this screen opened (an older one is not shown).
+        self.asked = False
+
+    def compose(self) -> ComposeResult:
+        yield Title("history")
+        yield Static("", id="history-head")
+        yield HistoryTable()
+        yield StatusLine()
+        yield Hints()
+
+    def on_mount(self) -> None:
+        self.session.history = None
+        self.ask()
+
+    def page_size(self) -> int:
+        return max(5, min(50, self.size.height - 7)) if self.size.height else 14
+
+    def ask(self) -> None:
+        self.asked = True
+        self.client.send(History(offset=self.page_offset, limit=self.page_size()))
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        try:
+            head = self.query_one("#history-head", Static)
+        except NoMatches:  # not mounted yet
+            return
+        head.update(self._head(self.session.history))
+
+    def _head(self, page: HistoryPage | None) -> Text:
+        text = Text(" Your races", style="bold")
+        if page is None:
+            return text
+        text.append(f" · {_races(page.games)} · {page.wins} won", style="#8a8a8a")
+        if page.best_time_ms is not None:
+            text.append(f" · best {format_ms(page.best_time_ms)}", style="#8a8a8a")
+        if page.games > len(page.rows):
+            last = min(page.games, page.offset + len(page.rows))
+            text.append(f" · {page.offset + 1}-{last} of {page.games}", style="#8a8a8a")
+        return text
+
+    def action_page(self, pages: int) -> None:
+        page = self.session.history
+        total = page.games if page is not None else 0
+        offset = max(0, self.page_offset + pages * self.page_size())
+        if offset != self.page_offset and (pages < 0 or offset < total):
+            self.page_offset = offset
+            self.ask()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+
 # -- dialogs -------------------------------------------------------------------------------
 
 HELP = """\
@@ -987,9 +1198,9 @@ class NameScreen(ModalScreen[str]):
         with Container(id="name-box") as box:
             box.border_title = "Your name"
             yield Static(Text(self.problem, style="bold #d7af00"), id="name-problem")
-            yield Static(
-                f"Choose the name others see on {self.where} (1-20 characters). "
-                "It is yours from now on: the next start needs no name."
+            yield Static(  # the problem line says where and why: this says the rest once
+                "Others see this name (1-20 characters). It is yours from now on:"
+                " the next start needs no name."
             )
             yield Input(placeholder="name, then Enter", max_length=20, id="name")
             yield Static(Text("Esc quits", style="#8a8a8a"))
@@ -1002,3 +1213,101 @@ class NameScreen(ModalScreen[str]):
         name = event.value.strip()
         if name:
             self.dismiss(name)
+
+
+class PasswordScreen(ModalScreen[str]):
+    """A private server, and this client has no password for it (or a wrong one)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "quit")]
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__()
+        self.where = where
+        self.problem = problem
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = "Password"
+            yield Static(Text(self.problem, style="bold #d7af00"), id="password-problem")
+            yield Static(
+                "Ask whoever runs it for the password. It is kept for this server:"
+                " the next start needs it no more (or give --password)."
+            )
+            yield Input(placeholder="password, then Enter", password=True, id="password")
+            yield Static(Text("Esc quits", style="#8a8a8a"))
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    @on(Input.Submitted, "#password")
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value:
+            self.dismiss(event.value)
+
+
+class TrustScreen(ModalScreen[bool]):
+    """A wss:// server whose certificate no authority vouches for, the first time: its
+    fingerprint, to compare with the one its ``yukon serve`` logged. y trusts (and pins)
+    it, n quits without a word sent to the server."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "yes"),
+        Binding("n", "answer(False)", "no"),
+        Binding("escape", "answer(False)", "no"),
+    ]
+
+    def __init__(self, where: str, problem: str, fingerprint: str) -> None:
+        super().__init__()
+        self.where = where
+        self.problem = problem
+        self.fingerprint = fingerprint
+
+    def compose(self) -> ComposeResult:
+        pairs = self.fingerprint.split(":")
+        half = (len(pairs) + 1) // 2
+        shown = ":".join(pairs[:half]) + ":\n" + ":".join(pairs[half:])
+        with Container(id="name-box") as box:
+            box.border_title = "A certificate to trust?"
+            yield Static(Text(self.problem, style="bold #d7af00"))
+            yield Static(Text("\nIts SHA-256 fingerprint:", style="#8a8a8a"))
+            yield Static(Text(shown, style="bold"), id="fingerprint")
+            yield Static(
+                "\nCompare it with the one the server logged when it started (ask whoever"
+                " runs it). Trust it on this server from now on? A later change is refused."
+                " (Or start with --cafile.)"
+            )
+            with Horizontal(classes="row"):
+                yield Button("Trust (y)", compact=True, variant="warning", id="yes")
+                yield Button("Quit (n)", compact=True, id="no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class AlertScreen(ModalScreen[None]):
+    """Something that stopped the client for good and must not go unread (a server's
+    certificate changed): the whole text, whatever the width; any of Esc, q, Enter quits."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "quit", "quit"),
+        Binding("q", "quit", "quit"),
+        Binding("enter", "quit", "quit"),
+    ]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = self.title_text
+            yield Static(Text(self.text, style="bold #ff5f5f"))
+            yield Static(Text("\nEsc quits", style="#8a8a8a"))
+
+    def action_quit(self) -> None:
+        self.app.exit(return_code=1, message=self.text)

@@ -42,6 +42,7 @@ from protocol.messages import (
     Undone,
     Welcome,
 )
+from protocol.times import format_ms
 
 from .cards import SUIT_ORDER, label, move_label
 
@@ -66,16 +67,11 @@ FOUNDATION = 0
 _RANKS = "A23456789TJQK"
 
 
-def format_ms(ms: int | None, *, tenths: bool = True) -> str:
-    """``83456`` as ``1:23.4``; an hour and more as ``1:02:03.4``; None as ``-``."""
-    if ms is None:
-        return "-"
-    ms = max(0, ms)
-    seconds, rest = divmod(ms, 1000)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    text = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
-    return f"{text}.{rest // 100}" if tenths else text
+def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
+    """The standings' sort key: most cards home, then best score, then fastest finish
+    (``sorted`` is stable: equal runners keep the server's order)."""
+    finish = p.time_ms if p.time_ms is not None and p.state == "won" else 1 << 62
+    return (-p.foundations, -p.score, finish)
 
 
 @dataclass(frozen=True)
@@ -128,6 +124,8 @@ class RaceBoard:
         self.foundations = self.game.cards_on_foundations
         self.clock_ms = race.elapsed_ms
         self.clock_at = now
+        #: The connection is away: the clock stands here until the server's resync.
+        self.frozen_ms: int | None = None
         #: When my race ended on the race clock, once the server says so.
         self.final_ms: int | None = None
         self._tap: tuple[float, str] | None = None
@@ -162,6 +160,8 @@ class RaceBoard:
         """The race clock: frozen once my race is over, else counted on from the server's."""
         if self.final_ms is not None:
             return self.final_ms
+        if self.frozen_ms is not None:
+            return self.frozen_ms
         ms = self.clock_ms + int((now - self.clock_at) * 1000)
         return max(0, min(ms, self.time_limit * 1000))
 
@@ -414,6 +414,18 @@ class Session:
     board: BoardPage | None = None
     history: HistoryPage | None = None
     countdown_until: float | None = None
+    #: The daily attempts I was in, by room code: a resumed daily room comes without its
+    #: ``daily_deal`` (protocol 4.19: only room, race, progress), so it is remembered here
+    #: (and, by the app, on disk), and a resumed attempt reads as one never interrupted.
+    dailies: dict[str, DailyDeal] = field(default_factory=dict)
+    #: A race is about to start (a countdown or a ``daily_deal`` came): its ``race`` is a
+    #: "go!"; any other ``race`` outside a resync is a resumed one.
+    starting: bool = False
+    #: How long the server keeps a dropped player's place (``welcome.resume_s``).
+    resume_s: int = 60
+    #: A spectator's race clock: the last progress's time, and when it came (None: stands).
+    watch_ms: int = 0
+    watch_at: float | None = None
     status: Status = field(default_factory=Status)
     #: My copy of the position could not follow the server: fetch it again (reconnect).
     out_of_step: bool = False
@@ -460,6 +472,25 @@ class Session:
             return None
         return max(0.0, self.countdown_until - now)
 
+    def clock_ms(self, now: float) -> int | None:
+        """The race clock shown in the header: my own race's, or (watching) the room's,
+        run on from the last ``progress`` while the race runs and the server is there;
+        None before any."""
+        if self.race is not None:
+            return self.race.elapsed_ms(now)
+        if self.progress is None:
+            return None
+        ms = self.watch_ms
+        if self.watch_at is not None:
+            ms += int((now - self.watch_at) * 1000)
+        limit = self.room.time_limit * 1000 if self.room is not None else ms
+        return max(0, min(ms, limit))
+
+    def _stand_watch_clock(self, now: float) -> None:
+        ms = self.clock_ms(now)
+        if self.race is None and ms is not None:
+            self.watch_ms, self.watch_at = ms, None
+
     def say(self, text: str, kind: str = "info") -> None:
         self.status = Status(text, kind, self.status.serial + 1)
 
@@ -472,6 +503,7 @@ class Session:
         """Take in one server message; what to send because of it (resent moves)."""
         if isinstance(msg, Welcome):
             self.me = msg.name
+            self.resume_s = msg.resume_s
             self.awaiting_resync = self._lost and self.room is not None
             self._lost = False
         elif isinstance(msg, Room):
@@ -481,9 +513,11 @@ class Session:
             self.say(f"you left room {msg.room}")
         elif isinstance(msg, Countdown):
             self.countdown_until = now + msg.ms / 1000
+            self.starting = True
         elif isinstance(msg, DailyDeal):  # its race follows at once (the result stays till then)
             self.daily = msg
             self.race = None
+            self.starting = True
             what = "practice" if msg.practice else "the attempt that counts"
             self.say(f"daily deal {msg.date}, attempt {msg.attempt}: {what}")
         elif isinstance(msg, Race):
@@ -539,6 +573,11 @@ class Session:
 
     def _room(self, msg: Room, now: float) -> None:
         self.awaiting_resync = False
+        if msg.max_players == 1:
+            if self.daily is None and msg.room in self.dailies:  # resumed: still the daily
+                self.daily = self.dailies[msg.room]
+            elif self.daily is not None and msg.room not in self.dailies:
+                self.dailies[msg.room] = self.daily
         old = self.room
         if old is not None and old.room == msg.room:
             self._tell_room_changes(old, msg)
@@ -551,9 +590,15 @@ class Session:
                 self.say(f"back in room {msg.room}: the race goes on", "good")
             elif msg.max_players > 1:
                 self.say(f"room {msg.room}: {', '.join(p.name for p in msg.players)}")
+        if msg.state != "racing":
+            self._stand_watch_clock(now)
+        elif self.watch_at is None and self.progress is not None and not self._lost:
+            self.watch_at = now  # racing again (a resync): the clock runs on
         self.room = msg
         if msg.state != "countdown":
             self.countdown_until = None
+        if msg.state in ("lobby", "finished"):
+            self.starting = False  # a countdown called off: no race is about to start
         if msg.state == "lobby":  # a rematch: a new race will come
             self.race = None
             self.progress = None
@@ -599,15 +644,24 @@ class Session:
         # A race at its start (also one resumed before any move) shows the deal's own view.
         self.start_view = msg.view if msg.seq == 0 and msg.moves == 0 else None
         self.fairness = None
-        if msg.seq == 0 and msg.moves == 0 and msg.state == "playing":
-            daily = self.daily
-            if daily is not None:
-                kind = "practice" if daily.practice else "it counts"
-                self.say(f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): go!", "good")
-            else:
-                self.say("go! 1-7 picks a column, ? shows every key", "good")
-        elif msg.state == "stuck":
+        starting, self.starting = self.starting, False
+        daily = self.daily
+        room = self.room
+        if msg.state == "stuck":
             self.say(self._stuck_text(), "error")
+        elif starting and daily is not None:
+            kind = "practice" if daily.practice else "it counts"
+            self.say(f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): go!", "good")
+        elif starting:
+            self.say("go! 1-7 picks a column, ? shows every key", "good")
+        elif daily is not None:
+            kind = "practice" if daily.practice else "it counts"
+            self.say(
+                f"daily deal {daily.date}, attempt {daily.attempt} ({kind}): back in the race",
+                "good",
+            )
+        elif room is None or room.max_players == 1:
+            self.say("back in the race", "good")
         return []
 
     def _accepted(self, msg: Accepted, now: float) -> None:
@@ -643,6 +697,8 @@ class Session:
 
     def _progress(self, msg: Progress, now: float) -> None:
         self.progress = msg
+        racing = self.room is not None and self.room.state == "racing" and not self._lost
+        self.watch_ms, self.watch_at = msg.elapsed_ms, now if racing else None
         race = self.race
         if race is None or self.me is None:
             return
@@ -694,8 +750,16 @@ class Session:
 
     # -- connection ----------------------------------------------------------------------------
 
-    def connection_lost(self) -> None:
-        """The next ``race`` is a resync; anything unanswered will be sent again."""
+    def connection_lost(self, now: float | None = None) -> None:
+        """The next ``race`` is a resync; anything unanswered will be sent again.
+
+        The clock stands while the server is away (its own clock charges nothing for a
+        restart): run on, it would jump back when the resync brings the server's time.
+        """
+        if now is not None:
+            self._stand_watch_clock(now)
+            if self.race is not None and self.race.frozen_ms is None:
+                self.race.frozen_ms = self.race.elapsed_ms(now)
         self._lost = True
         if self.race is not None:
             self.race.resyncing = True
@@ -755,6 +819,9 @@ class Session:
         if race.pick is None or race.pick.source == FOUNDATION:
             if race.pick is not None:
                 race.step(-1)
+                return []
+            if not race.game.rules.take_back:  # f drops a card: say how to get one, as Enter does
+                self.say("pick a card first: 1-7, or click it")
                 return []
             problem = race.pick_foundation()
             if problem:
@@ -856,27 +923,30 @@ class Session:
     # -- standings --------------------------------------------------------------------------
 
     def standings(self) -> Sequence[PlayerProgress]:
-        """The latest ``progress``, with my own line from my own race.
+        """The latest ``progress``, with my own line from my own race, the leader first.
 
         The server does not send me a progress that shows nothing but my own moves (my
         ``accepted`` told me), so my line in the last one may be behind (protocol 4.11):
         when my race has more moves than it shows, my race's figures replace it.
+
+        The server lists runners in the order they joined; a race reads by progress, so
+        they are ordered by cards home, then score, then (among winners) time.
         """
         if self.progress is None:
             return ()
         players = self.progress.players
         race = self.race
-        if race is None or self.me is None:
-            return players
-        return tuple(
-            replace(
-                p,
-                state=race.state,
-                foundations=race.foundations,
-                score=race.score,
-                moves=race.moves,
+        if race is not None and self.me is not None:
+            players = tuple(
+                replace(
+                    p,
+                    state=race.state,
+                    foundations=race.foundations,
+                    score=race.score,
+                    moves=race.moves,
+                )
+                if p.name == self.me and race.moves > p.moves
+                else p
+                for p in players
             )
-            if p.name == self.me and race.moves > p.moves
-            else p
-            for p in players
-        )
+        return sorted(players, key=_progress_order)

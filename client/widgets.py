@@ -14,7 +14,10 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.content import Content
+from textual.style import Style
 from textual.widget import Widget
+from textual.widgets import Checkbox
 
 from protocol import Rules, YukonError
 from protocol.messages import PlayerProgress, RankEntry, Room
@@ -33,6 +36,7 @@ __all__ = [
     "RoomView",
     "StandingsView",
     "StatusLine",
+    "TickBox",
     "bar",
     "describe_rules",
     "outcome_text",
@@ -90,6 +94,21 @@ class Live(Widget):
     @property
     def session(self) -> Session:
         return self.client.session
+
+
+class TickBox(Checkbox):
+    """A checkbox whose state reads without colour: ``X`` when on, blank when off
+    (Textual's draws ``X`` in both, only the colour differs); ``[X]`` / ``[ ]`` in ASCII."""
+
+    @property
+    def _button(self) -> Content:
+        mark = "X" if self.value else " "
+        style = self.get_visual_style("toggle--button")
+        session = getattr(self.app, "session", None)
+        if session is not None and session.ascii:
+            return Content.assemble("[", (mark, style), "]")
+        side = Style(foreground=style.background, background=self.background_colors[1])
+        return Content.assemble((self.BUTTON_LEFT, side), (mark, style), (self.BUTTON_RIGHT, side))
 
 
 # -- the board ----------------------------------------------------------------------------------
@@ -357,6 +376,17 @@ class StandingsView(Live):
 # -- headers and the status line --------------------------------------------------------------
 
 
+def fit(text: str, width: int) -> str:
+    """``text`` within ``width`` columns, keeping its last clause ("; retrying in 4 s"):
+    a long cause is cut in its middle, where it says least."""
+    if len(text) <= width:
+        return text
+    head, sep, tail = text.rpartition("; ")
+    if not sep or len(tail) + 3 >= width:
+        return text[: max(0, width - 1)] + "…"
+    return head[: width - len(tail) - 3] + "…; " + tail
+
+
 class RaceHeader(Live):
     """Room, rules, and my clock, score and moves."""
 
@@ -388,8 +418,8 @@ class RaceHeader(Live):
             right.append(str(race.score), style="bold")
             right.append("  moves ", style="#8a8a8a")
             right.append(f"{race.moves} ", style="bold")
-        elif session.progress is not None:
-            right.append(f"{format_ms(session.progress.elapsed_ms)} ", style="bold")
+        elif session.progress is not None:  # watching: the room's clock
+            right.append(f"{format_ms(session.clock_ms(self.client.clock()))} ", style="bold")
         grid = Table.grid(expand=True)
         grid.add_column(justify="left", no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True)
@@ -409,8 +439,10 @@ class StatusLine(Live):
         status = self.session.status
         newer = status.serial > self.client.link_serial  # said after the link changed
         if link.kind not in ("online", "closed") and not newer:
-            style = "bold #ff5f5f" if link.kind in ("failed", "need_name") else "bold #d7af00"
-            return Text(link.text, style=style, overflow="ellipsis", no_wrap=True)
+            urgent = link.kind in ("failed", "need_name", "need_password")
+            style = "bold #ff5f5f" if urgent else "bold #d7af00"
+            text = fit(link.text, self.size.width - 2) if self.size.width > 2 else link.text
+            return Text(text, style=style, overflow="ellipsis", no_wrap=True)
         style = {"error": "bold #ff5f5f", "good": "bold #5fd75f"}.get(status.kind, "")
         return Text(status.text, style=style, overflow="ellipsis", no_wrap=True)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hashlib
 import logging
 import secrets
 import signal
@@ -63,7 +64,18 @@ class ServeOptions:
             return None
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.certfile, self.keyfile)
+        # Players of a self-signed server compare this with what their client shows.
+        log.info("TLS certificate SHA-256 fingerprint %s", cert_fingerprint(self.certfile))
         return context
+
+
+def cert_fingerprint(certfile: Path) -> str:
+    """The SHA-256 fingerprint of a PEM file's first certificate, as OpenSSL writes it."""
+    pem = certfile.read_text(encoding="ascii", errors="replace")
+    begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+    start = pem.index(begin)
+    der = ssl.PEM_cert_to_DER_cert(pem[start : pem.index(end, start) + len(end)])
+    return ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
 
 
 class StartupError(Exception):

@@ -28,6 +28,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from protocol.times import format_ms
+
 from .connection import RaceServer
 from .daily import code_public, code_public_at, day_begun, utc_date
 from .metrics import Histogram
@@ -317,10 +319,8 @@ class DailyPage:
 
 
 def format_time(time_ms: int) -> str:
-    """``mm:ss.s``, rounded to the tenth; minutes keep counting past 99 rather than wrap."""
-    tenths = (time_ms + 50) // 100
-    minutes, rest = divmod(tenths, 600)
-    return f"{minutes:02d}:{rest // 10:02d}.{rest % 10}"
+    """``0:51.7``: the terminal client's format (``protocol.times``), so a time reads alike."""
+    return format_ms(time_ms)
 
 
 def _row_json(e: BoardEntry) -> dict[str, Any]:
@@ -471,6 +471,7 @@ def _row_html(e: BoardEntry) -> str:
         f'<td class="num time">{format_time(e.time_ms)}</td>'
         f'<td class="num">{e.moves}</td>'
         f'<td class="num">{e.score}</td>'
+        f'<td class="num">{e.undos}</td>'
         "</tr>"
     )
 
@@ -545,7 +546,9 @@ def render_board_html(page: DailyPage) -> str:
             '<div class="scroll"><table><thead><tr>'
             '<th class="rank">Rank</th><th>Player</th><th>Outcome</th>'
             '<th class="num">Time</th><th class="num">Moves</th><th class="num">Score</th>'
-            "</tr></thead><tbody>" + "".join(_row_html(e) for e in page.rows) + "</tbody>"
+            '<th class="num">Undos</th></tr></thead><tbody>'
+            + "".join(_row_html(e) for e in page.rows)
+            + "</tbody>"
             "</table></div>"
         )
     elif page.total:

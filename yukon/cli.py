@@ -30,6 +30,42 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+class _Defaults(argparse.HelpFormatter):
+    """Help that ends each option with its default, as the environment makes it, so that
+    ``serve --help`` shows what the server will do; never the value of a secret."""
+
+    SECRET = frozenset({"password", "daily_secret"})
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or action.dest in self.SECRET
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("yukon-race")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _move_text(text: str) -> str:
+    """``AD-5`` as ``AD>5``: a spelling that needs no quotes in a shell, where ``>``
+    redirects; only the command line reads it (the wire and the engine keep ``>``)."""
+    card, dash, dest = text.strip().rpartition("-")
+    return f"{card}>{dest}" if dash and card and ">" not in text else text
+
+
 def _style(args: argparse.Namespace, out: TextIO) -> Style:
     if args.color == "auto":
         color = out.isatty() and "NO_COLOR" not in os.environ
@@ -72,7 +108,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     out = sys.stdout
     for number, move in enumerate(moves, start=1):
         try:
-            game.play(move)
+            game.play(_move_text(move))
         except InvalidMoveError as exc:
             print(f"yukon replay: move {number}: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -224,9 +260,21 @@ def cmd_play(args: argparse.Namespace) -> int:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     logging.getLogger("websockets").setLevel(logging.WARNING)
+    cafile = Path(args.cafile) if args.cafile else None
+    if cafile is not None and not cafile.is_file():
+        print(f"yukon play: --cafile: {args.cafile} is not a file", file=sys.stderr)
+        return EXIT_USAGE
     if not args.local:
-        YukonApp(url, name=args.name, password=args.password, ascii=args.ascii, store=store).run()
-        return 0
+        app = YukonApp(
+            url,
+            name=args.name,
+            password=args.password,
+            ascii=args.ascii,
+            store=store,
+            cafile=cafile,
+        )
+        app.run()
+        return app.return_code or 0  # 1: a certificate not trusted, or refused
 
     from server.app import ServeOptions, StartupError, open_server
 
@@ -291,7 +339,8 @@ def _add_style_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="yukon", description="Yukon Race: race friends at Yukon Solitaire.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"yukon {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("deal", help="show a deal as a board and in position notation")
     p.add_argument("code", help="a game code such as YU1-C-AAAAAAB (or a position)")
@@ -302,10 +351,18 @@ def build_parser() -> argparse.ArgumentParser:
         "replay",
         help="play moves on a deal and show the result",
         description="Play MOVEs (or one per line on stdin) from the deal of CODE."
-        " Exit 1 on an illegal move, 2 on a bad code or a text that is not a move.",
+        " Exit 1 on an illegal move, 2 on a bad code or a text that is not a move."
+        " Quote moves written with '>', which a shell reads as a redirection:"
+        " yukon replay YU1-C-AAAAAAB '6H>7' 'AH>F', or write them with a dash: 6H-7 AH-F.",
     )
     p.add_argument("code", help="a game code such as YU1-C-AAAAAAB (or a position)")
-    p.add_argument("moves", nargs="*", metavar="MOVE", help="moves such as 7S>4 or AH>F")
+    p.add_argument(
+        "moves",
+        nargs="*",
+        default=[],  # optional: without it argparse names MOVE as required too
+        metavar="MOVE",
+        help="moves such as '7S>4' or 'AH>F' (quoted), or 7S-4 or AH-F",
+    )
     _add_style_options(p)
     p.set_defaults(func=cmd_replay)
 
@@ -326,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the race server",
         description="Run the race server. Every option can also be set by the environment"
         " variable named in its help; a flag wins over the environment.",
+        formatter_class=_Defaults,
     )
     p.add_argument(
         "--host", default=_env("HOST", "127.0.0.1"), help="address to listen on (YUKON_HOST)"
@@ -416,7 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level",
         default=_env("LOG_LEVEL", "info"),
         choices=("debug", "info", "warning", "error"),
-        help="(YUKON_LOG_LEVEL)",
+        help="how much the server logs: debug adds the libraries' detail, warning and error"
+        " only problems (YUKON_LOG_LEVEL)",
     )
     p.set_defaults(func=cmd_serve)
 
@@ -429,7 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
         "url", nargs="?", default="ws://127.0.0.1:8765", help="server (default ws://127.0.0.1:8765)"
     )
     p.add_argument(
-        "--name", help="your name, the first time on a server (the next start needs none)"
+        "--name",
+        help="your name on this server: one of yours (each keeps its token) or a new one;"
+        " without it, the last name used there",
     )
     p.add_argument(
         "--password",
@@ -437,6 +498,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the password of a private server (env YUKON_PASSWORD)",
     )
     p.add_argument("--ascii", action="store_true", help="letters S H D C instead of suit glyphs")
+    p.add_argument(
+        "--cafile",
+        metavar="PATH",
+        help="trust a wss:// server whose certificate these PEM certificates vouch for (its"
+        " own, if self-signed); without it, a certificate no authority vouches for is shown"
+        " once by its SHA-256 fingerprint, to trust and pin, as SSH does",
+    )
     p.add_argument(
         "--local",
         action="store_true",
@@ -462,7 +530,11 @@ def _add_db_option(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # ``yukon`` alone: what it can do, not "arguments are required"
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         status: int = args.func(args)
     except YukonError as exc:

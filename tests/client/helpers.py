@@ -58,6 +58,8 @@ class FakeLink:
         self.sent: list[Message] = []
         self.online = online
         self.names: list[str] = []
+        self.passwords: list[str] = []
+        self.trusted: list[str] = []
         self.reconnects = 0
 
     def send(self, message: Message) -> bool:
@@ -68,6 +70,12 @@ class FakeLink:
 
     def login(self, name: str) -> None:
         self.names.append(name)
+
+    def use_password(self, password: str) -> None:
+        self.passwords.append(password)
+
+    def trust(self, fingerprint: str) -> None:
+        self.trusted.append(fingerprint)
 
     def reconnect(self) -> None:
         self.reconnects += 1

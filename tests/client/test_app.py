@@ -16,11 +16,13 @@ from textual.pilot import Pilot
 
 from client.app import YukonApp
 from client.config import TokenStore
-from client.screens import LeaderboardScreen, NameScreen, RaceScreen
+from client.screens import LeaderboardScreen, NameScreen, PasswordScreen, RaceScreen
 from client.widgets import BoardView, StandingsView, StatusLine
 from protocol import Game
 from protocol.messages import Create, Join, MoveMsg, Race, Ready, Resign, Result, Room, Start
+from server.app import ServeOptions, open_server
 from server.connection import RaceServer
+from server.rooms import HubConfig
 
 from ..server.tcp_proxy import TcpProxy
 from ..server.wire import open_client, running_server, url
@@ -196,6 +198,8 @@ async def test_the_daily_deal_and_its_leaderboard(tmp_path: Path) -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await online(pilot, app)
             await pilot.press("d")
+            await until(pilot, lambda: "Start now?" in screen_text(app), "the question")
+            await pilot.press("y")
             await until(pilot, lambda: app.current_mode == "race", "the daily race")
             await sees(app, "daily", pilot)
             move = sorted(racing(app.session).legal_moves())[0]
@@ -280,7 +284,7 @@ async def test_a_dropped_connection_resumes_the_race(tmp_path: Path) -> None:
                 await until(pilot, lambda: app.link_state.kind == "retrying", "the drop")
                 await until(pilot, lambda: "retrying in" in shown(app, StatusLine), "the retry")
                 await pilot.press(*keys_for(racing(app.session), line[1]))
-                assert app.session.status.text.startswith("not connected")
+                assert app.session.status.text.startswith("not sent: the server is away")
                 assert racing(app.session).pending == {}, "nothing waits to be sent later"
 
                 await proxy.restore()  # and comes back: the client resumes by itself
@@ -405,3 +409,47 @@ async def test_spectator_watches_and_sees_the_result(tmp_path: Path) -> None:
             await until(pilot, lambda: app.current_mode == "results", "the results")
             await sees(app, "ann", pilot)
         await ann.ws.close()
+
+
+async def test_name_switches_identity_and_never_loses_one(tmp_path: Path) -> None:
+    """--name alice, then --name bob, then --name alice: alice is alice again (her name
+    is never "taken" to her), and a start without --name is the last one used."""
+    async with server_at(tmp_path) as server:
+        for name, expected in (("alice", "alice"), ("bob", "bob"), ("Alice", "alice")):
+            app = client_app(url(server), tmp_path, name=name)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await online(pilot, app)
+                assert app.session.me == expected
+                assert not isinstance(app.screen, NameScreen)
+        again = client_app(url(server), tmp_path, name=None)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await online(pilot, again)
+            assert again.session.me == "alice"
+        assert TokenStore(tmp_path / "config").names(url(server)) == ["alice", "bob"]
+
+
+async def test_a_private_server_asks_for_its_password_and_it_is_kept(tmp_path: Path) -> None:
+    """Without --password, a prompt says the server is private (the lobby did not look
+    usable while nothing worked); the password given is kept for that server."""
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/p.db",
+        spool=tmp_path / "s.jsonl",
+        hub=HubConfig(password="correct horse"),
+        solver_processes=0,
+    )
+    async with open_server(options) as server:
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, PasswordScreen), "the prompt")
+            await sees(app, "private", pilot)
+            await pilot.press(*"battery", "enter")  # wrong: asked again, saying so
+            await until(pilot, lambda: isinstance(app.screen, PasswordScreen), "asked again")
+            await sees(app, "wrong", pilot)
+            await pilot.press(*"correct horse", "enter")
+            await online(pilot, app)
+            assert app.session.me == "alice"
+        again = client_app(url(server), tmp_path, name=None)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await online(pilot, again)
+            assert again.session.me == "alice"

@@ -1,4 +1,4 @@
-"""Saved identities: one per server, however its URL is spelled, readable by the user only."""
+"""Saved identities: every one per server, however its URL is spelled, readable by the user only."""
 
 from __future__ import annotations
 
@@ -52,3 +52,28 @@ def test_a_damaged_file_is_as_good_as_none(tmp_path: Path) -> None:
 def test_the_local_database_lives_in_the_data_directory(tmp_path: Path) -> None:
     assert local_db_url(tmp_path / "data") == f"sqlite:///{tmp_path / 'data' / 'local.db'}"
     assert (tmp_path / "data").is_dir()
+
+
+def test_every_identity_on_a_server_is_kept_and_the_last_used_is_the_default(
+    tmp_path: Path,
+) -> None:
+    store = TokenStore(tmp_path)
+    store.save("ws://a:1", Identity("alice", "t1"))
+    store.save("ws://a:1", Identity("bob", "t2"))
+    assert store.load("ws://a:1") == Identity("bob", "t2")  # the last used
+    assert store.load("ws://a:1", "ALICE") == Identity("alice", "t1")  # names fold case
+    assert store.load("ws://a:1", "carol") is None
+    assert store.names("ws://a:1") == ["alice", "bob"]
+    store.save("ws://a:1", Identity("alice", "t1"))
+    assert store.load("ws://a:1") == Identity("alice", "t1")
+    store.forget("ws://a:1", "alice")  # a token the server no longer knows: that one only
+    assert store.load("ws://a:1", "alice") is None
+    assert store.load("ws://a:1") == Identity("bob", "t2")
+
+
+def test_a_file_of_one_identity_per_server_is_still_read(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path)
+    store.path.write_text('{"ws://a:1": {"name": "alice", "token": "t1"}}')
+    assert store.load("ws://a:1") == Identity("alice", "t1")
+    store.save("ws://a:1", Identity("bob", "t2"))
+    assert store.load("ws://a:1", "alice") == Identity("alice", "t1")

@@ -297,7 +297,7 @@ def test_close_codes_in_words() -> None:
     assert describe_close(4999, "") == "the server closed the connection with code 4999"
 
 
-async def test_a_private_server_without_the_password_stops_with_a_hint() -> None:
+async def test_a_private_server_without_the_password_asks_for_it() -> None:
     hellos: list[Hello] = []
 
     async def script(ws: ServerConnection, n: int) -> None:
@@ -311,12 +311,13 @@ async def test_a_private_server_without_the_password_stops_with_a_hint() -> None
 
     events = Recorder()
     async with scripted(script) as url:
-        await asyncio.wait_for(Connection(url, events, name="alice").run(), WAIT)
-        assert events.statuses[-1].kind == "failed"
-        assert events.statuses[-1].text.endswith(
-            "is private and the password is missing: start with --password"
-        )
+        connection = Connection(url, events, name="alice")
+        async with running(connection):
+            await events.until(lambda: events.saw("need_password"))
+            assert events.statuses[-1].text.endswith("is private and the password is missing")
+            connection.use_password("sesame")
+            await events.until(lambda: events.saw("online"))
         events = Recorder()
         async with running(Connection(url, events, name="alice", password="sesame")):
             await events.until(lambda: events.saw("online"))
-    assert [h.password for h in hellos] == [None, "sesame"]
+    assert [h.password for h in hellos] == [None, "sesame", "sesame"]

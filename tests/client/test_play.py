@@ -82,9 +82,11 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
 
 def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> None:
     terminal.wait_for("Join or watch a room")
-    terminal.wait_for("Xavier @ 127.0.0.1:")  # registered on the embedded server
+    terminal.wait_for("Xavier @ your own server")  # registered on the embedded server
 
     terminal.keys("d")  # today's daily deal, alone
+    terminal.wait_for("Start now?")
+    terminal.keys("y")
     screen = terminal.wait_for("Standings")
     assert "daily" in screen and "Xavier (you)" in screen
     assert "1-7 pick" in screen
@@ -114,6 +116,7 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     [
         (["play", "--name", "   "], "yukon play: --name: a name needs at least one character"),
         (["play", "http://example.org"], "yukon play: http://example.org is not a ws:// or wss://"),
+        (["play", "--cafile", "/no/such.pem"], "yukon play: --cafile: /no/such.pem is not a file"),
     ],
 )
 def test_play_refuses_bad_arguments_in_one_line(

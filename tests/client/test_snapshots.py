@@ -7,9 +7,11 @@ in ``tests/client/__snapshots__``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from client.app import YukonApp
@@ -19,11 +21,13 @@ from protocol.messages import (
     BoardRow,
     Countdown,
     DailyDeal,
+    HistoryPage,
     MoveMsg,
     RankEntry,
     Refused,
     Result,
     Welcome,
+    replace,
 )
 
 from .helpers import CODE, Clock, Referee, fake_app, feed, progress, room, run, winning_line
@@ -247,3 +251,64 @@ def test_connection_refused_in_the_lobby(snap_compare: Snap) -> None:
 
 def test_clock_is_frozen_for_snapshots() -> None:
     assert Clock()() == Clock()()
+
+
+def test_quit_mid_race_asks_first(snap_compare: Snap) -> None:
+    app, _ = fake_app()
+    assert snap_compare(app, run_before=run(in_race, "ctrl+q"))
+
+
+def test_a_private_server_asks_for_the_password(snap_compare: Snap) -> None:
+    from client.connection import LinkStatus
+
+    app, _ = fake_app()
+    problem = "race.example:8765 is private and the password is missing"
+    script = lambda a: a.link_status(LinkStatus("need_password", problem))  # noqa: E731
+    assert snap_compare(app, run_before=run(script, *"secret"))
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC: the history's "when" (the local clock's) draws the same anywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_history(snap_compare: Snap, utc: None) -> None:
+    from client.screens import HistoryScreen
+
+    from .test_history import _row
+
+    app, _ = fake_app()
+
+    def script(a: YukonApp) -> None:
+        feed(a, welcome())
+        a.push_screen(HistoryScreen())
+
+    def page(a: YukonApp) -> None:
+        rows = (
+            replace(_row(0), date="2026-11-29", room=None, code=None, hinted=False),
+            replace(_row(1), date="2026-11-29", room=None, practice=True),
+            replace(_row(2), outcome="timeout", hinted=True),
+            *(_row(i) for i in range(3, 14)),
+        )
+        feed(a, HistoryPage(60, 20, 81_250, 0, rows))
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await run(script)(pilot)
+        await run(page)(pilot)
+
+    assert snap_compare(app, run_before=before)
+
+
+def test_a_certificate_to_trust(snap_compare: Snap) -> None:
+    from client.connection import LinkStatus
+
+    app, _ = fake_app()
+    fingerprint = ":".join(f"{(i * 37) % 256:02X}" for i in range(32))
+    problem = "race.example:8765 presents a certificate no authority vouches for (self-signed)"
+    status = LinkStatus("need_trust", problem, fingerprint)
+    assert snap_compare(app, run_before=run(lambda a: a.link_status(status)))

@@ -207,7 +207,7 @@ def test_my_line_in_the_standings_follows_my_own_accepted_moves() -> None:
         ),
         6.0,
     )
-    mine, bob = session.standings()
+    bob, mine = session.standings()  # bob leads: a card home
     assert (mine.moves, mine.connected, bob.moves) == (1, False, 2)
 
 
@@ -242,10 +242,30 @@ def test_f_sends_the_picked_card_home() -> None:
     assert race.face_up(5) == ["5D"]
 
 
-def test_f_without_a_pick_says_foundations_stay_unless_take_back() -> None:
+def test_f_without_a_pick_says_pick_a_card_first_as_enter_does() -> None:
     session, _ = racing_session()
     assert session.press_foundation() == []
-    assert "no take-back" in session.status.text
+    assert said(session) == ("pick a card first: 1-7, or click it", "info")
+    assert session.tap(5.0) == []
+    assert said(session) == ("pick a card first: 1-7, or click it", "info")
+
+
+def test_the_standings_put_the_leader_first_cards_home_then_score() -> None:
+    session, _ = racing_session()
+    session.receive(
+        progress(
+            9000,
+            ("alice", "playing", 2, 40, 9, None, True),
+            ("bob", "playing", 5, 60, 20, None, True),
+            ("carol", "playing", 2, 55, 12, None, True),
+            ("dave", "won", 52, 600, 140, 8000, True),
+            ("erin", "won", 52, 610, 150, 7000, True),
+            ("fred", "resigned", 0, 5, 1, 3000, True),
+        ),
+        9.0,
+    )
+    order = [p.name for p in session.standings()]
+    assert order == ["erin", "dave", "bob", "carol", "alice", "fred"]
 
 
 def test_take_back_picks_a_foundation_top_and_drops_it_on_a_column() -> None:
@@ -567,6 +587,37 @@ def test_a_welcome_without_the_room_after_a_drop_means_the_room_is_gone() -> Non
         "room K7WQM is gone (the server restarted, or you were away too long)",
         "error",
     )
+
+
+def test_the_clock_stands_still_while_the_connection_is_away() -> None:
+    """No run-on then jump back (1:20 -> 1:17.6): frozen at the drop, then the server's."""
+    session, referee = racing_session()
+    race = racing(session)
+    assert race.elapsed_ms(13.0) == 10_000
+    session.connection_lost(13.0)
+    assert race.elapsed_ms(20.0) == 10_000 and race.elapsed_ms(90.0) == 10_000
+    referee.elapsed = 10_400  # the server's clock did not charge the time away
+    session.receive(Welcome(1, "alice", "t" * 32, 60), 90.0)
+    session.receive(referee.race(), 90.0)
+    assert racing(session).elapsed_ms(90.0) == 10_400
+    assert racing(session).elapsed_ms(91.0) == 11_400
+
+
+def test_a_spectator_s_clock_runs_between_progresses_and_stops_when_away() -> None:
+    session = Session()
+    session.receive(Welcome(1, "carol", "t" * 32, 60), 0.0)
+    session.receive(room("racing", you="spectator", players=(("alice", True, True),)), 0.0)
+    assert session.clock_ms(0.0) is None
+    session.receive(progress(5_000, ("alice", "playing", 0, 0, 0, None, True)), 10.0)
+    assert session.clock_ms(10.0) == 5_000
+    assert session.clock_ms(12.5) == 7_500
+    session.connection_lost(13.0)
+    assert session.clock_ms(40.0) == 8_000
+    session.receive(Welcome(1, "carol", "t" * 32, 60), 41.0)
+    session.receive(progress(8_200, ("alice", "playing", 0, 0, 0, None, True)), 41.0)
+    assert session.clock_ms(42.0) == 9_200
+    session.receive(room("finished", you="spectator", players=(("alice", True, True),)), 43.0)
+    assert session.clock_ms(50.0) == 10_200, "a finished race's clock stands"
 
 
 # -- checking the revealed deal against its commitment (docs/protocol.md 4.5) ---------------------

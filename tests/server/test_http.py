@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from client.state import format_ms
 from protocol import Game
 from protocol.commitment import check_commitment
 from protocol.messages import (
@@ -365,7 +366,8 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
         ranks = [int(r[0]) for r in rows]
         assert ranks[0] == 1 and ranks == sorted(ranks)  # equal results share a rank
         assert all(r[2].startswith("resigned") for r in rows)
-        assert all(re.fullmatch(r"\d\d:\d\d\.\d", r[3]) for r in rows)
+        assert all(re.fullmatch(r"\d+:\d\d\.\d", r[3]) for r in rows)  # as the client: 0:51.7
+        assert '<th class="num">Undos</th>' in html
         assert "<b>x</b>" not in html
         assert 'rel="prev" href="/leaderboard?date=2026-11-28"' in html
         assert 'rel="next"' not in html  # no board for tomorrow yet
@@ -386,9 +388,16 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
         assert choice.commitment in html and choice.salt not in html
         # The same rows as the page, in the same order, with the name as it was typed.
         assert [
-            [str(r["rank"]), r["name"], format_time(r["time_ms"]), str(r["moves"]), str(r["score"])]
+            [
+                str(r["rank"]),
+                r["name"],
+                format_ms(r["time_ms"]),
+                str(r["moves"]),
+                str(r["score"]),
+                str(r["undos"]),
+            ]
             for r in data["rows"]
-        ] == [[html_unescape(r[1]) if i == 1 else r[i] for i in (0, 1, 3, 4, 5)] for r in rows]
+        ] == [[html_unescape(r[1]) if i == 1 else r[i] for i in (0, 1, 3, 4, 5, 6)] for r in rows]
         assert {(r["name"], r["moves"]) for r in data["rows"]} == {
             ("ann", 2),
             ("<b>x</b>", 1),
@@ -441,7 +450,7 @@ async def test_the_leaderboard_pages_by_fifty(db_url: str, tmp_path: Path) -> No
         first = await fetch(server, "/leaderboard?date=2026-11-28")
         rows = board_rows(first.text)
         assert len(rows) == PAGE_SIZE
-        assert rows[0] == ["1", "p00", "won", "01:00.0", "100", "500"]
+        assert rows[0] == ["1", "p00", "won", "1:00.0", "100", "500", "0"]
         assert rows[-1][:2] == ["50", "p49"]
         assert "53 players &middot; page 1 of 2" in first.text
         assert 'href="/leaderboard?date=2026-11-28&amp;page=2"' in first.text
@@ -515,15 +524,17 @@ async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("ms", "shown"),
     [
-        (0, "00:00.0"),
-        (1_234, "00:01.2"),
-        (59_960, "01:00.0"),
-        (61_049, "01:01.0"),
-        (6_000_000, "100:00.0"),
+        (0, "0:00.0"),
+        (1_234, "0:01.2"),
+        (51_790, "0:51.7"),
+        (59_960, "0:59.9"),
+        (61_049, "1:01.0"),
+        (6_000_000, "1:40:00.0"),
     ],
 )
-def test_times_show_as_minutes_seconds_and_tenths(ms: int, shown: str) -> None:
-    assert format_time(ms) == shown
+def test_times_show_as_the_client_shows_them(ms: int, shown: str) -> None:
+    """One format on the page and in the terminal client: a stopwatch's, tenths cut."""
+    assert format_time(ms) == shown == format_ms(ms)
 
 
 # -- a real browser ---------------------------------------------------------------------------
@@ -592,7 +603,7 @@ async def test_the_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
         )
     rows = board_rows(dom)
     assert [r[1] for r in rows] == ["ann", "&lt;b&gt;x&lt;/b&gt;", "cat", "Bjørn"]
-    assert rows[0] == ["1", "ann", "won", "05:12.5", "143", "610"]
+    assert rows[0] == ["1", "ann", "won", "5:12.4", "143", "610", "0"]
     assert rows[2][2] == "timeout38/52 cards"
     assert "<b>x</b>" not in dom  # the browser saw text, not an element
     assert "Sunday 29 November 2026" in dom

@@ -117,6 +117,79 @@ def test_missing_arguments_is_usage_error() -> None:
     result = yukon("replay")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+    # moves are optional (they may come on stdin): only the code is named as required
+    assert "required: code" in result.stderr
+    assert "MOVE" not in result.stderr.splitlines()[-1]
+
+
+def test_yukon_alone_prints_usage_with_every_command() -> None:
+    result = yukon()
+    assert result.returncode == 2
+    text = result.stdout + result.stderr
+    assert "usage: yukon" in text
+    for command in ("serve", "play", "replay", "solve", "deal", "db"):
+        assert command in text
+    assert "the following arguments are required" not in text
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    result = yukon("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"yukon {version('yukon-race')}"
+
+
+def test_serve_help_shows_defaults_but_never_a_secret() -> None:
+    import os
+
+    env = {**os.environ, "YUKON_PASSWORD": "hush-hush", "YUKON_DAILY_SECRET": "sekrit"}
+    result = subprocess.run(
+        [sys.executable, "-m", "yukon", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert "(default: 8765)" in text
+    assert "(default: 127.0.0.1)" in text
+    assert "(default: 60)" in text
+    assert "hush-hush" not in text and "sekrit" not in text
+    # --log-level says what it does
+    level = text[text.index("--log-level") :]
+    assert "how much the server logs" in level
+
+
+def test_every_move_example_in_help_is_quoted() -> None:
+    """``>`` redirects in a shell: an unquoted ``7S>4`` pasted from the help makes a file."""
+    import re
+
+    result = yukon("replay", "--help")
+    assert result.returncode == 0
+    assert not re.search(r"(?<!')\b[2-9TJQKA][SHDC]>[1-7F]\b(?!')", result.stdout)
+
+
+def test_readme_quotes_every_move_given_to_the_shell() -> None:
+    import re
+
+    readme = (DATA.parent.parent / "README.md").read_text()
+    for line in readme.splitlines():
+        if "yukon replay" in line and ">" in line:
+            assert not re.search(r"\s[2-9TJQKA][SHDC]>[1-7F]\b", line), line
+
+
+def test_replay_accepts_moves_with_a_dash() -> None:
+    """``AD-5`` needs no quotes in a shell: the same move as ``AD>5``."""
+    result = yukon("replay", "YU1-C-AAAAAAB", "AD-5", "ad-f")
+    assert result.returncode == 1
+    assert "move 2 (ad-f) is illegal" in result.stderr
+    code, moves = winning_line()
+    won = yukon("replay", code, *(m.replace(">", "-") for m in moves))
+    assert won.returncode == 0, won.stderr
+    assert "state won" in won.stdout
 
 
 def test_serve_runs_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
