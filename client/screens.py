@@ -726,7 +726,7 @@ class ResultsScreen(Base):
             text.append(result.code, style="bold")
             text.append(f"  ({describe_rules(room.rules)})", style="#8a8a8a")
         else:
-            text.append("The game code stays secret until the day is over", style="#8a8a8a")
+            text.append("The game code stays secret until 00:35 UTC the next day", style="#8a8a8a")
         if session.fairness is not None:
             what, good = session.fairness
             text.append(f"\n{what}", style="#5fd75f" if good else "bold #ff5f5f")
