@@ -19,6 +19,7 @@ __all__ = [
     "Authenticate",
     "BeginDaily",
     "Query",
+    "Forget",
     "Solve",
     "Effect",
     "RaceRecord",
@@ -108,11 +109,21 @@ class BeginDaily:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A read-only request (a leaderboard, a history) answered straight from storage."""
+    """A read-only request (a leaderboard, a history); answer it from storage through
+    ``Hub.query_answered``, which frees the connection's place for another."""
 
     conn: int
     player_id: int
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Delete the player ``player_id``, just registered, whose ``welcome`` could not be
+    sent (the connection was gone): nobody holds the token, so the name must not stay
+    taken for good. Nothing else refers to a player who was never welcomed."""
+
+    player_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,4 +182,4 @@ class Journal:
     entry: LiveRace | LiveAction
 
 
-Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Journal | Solve
+Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Forget | Journal | Solve

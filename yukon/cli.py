@@ -138,6 +138,13 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         raise _UsageError("--password must be 1 to 128 characters")
     if (args.certfile is None) != (args.keyfile is None):
         raise _UsageError("--certfile and --keyfile go together")
+    from server.limits import parse_networks
+
+    try:
+        given = args.trusted_proxy if args.trusted_proxy is not None else [_env("TRUSTED_PROXIES")]
+        proxies = tuple(net for text in given if text for net in parse_networks(text))
+    except ValueError as exc:
+        raise _UsageError(f"--trusted-proxy: {exc}") from None
     return ServeOptions(
         host=args.host,
         port=args.port,
@@ -148,6 +155,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         solver_processes=args.solver_processes,
         certfile=Path(args.certfile) if args.certfile else None,
         keyfile=Path(args.keyfile) if args.keyfile else None,
+        trusted_proxies=proxies,
         hub=HubConfig(
             resume_window_s=args.resume_window,
             password=password or None,
@@ -155,6 +163,9 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             max_connections=args.max_connections,
             bucket_rate=args.msg_rate,
             bucket_capacity=args.msg_burst,
+            max_connections_per_address=args.max_connections_per_address,
+            max_registrations_per_address=args.max_registrations_per_address,
+            max_rooms_per_address=args.max_rooms_per_address,
         ),
     )
 
@@ -433,6 +444,37 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=_env("MAX_ROOMS", "10000"),
         help="rooms beyond this are refused with server_full (YUKON_MAX_ROOMS)",
+    )
+    p.add_argument(
+        "--max-connections-per-address",
+        type=_count,
+        default=_env("MAX_CONNECTIONS_PER_ADDRESS", "64"),
+        metavar="N",
+        help="connections one address (an IPv6 /64) may hold; beyond, 1013"
+        " (YUKON_MAX_CONNECTIONS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-registrations-per-address",
+        type=_count,
+        default=_env("MAX_REGISTRATIONS_PER_ADDRESS", "20"),
+        metavar="N",
+        help="names one address may register per hour; beyond, too_many_names"
+        " (YUKON_MAX_REGISTRATIONS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-rooms-per-address",
+        type=_count,
+        default=_env("MAX_ROOMS_PER_ADDRESS", "16"),
+        metavar="N",
+        help="rooms players from one address may have open; beyond, too_many_rooms"
+        " (YUKON_MAX_ROOMS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="NETWORK",
+        help="a reverse proxy (address or network) whose X-Forwarded-For names the client's"
+        " address; repeat for several (YUKON_TRUSTED_PROXIES, comma-separated)",
     )
     p.add_argument(
         "--msg-rate",
