@@ -344,6 +344,11 @@ class _Connection(ServerConnection):
         self.early = []
         self.fragments = None
 
+    def fail_now(self, code: int, reason: str) -> None:
+        """Close at once and read nothing more: websockets stops parsing what arrives
+        (so no more pongs), and drops the socket if the close is not answered in time."""
+        self._fail(code, reason)
+
     def _fail(self, code: int, reason: str) -> None:
         """Close at once, as websockets does on a protocol error."""
         self.stop()
@@ -546,7 +551,14 @@ class RaceServer:
                     box.close(CLOSE_TOO_SLOW, "too slow: not reading")
             elif isinstance(effect, Close):
                 box = self._outboxes.get(effect.conn)
-                if box is not None:
+                if box is None:
+                    continue
+                if effect.at_once and isinstance(box.ws, _Connection):
+                    box.discard()
+                    box.closing = (effect.code, effect.reason)  # the writer only ends
+                    box.wakeup.set()
+                    box.ws.fail_now(effect.code, effect.reason)
+                else:
                     box.close(effect.code, effect.reason)
             elif isinstance(effect, Persist):
                 self._spawn(self._persist(effect))

@@ -38,11 +38,15 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """Close a connection with a websocket close code and a short reason."""
+    """Close a connection with a websocket close code and a short reason: after the frames
+    already queued for it, or, ``at_once``, right away, dropping them and reading nothing
+    more (a flood: every frame still arriving would otherwise be parsed, and each ping
+    answered, until the closing handshake ends)."""
 
     conn: int
     code: int
     reason: str
+    at_once: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -405,7 +405,7 @@ class Hub:
         c = self._conns.get(conn)
         if c is not None and not c.closed and not self._take_token(c, now):
             log.warning("conn %d: flooding (pings), closing", conn)
-            self._close(c, CLOSE_POLICY, "too many messages")
+            self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
         return self._flush()
 
     def receive(self, conn: int, data: bytes | str, now: float) -> list[Effect]:
@@ -417,7 +417,7 @@ class Hub:
             return []
         if not self._take_token(c, now):
             log.warning("conn %d: flooding, closing", conn)
-            self._close(c, CLOSE_POLICY, "too many messages")
+            self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
             return self._flush()
         try:
             message = decode_client(data)
@@ -1699,10 +1699,10 @@ class Hub:
                 log.warning("conn %d: too many malformed messages, closing", c.id)
                 self._close(c, CLOSE_POLICY, "too many malformed messages")
 
-    def _close(self, c: _Conn, code: int, reason: str) -> None:
+    def _close(self, c: _Conn, code: int, reason: str, *, at_once: bool = False) -> None:
         if not c.closed:
             c.closed = True
-            self._out.append(Close(c.id, code, reason))
+            self._out.append(Close(c.id, code, reason, at_once))
 
     def _flush(self) -> list[Effect]:
         out, self._out = self._out, []
