@@ -1116,11 +1116,15 @@ async def drill_guessing(
     addresses: int = 1,
     seconds: float = 30.0,
     right_at: int = 1000,
+    patience: float = 2.0,
 ) -> dict[str, Any]:
     """Guess a private server's password with ``guessers`` connections at once, from
-    ``addresses`` loopback addresses (127.0.1.x), retrying refused-as-busy guesses; the
-    right one is guess number ``right_at``. Figures: guesses judged per second, and when
-    (if) the right one got in. A player who logged in before tries again meanwhile."""
+    ``addresses`` loopback addresses (127.0.1.x); the right one is guess number
+    ``right_at``. A guess not answered within ``patience`` seconds is taken for wrong and
+    dropped (a delayed answer is a wrong one: a right password used to be welcomed at
+    once); one refused as busy is tried again later. Figures: guesses answered per
+    second, and when (if) the right one got in. A player who logged in before tries
+    again meanwhile."""
     password = "the right one"
     env = drill_env(YUKON_PASSWORD=password)
     async with rig(kind, env=env) as r:
@@ -1128,13 +1132,16 @@ async def drill_guessing(
         assert r.server is not None
         url = r.url
 
-        async def attempt(guess: str, local: str, name: str) -> str:
+        async def attempt(guess: str, local: str, name: str, wait: float = 120.0) -> str:
             try:
                 async with connect(url, compression=None, local_addr=(local, 0)) as ws:
                     await ws.send(
                         msgpack.packb({"t": "hello", "v": 1, "name": name, "password": guess})
                     )
-                    a = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 120))
+                    try:
+                        a = msgpack.unpackb(await asyncio.wait_for(ws.recv(), wait))
+                    except TimeoutError:
+                        return "no answer"
                     return str(a.get("code") or a["t"])
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
                 return type(exc).__name__
@@ -1146,27 +1153,27 @@ async def drill_guessing(
             queue.put_nowait(i)
         judged = 0
         busy = 0
+        dropped = 0
         found: float | None = None
         t0 = time.monotonic()
         deadline = t0 + seconds
 
         async def guesser(n: int) -> None:
-            nonlocal judged, busy, found
+            nonlocal judged, busy, dropped, found
             local = f"127.0.1.{1 + n % addresses}"
             while found is None and time.monotonic() < deadline:
                 try:
                     i = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                left = deadline - time.monotonic()
-                try:
-                    answer = await asyncio.wait_for(attempt(guesses[i], local, f"g{i}"), left)
-                except TimeoutError:
-                    return
+                wait = min(patience, deadline - time.monotonic())
+                answer = await attempt(guesses[i], local, f"g{i}", max(0.0, wait))
                 if answer == "welcome":
                     found = time.monotonic() - t0
                 elif answer == "password":
                     judged += 1
+                elif answer == "no answer":
+                    dropped += 1
                 else:  # password_busy (or the server's own limits): try it again later
                     busy += 1
                     queue.put_nowait(i)
@@ -1183,11 +1190,16 @@ async def drill_guessing(
         await asyncio.gather(*tasks)
         took = min(seconds, time.monotonic() - t0) if found is None else found
         problems = [f"traceback in the log: {x.strip()}" for x in r.tracebacks()]
+        if found is not None:
+            problems.append(f"the password was guessed in {found:.1f} s")
+        if back[0] != "welcome":
+            problems.append(f"a known player was refused during the attack: {back[0]}")
         return {
             "drill": f"password guessing ({kind})",
             "guessers, source addresses": f"{guessers}, {addresses}",
-            "wrong guesses judged": judged,
-            "guesses judged per second": round(judged / max(took, 0.001), 1),
+            "wrong guesses answered": judged,
+            f"no answer in {patience} s (taken as wrong)": dropped,
+            "guesses disposed of per second": round((judged + dropped) / max(took, 0.001), 1),
             "refused as busy (retried)": busy,
             "right password found after s": round(found, 2) if found is not None else None,
             "a known player's hello (before, during, s)": (regular, back[0], round(back[1], 2)),

@@ -662,8 +662,11 @@ class Hub:
         """Compare the password (in constant time); a wrong one delays the address's next
         turn and is answered with an error and a 1008 close once that delay is over."""
         cfg = self.config
-        if not c.gated and not self._password_budget_left(now) and not self._trusted(c.key, now):
-            # The server-wide budget of failures is spent: wait for a server-wide turn.
+        spent = not self._password_budget_left(now) or self._pw_gate > now
+        if not c.gated and spent and not self._trusted(c.key, now):
+            # The server-wide budget of failures is spent, or checks wait for their turn
+            # already (a refilled failure must not let a newcomer jump that queue): wait
+            # for a server-wide turn.
             turn = max(now, self._pw_gate)
             if turn - now > cfg.password_max_wait_s:
                 self._password_busy(c)
