@@ -347,6 +347,8 @@ class Hub:
         self._addr_conns: dict[str, int] = {}
         self._addr_regs: dict[str, deque[float]] = {}
         self._addr_rooms: dict[str, int] = {}
+        #: Addresses refused a connection since they were last below their limit (logged).
+        self._addr_full: set[str] = set()
         #: Players known to this process, by token (in memory only) and by id.
         self._tokens: dict[str, _Player] = {}
         self._players: dict[int, _Player] = {}
@@ -387,9 +389,9 @@ class Hub:
         key = address_key(address)
         held = self._addr_conns.get(key, 0)
         if key and 0 < c.max_connections_per_address <= held:
-            if held == c.max_connections_per_address:  # once per burst, not once per refusal
+            if key not in self._addr_full:  # one line per address, not one per refusal
+                self._addr_full.add(key)
                 log.warning("%s holds %d connections: refusing more", key, held)
-            self._addr_conns[key] = held  # (the count is unchanged)
             return [Close(conn, CLOSE_TRY_LATER, "too many connections from your address")]
         self._addr_conns[key] = held + 1
         self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key)
@@ -447,6 +449,7 @@ class Hub:
             self._addr_conns[c.key] = held
         else:
             self._addr_conns.pop(c.key, None)
+        self._addr_full.discard(c.key)
         p = c.player
         if p is not None and p.conn == conn:
             p.conn = None
