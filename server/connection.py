@@ -243,7 +243,11 @@ class _Connection(ServerConnection):
         """Write what the protocol has to send; close a client whose unsent bytes pass
         ``write_buffer_limit`` (it is not reading), as an outbox that overflows is."""
         super().send_data()
-        if not self.overflowed and self.transport.get_write_buffer_size() > self.write_buffer_limit:
+        if (
+            not self.overflowed
+            and self.protocol.state is State.OPEN  # not a plain HTTP answer (a page)
+            and self.transport.get_write_buffer_size() > self.write_buffer_limit
+        ):
             self.overflowed = True
             self.logger.warning("a client is not reading (write buffer full); closing it")
             # Nothing more is read, so nothing more is answered: the buffer stops growing;
