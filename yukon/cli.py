@@ -141,7 +141,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     from server.limits import parse_networks
 
     try:
-        given = args.trusted_proxy if args.trusted_proxy is not None else [_env("TRUSTED_PROXIES")]
+        given = args.trusted_proxy if args.trusted_proxy is not None else [args.trusted_proxies]
         proxies = tuple(net for text in given if text for net in parse_networks(text))
     except ValueError as exc:
         raise _UsageError(f"--trusted-proxy: {exc}") from None
@@ -476,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a reverse proxy (address or network) whose X-Forwarded-For names the client's"
         " address; repeat for several (YUKON_TRUSTED_PROXIES, comma-separated)",
     )
+    p.set_defaults(trusted_proxies=_env("TRUSTED_PROXIES"))  # used when no flag is given
     p.add_argument(
         "--msg-rate",
         type=_positive,

@@ -245,3 +245,21 @@ def test_a_secret_file_that_cannot_be_used_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text("x")
     result = yukon("serve", "--password", "y", "--password-file", str(tmp_path / "pw"))
     assert result.returncode == 2 and "exclude each other" in result.stderr
+
+
+def test_per_address_limits_and_trusted_proxies_are_settings() -> None:
+    options: Any = _serve_options(
+        "--max-connections-per-address", "5", "--trusted-proxy", "127.0.0.1",
+        "--trusted-proxy", "10.0.0.0/8,::1",
+        env={"YUKON_MAX_ROOMS_PER_ADDRESS": "0", "YUKON_TRUSTED_PROXIES": "192.0.2.1"},
+    )  # fmt: skip
+    assert options.hub.max_connections_per_address == 5
+    assert options.hub.max_registrations_per_address == 20  # the default
+    assert options.hub.max_rooms_per_address == 0  # no limit
+    # Flags win over the variable, as for every setting.
+    assert [str(n) for n in options.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
+    options = _serve_options(env={"YUKON_TRUSTED_PROXIES": "192.0.2.1, 2001:db8::/32"})
+    assert [str(n) for n in options.trusted_proxies] == ["192.0.2.1/32", "2001:db8::/32"]
+    result = yukon("serve", "--trusted-proxy", "proxy.example")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--trusted-proxy" in result.stderr and result.stderr.count("\n") == 1
