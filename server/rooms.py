@@ -225,6 +225,8 @@ class _Conn:
     gated: bool = False
     #: ``board``/``history`` requests being answered.
     queries: int = 0
+    #: The hello being checked registers a name (counted in ``Hub._may_register``).
+    registering: bool = False
 
 
 @dataclass(eq=False)
@@ -606,6 +608,7 @@ class Hub:
             )
             return False
         regs.append(now)
+        c.registering = True
         return True
 
     # -- the password of a private server ---------------------------------------------------
@@ -783,7 +786,8 @@ class Hub:
         c = self._conns.get(conn)
         if c is not None and not c.closed and c.authenticating:
             c.authenticating = False
-            if code in ("name_taken", "unavailable"):  # no name was registered: not counted
+            if c.registering:  # no name was registered (taken, or no database): not counted
+                c.registering = False
                 regs = self._addr_regs.get(c.key)
                 if regs:
                     regs.pop()

@@ -1898,3 +1898,19 @@ def test_a_name_registered_for_a_connection_gone_meanwhile_is_forgotten() -> Non
     hub.disconnect(1, 10.0)  # the client gave up waiting
     effects = hub.authenticated(1, player_id=7, name="ann", token="t", now=11.0, registered=True)
     assert effects == [Forget(7)]
+
+
+def test_a_token_hello_that_fails_gives_back_no_registration() -> None:
+    hub = Hub(HubConfig(max_registrations_per_address=1))
+    hub.connect(2, 0.0, address="192.0.2.1")
+    [auth] = hub.receive(2, encode(Hello(PROTOCOL_VERSION, "ann")), 0.0)
+    assert isinstance(auth, Authenticate)
+    hub.authenticated(2, player_id=1, name="ann", token="a", now=0.0, registered=True)
+    hub.connect(1, 0.0, address="192.0.2.1")
+    hub.receive(1, encode(Hello(PROTOCOL_VERSION, token="t" * 32)), 0.0)
+    hub.hello_refused(1, code="unavailable", text="x", now=0.0)  # the database is away
+    hub.connect(3, 0.0, address="192.0.2.1")
+    # The token hello's failure did not give back ann's registration: the limit holds.
+    assert error_codes(hub.receive(3, encode(Hello(PROTOCOL_VERSION, "bob")), 0.0), 3) == [
+        "too_many_names"
+    ]
