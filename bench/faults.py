@@ -9,6 +9,10 @@ process behind)::
     python -m bench.faults stall     [--db ...] [--rooms 25]
     python -m bench.faults fuzz      [--db ...] [--messages 100000] [--rooms 10]
     python -m bench.faults slowloris
+    python -m bench.faults pingflood  [--db ...] [--flooders 8] [--pings 200000]
+    python -m bench.faults queryflood [--db ...] [--flooders 100]
+    python -m bench.faults oneaddress [--db ...]
+    python -m bench.faults guessing   [--db ...] [--addresses 1] [--seconds 30]
 
 The server runs in its own process (``python -m yukon serve --port 0``); the players run
 in this one. Every drill plays real races in rooms of 4 with fixed deals (one game code
@@ -33,6 +37,17 @@ code) with exactly the moves the players were told were accepted, in order.
   must stay up with no traceback in its log, and its memory is sampled.
 - ``slowloris``: handshakes that trickle in a byte at a time, and a message flood: each
   must be cut off within the documented limits.
+- ``pingflood``: ``--flooders`` connections send ``--pings`` websocket pings each and
+  never read, beside real races: each must be closed (1008 or 4002) with the server's
+  memory bounded.
+- ``queryflood``: ``--flooders`` connections ask for boards and histories at 18 a second
+  for 10 s, beside real races, new players saying hello and a race that ends: hellos and
+  the result must come in time.
+- ``oneaddress``: one address opens connections, registers names and creates rooms until
+  refused; another address still gets in (docs/limits.md).
+- ``guessing``: 200 connections guess a private server's password, retrying refused ones,
+  from ``--addresses`` loopback addresses (127.0.1.x); guesses judged per second, and
+  whether a known player still gets in meanwhile.
 
 Each prints its figures and ends with ``PASS`` or ``FAIL: ...`` (exit status 0 or 1).
 ``tests/server/test_drills.py`` and ``tests/server/test_fuzz.py`` run short versions.
@@ -756,6 +771,442 @@ async def drill_slowloris(kind: str = "sqlite", lorises: int = 20) -> dict[str, 
         }
 
 
+# -- abuse (issue 16): pings, queries, one address, password guessing -------------------------
+
+
+async def racing_beside(url: str, rooms: int, tag: str) -> tuple[Table, asyncio.Event, Any]:
+    """Real races played at 4 actions a second until the returned event is set; the
+    gathered task ends once every player has its result."""
+    table = await seat(url, rooms, tag=tag)
+    stop = asyncio.Event()
+    racing = asyncio.gather(
+        *(play(p, table, moves=10**9, rate=4.0, stop=stop.is_set) for p in table.players)
+    )
+    return table, stop, racing
+
+
+async def sample_rss(pid: int, rss: list[int], done: asyncio.Event) -> None:
+    while not done.is_set():
+        with contextlib.suppress(OSError):
+            rss.append(rss_kib(pid))
+        await asyncio.sleep(0.25)
+
+
+def mib(rss: list[int]) -> tuple[float, float, float]:
+    return round(rss[0] / 1024, 1), round(max(rss) / 1024, 1), round(rss[-1] / 1024, 1)
+
+
+async def raw_open(
+    port: int, local: str = "127.0.0.1", headers: dict[str, str] | None = None
+) -> tuple[Any, asyncio.StreamReader, asyncio.StreamWriter]:
+    """A websocket opened by hand (websockets' sans-I/O client): it never reads unless
+    told to, so it never answers a ping nor takes a pong."""
+    from websockets.client import ClientProtocol
+    from websockets.protocol import State
+    from websockets.uri import parse_uri
+
+    client = ClientProtocol(parse_uri(f"ws://127.0.0.1:{port}/"))
+    request = client.connect()
+    for k, v in (headers or {}).items():
+        request.headers[k] = v
+    client.send_request(request)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(local, 0))
+    writer.write(b"".join(client.data_to_send()))
+    async with asyncio.timeout(10):
+        while client.state is not State.OPEN:
+            data = await reader.read(1)
+            if not data:
+                raise ConnectionResetError("closed during the handshake")
+            client.receive_data(data)
+    client.events_received()
+    return client, reader, writer
+
+
+async def close_code_of(client: Any, reader: asyncio.StreamReader, seconds: float) -> int | str:
+    """Read what the server sent until its close frame: the close code, or why none came."""
+    from websockets.frames import Close as CloseFrame
+    from websockets.frames import Frame, Opcode
+
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                data = await reader.read(1 << 16)
+                if not data:
+                    return "eof"
+                client.receive_data(data)
+                for e in client.events_received():
+                    if isinstance(e, Frame) and e.opcode is Opcode.CLOSE:
+                        return CloseFrame.parse(e.data).code
+    except TimeoutError:
+        return "still open"
+    except OSError:
+        return "reset"
+
+
+async def ping_flooder(port: int, pings: int, chunk: int = 1000) -> tuple[int, int | str]:
+    """Send ``pings`` pings of 125 bytes and read nothing; pings sent, then the close."""
+    from websockets.frames import Frame, Opcode
+
+    client, reader, writer = await raw_open(port)
+    # A registered player first: the hello deadline must not be what closes it.
+    name = f"pf{random.randrange(10**9)}"
+    hello = msgpack.packb({"t": "hello", "v": 1, "name": name})
+    writer.write(Frame(Opcode.BINARY, hello).serialize(mask=True, extensions=[]))
+    async with asyncio.timeout(30):
+        while not any(isinstance(e, Frame) for e in client.events_received()):
+            client.receive_data(await reader.read(1))
+    ping = Frame(Opcode.PING, b"p" * 125).serialize(mask=True, extensions=[])
+    sent = 0
+    try:
+        while sent < pings:
+            writer.write(ping * chunk)
+            sent += chunk
+            await asyncio.wait_for(writer.drain(), 10)
+    except (OSError, TimeoutError):
+        pass
+    code = await close_code_of(client, reader, 20)
+    writer.close()
+    return sent, code
+
+
+async def drill_pingflood(
+    kind: str = "sqlite", flooders: int = 8, pings: int = 200_000, rooms: int = 2
+) -> dict[str, Any]:
+    """Clients that send websocket pings and never read, beside real races."""
+    async with rig(kind) as r:  # the drills' raised flood limit (200/s): pings must still cost
+        r.start()
+        assert r.server is not None
+        table, stop, racing = await racing_beside(r.url, rooms, "pf")
+        await asyncio.sleep(2.0)
+        quiet = list(table.latencies)
+        rss = [rss_kib(r.server.pid)]
+        done = asyncio.Event()
+        sampler = asyncio.create_task(sample_rss(r.server.pid, rss, done))
+        mark = len(table.latencies)
+        t0 = time.monotonic()
+        outcomes = await asyncio.gather(
+            *(ping_flooder(r.server.port, pings) for _ in range(flooders))
+        )
+        took = time.monotonic() - t0
+        await asyncio.sleep(1.0)
+        during = table.latencies[mark:]
+        done.set()
+        await sampler
+        stop.set()
+        await asyncio.wait_for(racing, 120)
+        problems = [f"traceback in the log: {x.strip()}" for x in r.tracebacks()]
+        codes = sorted({str(c) for _, c in outcomes})
+        if any(c not in (1008, 4002) for _, c in outcomes):
+            problems.append(f"flooders not closed with 1008 or 4002: {codes}")
+        if max(rss) - rss[0] > 100 * 1024:
+            problems.append(f"memory grew by {(max(rss) - rss[0]) // 1024} MiB")
+        return {
+            "drill": f"ping flood ({kind})",
+            "flooders x pings (125 B), not reading": f"{flooders} x {pings}",
+            "pings the flooders wrote": sum(n for n, _ in outcomes),
+            "flooders closed with": codes,
+            "seconds": round(took, 1),
+            "racers before": latency_line(quiet),
+            "racers during": latency_line(during),
+            "server RSS MiB (start, max, end)": mib(rss),
+            "problems": problems,
+        }
+
+
+async def drill_queryflood(
+    kind: str = "sqlite",
+    flooders: int = 100,
+    rate: float = 18.0,
+    seconds: float = 10.0,
+    rooms: int = 2,
+) -> dict[str, Any]:
+    """Connections that ask for boards and histories as fast as the flood limit allows,
+    beside real races, new players saying hello, and a race that ends meanwhile."""
+    async with rig(kind, env={"YUKON_RESUME_WINDOW": "60"}) as r:  # default flood limit
+        r.start()
+        assert r.server is not None
+        table, stop, racing = await racing_beside(r.url, rooms, "qr")
+        ending = [Player(r.url, f"qe{i}", random.Random(i)) for i in range(2)]
+        for p in ending:
+            await p.connect()
+            await p.hello()
+        await form_room(ending, code=room_code(rooms))
+        bots = [Player(r.url, f"qf{i}", random.Random(i)) for i in range(flooders)]
+        gate = asyncio.Semaphore(32)
+
+        async def arrive(p: Player) -> None:
+            async with gate:
+                await p.connect()
+                await p.hello()
+
+        await asyncio.gather(*(arrive(p) for p in bots))
+        rss = [rss_kib(r.server.pid)]
+        done = asyncio.Event()
+        sampler = asyncio.create_task(sample_rss(r.server.pid, rss, done))
+        asked = {"history": 0, "board": 0}
+        sent = 0
+
+        async def flood_queries(p: Player) -> None:
+            nonlocal sent
+            period = 1.0 / rate
+            await asyncio.sleep(random.random() * period)
+            end = time.monotonic() + seconds
+            n = 0
+            while time.monotonic() < end:
+                kind_ = "history" if n % 2 else "board"
+                body: dict[str, Any] = {"t": kind_}
+                if kind_ == "board":
+                    body.update(kind="daily", limit=50)
+                try:
+                    await p.send(body)
+                except Gone:
+                    return
+                asked[kind_] += 1
+                sent += 1
+                n += 1
+                await asyncio.sleep(period)
+
+        hellos: list[float | str] = []
+
+        async def newcomers() -> None:
+            for i in range(int(seconds / 0.5)):
+                p = Player(r.url, f"qn{i}", random.Random(i))
+                t = time.monotonic()
+                try:
+                    await p.connect()
+                    await p.hello(30)
+                    hellos.append(time.monotonic() - t)
+                except (Gone, TimeoutError, OSError) as exc:
+                    hellos.append(type(exc).__name__)
+                await p.close()
+                await asyncio.sleep(0.5)
+
+        result_delay: list[float] = []
+
+        async def end_a_race() -> None:
+            await asyncio.sleep(seconds / 2)
+            for p in ending:
+                await p.send({"t": "resign"})
+            t = time.monotonic()
+            while not all(p.results for p in ending):
+                await asyncio.sleep(0.01)
+                if time.monotonic() - t > 120:
+                    return
+            result_delay.append(time.monotonic() - t)
+
+        mark = len(table.latencies)
+        await asyncio.gather(*(flood_queries(p) for p in bots), newcomers(), end_a_race())
+        await asyncio.sleep(3.0)  # the last answers
+        during = table.latencies[mark:]
+        done.set()
+        await sampler
+        stop.set()
+        await asyncio.wait_for(racing, 120)
+        errors: dict[str, int] = {}
+        for p in bots:
+            for code in p.errors:
+                errors[code] = errors.get(code, 0) + 1
+        log_unavailable = sum(1 for x in r.server.lines if "query: database unavailable" in x)
+        for p in bots:
+            await p.close()
+        slow = [h for h in hellos if isinstance(h, str) or h > 5.0]
+        problems = [f"traceback in the log: {x.strip()}" for x in r.tracebacks()]
+        if slow:
+            problems.append(f"hellos slow or lost: {slow}")
+        if not result_delay or result_delay[0] > 2.0:
+            problems.append(f"the race result came late: {result_delay}")
+        timed = sorted(h for h in hellos if isinstance(h, float))
+        return {
+            "drill": f"query flood ({kind})",
+            "connections x queries/s x s": f"{flooders} x {rate} x {seconds}",
+            "queries sent": sent,
+            "errors (code: count)": dict(sorted(errors.items())),
+            "logged 'database unavailable'": log_unavailable,
+            "new players' hello s (median, max)": (
+                (round(timed[len(timed) // 2], 3), round(timed[-1], 3)) if timed else None
+            ),
+            "hellos lost": len(hellos) - len(timed),
+            "race result after the last resign s": [round(x, 3) for x in result_delay],
+            "racers during": latency_line(during),
+            "server RSS MiB (start, max, end)": mib(rss),
+            "problems": problems,
+        }
+
+
+async def drill_oneaddress(kind: str = "sqlite", cap: int = 200) -> dict[str, Any]:
+    """One address (127.0.0.1) takes all it can: connections, names, rooms; then another
+    (127.0.0.2) still gets in. The server runs with the default per-address limits."""
+    env = drill_env(
+        YUKON_MAX_CONNECTIONS_PER_ADDRESS="64",
+        YUKON_MAX_REGISTRATIONS_PER_ADDRESS="20",
+        YUKON_MAX_ROOMS_PER_ADDRESS="16",
+    )
+    async with rig(kind, env=env) as r:
+        r.start()
+        assert r.server is not None
+        port = r.server.port
+        held: list[Any] = []
+        opened = 0
+        refused_with: int | str | None = None
+        for _ in range(cap):
+            client, reader, writer = await raw_open(port)
+            held.append(writer)
+            code = await close_code_of(client, reader, 0.05)
+            if code != "still open":
+                refused_with = code
+                break
+            opened += 1
+        for w in held:
+            w.close()
+        await asyncio.sleep(1.0)
+
+        async def hello(name: str | None, local: str, token: str | None = None) -> dict[str, Any]:
+            ws = await connect(f"ws://127.0.0.1:{port}", compression=None, local_addr=(local, 0))
+            body: dict[str, Any] = {"t": "hello", "v": 1}
+            body.update({"name": name} if token is None else {"token": token})
+            await ws.send(msgpack.packb(body))
+            answer: dict[str, Any] = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 30))
+            answer["ws"] = ws
+            return answer
+
+        t0 = time.monotonic()
+        names: list[Any] = []
+        refused_name = None
+        for i in range(cap):
+            a = await hello(f"one{i}", "127.0.0.1")
+            if a["t"] != "welcome":
+                refused_name = a.get("code")
+                await a["ws"].close()
+                break
+            names.append(a["ws"])
+        names_s = time.monotonic() - t0
+        rooms = 0
+        refused_room = None
+        for ws in names:
+            await ws.send(msgpack.packb({"t": "create"}))
+            a = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 30))
+            if a["t"] != "room":
+                refused_room = a.get("code")
+                break
+            rooms += 1
+        other = await hello("elsewhere", "127.0.0.2")
+        await other["ws"].send(msgpack.packb({"t": "create"}))
+        other_room = msgpack.unpackb(await asyncio.wait_for(other["ws"].recv(), 30))["t"]
+        for ws in [*names, other["ws"]]:
+            await ws.close()
+        problems = [f"traceback in the log: {x.strip()}" for x in r.tracebacks()]
+        if refused_with is None or refused_name is None or refused_room is None:
+            problems.append("a per-address limit did not hold")
+        if other["t"] != "welcome" or other_room != "room":
+            problems.append(f"another address was refused: {other['t']}, {other_room}")
+        return {
+            "drill": f"one address ({kind})",
+            "connections before a refusal": f"{opened} (then {refused_with})",
+            "names registered before a refusal": f"{len(names)} in {names_s:.2f} s"
+            f" (then {refused_name})",
+            "rooms before a refusal": f"{rooms} (then {refused_room})",
+            "127.0.0.2 afterwards": f"{other['t']}, {other_room}",
+            "problems": problems,
+        }
+
+
+async def drill_guessing(
+    kind: str = "sqlite",
+    guessers: int = 200,
+    addresses: int = 1,
+    seconds: float = 30.0,
+    right_at: int = 1000,
+    patience: float = 2.0,
+) -> dict[str, Any]:
+    """Guess a private server's password with ``guessers`` connections at once, from
+    ``addresses`` loopback addresses (127.0.1.x); the right one is guess number
+    ``right_at``. A guess not answered within ``patience`` seconds is taken for wrong and
+    dropped (a delayed answer is a wrong one: a right password used to be welcomed at
+    once); one refused as busy is tried again later. Figures: guesses answered per
+    second, and when (if) the right one got in. A player who logged in before tries
+    again meanwhile."""
+    password = "the right one"
+    env = drill_env(YUKON_PASSWORD=password)
+    async with rig(kind, env=env) as r:
+        r.start()
+        assert r.server is not None
+        url = r.url
+
+        async def attempt(guess: str, local: str, name: str, wait: float = 120.0) -> str:
+            try:
+                async with connect(url, compression=None, local_addr=(local, 0)) as ws:
+                    await ws.send(
+                        msgpack.packb({"t": "hello", "v": 1, "name": name, "password": guess})
+                    )
+                    try:
+                        a = msgpack.unpackb(await asyncio.wait_for(ws.recv(), wait))
+                    except TimeoutError:
+                        return "no answer"
+                    return str(a.get("code") or a["t"])
+            except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
+                return type(exc).__name__
+
+        regular = await attempt(password, "127.0.0.1", "regular")  # trusted from now on
+        guesses = [f"guess {i}" for i in range(right_at)] + [password]
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for i in range(len(guesses)):
+            queue.put_nowait(i)
+        judged = 0
+        busy = 0
+        dropped = 0
+        found: float | None = None
+        t0 = time.monotonic()
+        deadline = t0 + seconds
+
+        async def guesser(n: int) -> None:
+            nonlocal judged, busy, dropped, found
+            local = f"127.0.1.{1 + n % addresses}"
+            while found is None and time.monotonic() < deadline:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                wait = min(patience, deadline - time.monotonic())
+                answer = await attempt(guesses[i], local, f"g{i}", max(0.0, wait))
+                if answer == "welcome":
+                    found = time.monotonic() - t0
+                elif answer == "password":
+                    judged += 1
+                elif answer == "no answer":
+                    dropped += 1
+                else:  # password_busy (or the server's own limits): try it again later
+                    busy += 1
+                    queue.put_nowait(i)
+                    await asyncio.sleep(0.05)
+
+        async def regular_returns() -> tuple[str, float]:
+            await asyncio.sleep(seconds / 2)
+            t = time.monotonic()
+            answer = await attempt(password, "127.0.0.1", "regular2")
+            return answer, time.monotonic() - t
+
+        tasks = [asyncio.create_task(guesser(n)) for n in range(guessers)]
+        back = await regular_returns()
+        await asyncio.gather(*tasks)
+        took = min(seconds, time.monotonic() - t0) if found is None else found
+        problems = [f"traceback in the log: {x.strip()}" for x in r.tracebacks()]
+        if found is not None:
+            problems.append(f"the password was guessed in {found:.1f} s")
+        if back[0] != "welcome":
+            problems.append(f"a known player was refused during the attack: {back[0]}")
+        return {
+            "drill": f"password guessing ({kind})",
+            "guessers, source addresses": f"{guessers}, {addresses}",
+            "wrong guesses answered": judged,
+            f"no answer in {patience} s (taken as wrong)": dropped,
+            "guesses disposed of per second": round((judged + dropped) / max(took, 0.001), 1),
+            "refused as busy (retried)": busy,
+            "right password found after s": round(found, 2) if found is not None else None,
+            "a known player's hello (before, during, s)": (regular, back[0], round(back[1], 2)),
+            "problems": problems,
+        }
+
+
 # -- command line ---------------------------------------------------------------------------------
 
 
@@ -775,13 +1226,29 @@ def report(figures: dict[str, Any]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.faults", description=__doc__)
     parser.add_argument(
-        "drill", choices=["kill9", "dbstop", "reconnect", "stall", "fuzz", "slowloris"]
+        "drill",
+        choices=[
+            "kill9",
+            "dbstop",
+            "reconnect",
+            "stall",
+            "fuzz",
+            "slowloris",
+            "pingflood",
+            "queryflood",
+            "oneaddress",
+            "guessing",
+        ],
     )
     parser.add_argument("--db", default="sqlite", help="sqlite (default) or postgresql")
     parser.add_argument("--rooms", type=int)
     parser.add_argument("--moves", type=int, default=40, help="moves per player (kill9)")
     parser.add_argument("--outage", type=float, default=30.0, help="seconds (dbstop)")
     parser.add_argument("--messages", type=int, default=100_000, help="bad messages (fuzz)")
+    parser.add_argument("--pings", type=int, default=200_000, help="pings per flooder")
+    parser.add_argument("--flooders", type=int, help="connections (pingflood 8, queryflood 100)")
+    parser.add_argument("--addresses", type=int, default=1, help="source addresses (guessing)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="guessing time (guessing)")
     args = parser.parse_args(argv)
     print(f"Yukon fault drill: {args.drill}; cpu {cpu_model()}, {os.cpu_count()} CPUs")
     print(f"  {'load average before':40} " + "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
@@ -793,6 +1260,14 @@ def main(argv: list[str] | None = None) -> int:
         "stall": lambda: drill_stall(args.db, **rooms),
         "fuzz": lambda: drill_fuzz(args.db, messages=args.messages, **rooms),
         "slowloris": lambda: drill_slowloris(args.db),
+        "pingflood": lambda: drill_pingflood(
+            args.db, pings=args.pings, **({"flooders": args.flooders} if args.flooders else {})
+        ),
+        "queryflood": lambda: drill_queryflood(
+            args.db, **({"flooders": args.flooders} if args.flooders else {})
+        ),
+        "oneaddress": lambda: drill_oneaddress(args.db),
+        "guessing": lambda: drill_guessing(args.db, addresses=args.addresses, seconds=args.seconds),
     }
     return report(asyncio.run(drills[args.drill]()))
 

@@ -186,7 +186,13 @@ class ServerProcess:
         if profile is not None:  # cProfile writes its file when the server stops (SIGINT)
             argv[1:1] = ["-m", "cProfile", "-o", str(profile)]
         argv += ["--spool", str(spool)]
-        return cls(argv, env=env, cpus=cpus, log_path=log_path)
+        # Every player of a bench comes from 127.0.0.1: no per-address limits, unless the
+        # caller's ``env`` sets them (the drills of bench/faults.py that test them do).
+        unlimited = {
+            f"YUKON_MAX_{what}_PER_ADDRESS": "0"
+            for what in ("CONNECTIONS", "REGISTRATIONS", "ROOMS")
+        }
+        return cls(argv, env={**unlimited, **(env or {})}, cpus=cpus, log_path=log_path)
 
     @classmethod
     def echo_server(cls, *, cpus: set[int] | None = None) -> ServerProcess:

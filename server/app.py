@@ -28,6 +28,7 @@ from .connection import RaceServer
 from .daily import DailyDeals
 from .http import HttpPages
 from .leaderboard import Leaderboards
+from .limits import Network
 from .rooms import Hub, HubConfig
 from .storage import migrate
 from .storage.journal import JournalWriter
@@ -58,6 +59,9 @@ class ServeOptions:
     #: Both set: serve wss:// with this certificate chain and private key.
     certfile: Path | None = None
     keyfile: Path | None = None
+    #: Reverse proxies whose ``X-Forwarded-For`` names the client's address for the
+    #: per-address limits (``server.limits``); from anyone else the header is ignored.
+    trusted_proxies: tuple[Network, ...] = ()
 
     def ssl_context(self) -> ssl.SSLContext | None:
         if self.certfile is None:
@@ -126,6 +130,7 @@ async def open_server(
         journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
         server = RaceServer(hub, store, writer, boards, journal)
         server.http = HttpPages(server)
+        server.trusted_proxies = options.trusted_proxies
         try:
             context = options.ssl_context()
         except (OSError, ssl.SSLError) as exc:

@@ -42,6 +42,7 @@ from .effects import (
     BeginDaily,
     Close,
     Effect,
+    Forget,
     Journal,
     LiveRace,
     Persist,
@@ -50,6 +51,7 @@ from .effects import (
     Solve,
 )
 from .leaderboard import Leaderboards
+from .limits import Network, client_address
 from .metrics import Metrics
 from .rooms import Hub
 from .storage.journal import JournalWriter
@@ -65,9 +67,26 @@ _UNAVAILABLE: dict[str, Any] = {
     "code": "unavailable",
     "text": "the server cannot reach its database just now; try again shortly",
 }
+_BUSY = Error(
+    "unavailable", "the server is answering too many requests just now; try again shortly"
+)
 
 #: Frames a client may leave unread before it is closed as too slow.
 OUTBOX_LIMIT = 256
+
+#: Bytes the socket may hold unsent for one client before it is closed as too slow. In
+#: normal use it holds at most websockets' write limit (32 KiB) and one frame: the outbox
+#: writes only to an empty buffer or after a drain. What else fills it is written by
+#: websockets on its own, above all a pong for every ping, which a client that sends
+#: pings and never reads would pile up without bound (docs/limits.md).
+WRITE_BUFFER_LIMIT = 256 * 1024
+
+#: Board and history requests being answered at once, for every client together, and
+#: how many more may wait for their turn (beyond: ``unavailable``). The database's pool
+#: holds more connections than this, so a hello or a result always finds one free
+#: however many reads are asked for: they never queue behind leaderboard reads.
+QUERY_CONCURRENCY = 4
+QUERY_QUEUE = 64
 
 #: Fragments one message may come in (websockets' own default limit).
 MAX_FRAGMENTS = 4096
@@ -203,6 +222,11 @@ class _Connection(ServerConnection):
         #: for the peer before dropping the socket. Waiting for the socket to be gone
         #: instead would keep a peer that never answers the close for good.
         self.ending: asyncio.Future[None] = self.loop.create_future()
+        #: Called for each ping or pong from the client (``attach``): the flood bucket.
+        self.on_control: Callable[[], None] | None = None
+        #: Unsent bytes beyond which the client is closed as too slow (``send_data``).
+        self.write_buffer_limit = WRITE_BUFFER_LIMIT
+        self.overflowed = False
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -215,6 +239,21 @@ class _Connection(ServerConnection):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)  # leaves the protocol CLOSED
         self._note_ending()
+
+    def send_data(self) -> None:
+        """Write what the protocol has to send; close a client whose unsent bytes pass
+        ``write_buffer_limit`` (it is not reading), as an outbox that overflows is."""
+        super().send_data()
+        if (
+            not self.overflowed
+            and self.protocol.state is State.OPEN  # not a plain HTTP answer (a page)
+            and self.transport.get_write_buffer_size() > self.write_buffer_limit
+        ):
+            self.overflowed = True
+            self.logger.warning("a client is not reading (write buffer full); closing it")
+            # Nothing more is read, so nothing more is answered: the buffer stops growing;
+            # websockets' close timeout then drops the socket.
+            self._fail(CLOSE_TOO_SLOW, "too slow: not reading")
 
     def _note_ending(self) -> None:
         if self.protocol.state in (State.CLOSING, State.CLOSED) and not self.ending.done():
@@ -243,16 +282,26 @@ class _Connection(ServerConnection):
             self.protocol.send_ping(b"")
             self.send_data()
 
-    def attach(self, deliver: Callable[[bytes | str], None]) -> None:
-        """From now on, messages go to ``deliver``, those already here first."""
+    def attach(
+        self, deliver: Callable[[bytes | str], None], control: Callable[[], None] | None = None
+    ) -> None:
+        """From now on, messages go to ``deliver``, those already here first, and each ping
+        or pong is reported to ``control``."""
         early, self.early = self.early, []
         self.deliver = deliver
+        self.on_control = control
         for frame in early:
             self.process_event(frame)
 
     def process_event(self, event: Event) -> None:
         if isinstance(event, Frame):
             self.heard = self.loop.time()
+            if (
+                event.opcode in (Opcode.PING, Opcode.PONG)
+                and self.on_control is not None
+                and not self.stopped
+            ):
+                self.on_control()
         if (
             self.request is None  # the handshake
             or not isinstance(event, Frame)
@@ -300,6 +349,11 @@ class _Connection(ServerConnection):
         self.early = []
         self.fragments = None
 
+    def fail_now(self, code: int, reason: str) -> None:
+        """Close at once and read nothing more: websockets stops parsing what arrives
+        (so no more pongs), and drops the socket if the close is not answered in time."""
+        self._fail(code, reason)
+
     def _fail(self, code: int, reason: str) -> None:
         """Close at once, as websockets does on a protocol error."""
         self.stop()
@@ -345,6 +399,14 @@ class RaceServer:
         self._hint_tasks: set[asyncio.Task[None]] = set()
         self._hints_closed = False
         self.server: Server | None = None
+        #: Proxies whose ``X-Forwarded-For`` names the client's address (``limits``).
+        self.trusted_proxies: tuple[Network, ...] = ()
+        #: Unsent bytes per client before it is closed as too slow; tests lower it.
+        self.write_buffer_limit = WRITE_BUFFER_LIMIT
+        #: Board and history reads (``_query``): at most ``QUERY_CONCURRENCY`` at once.
+        self._reads = asyncio.Semaphore(QUERY_CONCURRENCY)
+        self._reads_waiting = 0
+        self.query_queue = QUERY_QUEUE
 
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> Server:
         """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
@@ -420,10 +482,10 @@ class RaceServer:
         self._outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         log.debug("conn %d open from %s", conn, ws.remote_address)
-        peer = ws.remote_address
-        self._apply(self.hub.connect(conn, loop.time(), address=str(peer[0]) if peer else ""))
+        self._apply(self.hub.connect(conn, loop.time(), address=self._address(ws)))
         self.metrics.connections_opened += 1
         assert isinstance(ws, _Connection)
+        ws.write_buffer_limit = self.write_buffer_limit
 
         def deliver(frame: bytes | str) -> None:
             arrived = loop.time()
@@ -438,8 +500,11 @@ class RaceServer:
                 return
             self._count_moves(effects, conn, arrived, loop.time())
 
+        def control() -> None:
+            self._apply(self.hub.control(conn, loop.time()))
+
         try:
-            ws.attach(deliver)
+            ws.attach(deliver, control)
             await ws.ending
         finally:
             self._outboxes.pop(conn, None)
@@ -447,6 +512,15 @@ class RaceServer:
             self._apply(self.hub.disconnect(conn, loop.time()))
             writer.cancel()
             log.debug("conn %d closed (%s)", conn, ws.close_code)
+
+    def _address(self, ws: ServerConnection) -> str:
+        """The client's address: the peer's, or the one a trusted proxy forwards."""
+        peer = ws.remote_address
+        address = str(peer[0]) if peer else ""
+        if not self.trusted_proxies or ws.request is None:
+            return address
+        forwarded = ws.request.headers.get_all("X-Forwarded-For")
+        return client_address(address, forwarded, self.trusted_proxies)
 
     def _count_moves(self, effects: list[Effect], conn: int, arrived: float, done: float) -> None:
         for e in effects:
@@ -482,7 +556,14 @@ class RaceServer:
                     box.close(CLOSE_TOO_SLOW, "too slow: not reading")
             elif isinstance(effect, Close):
                 box = self._outboxes.get(effect.conn)
-                if box is not None:
+                if box is None:
+                    continue
+                if effect.at_once and isinstance(box.ws, _Connection):
+                    box.discard()
+                    box.closing = (effect.code, effect.reason)  # the writer only ends
+                    box.wakeup.set()
+                    box.ws.fail_now(effect.code, effect.reason)
+                else:
                     box.close(effect.code, effect.reason)
             elif isinstance(effect, Persist):
                 self._spawn(self._persist(effect))
@@ -492,6 +573,8 @@ class RaceServer:
                 self._spawn(self._begin_daily(effect))
             elif isinstance(effect, Query):
                 self._spawn(self._query(effect))
+            elif isinstance(effect, Forget):
+                self._spawn(self._forget(effect))
             elif isinstance(effect, Solve):
                 self._spawn_hint(self._solve(effect))
             elif isinstance(effect, Journal):
@@ -520,9 +603,11 @@ class RaceServer:
 
     async def _authenticate(self, effect: Authenticate) -> None:
         hub = self.hub
+        new = False
         try:
             if effect.name is not None:
                 identity = await self.store.register_player(name=effect.name, now=time.time())
+                new = True
             else:
                 assert effect.token is not None
                 found = await self.store.find_player(token=effect.token)
@@ -560,8 +645,15 @@ class RaceServer:
                 token=identity.token,
                 now=self._now(),
                 registered=identity.created,
+                new=new,
             )
         )
+
+    async def _forget(self, effect: Forget) -> None:
+        try:
+            await self.store.forget_player(player_id=effect.player_id)
+        except Exception as exc:  # the name stays taken; nothing else depends on it
+            log.warning("could not forget player %d (%s)", effect.player_id, type(exc).__name__)
 
     async def _begin_daily(self, effect: BeginDaily) -> None:
         # The day's deal first (chosen once a day, usually ahead of time: ``server.daily``),
@@ -671,13 +763,30 @@ class RaceServer:
             self._hint_pool = None
 
     async def _query(self, effect: Query) -> None:
+        """Answer a board or history request, ``QUERY_CONCURRENCY`` at most at once.
+
+        Reads wait for their turn here, not in the database's pool: a flood of them would
+        otherwise take every pooled connection, and hellos and results would wait behind
+        them (or fail on the pool's timeout). Past ``query_queue`` waiting, a read is
+        refused at once (``unavailable``) rather than kept, with its memory, in a queue.
+        """
         reply: Message
-        try:
-            reply = await self.boards.answer(effect.message, effect.player_id)
-        except Exception as exc:
-            log.warning("query: database unavailable (%s)", type(exc).__name__)
-            reply = Error(**_UNAVAILABLE)
-        self._apply([Send(effect.conn, reply)])
+        if self._reads.locked() and self._reads_waiting >= self.query_queue:
+            reply = _BUSY
+        else:
+            self._reads_waiting += 1
+            try:
+                await self._reads.acquire()
+            finally:
+                self._reads_waiting -= 1
+            try:
+                reply = await self.boards.answer(effect.message, effect.player_id)
+            except Exception as exc:
+                log.warning("query: database unavailable (%s)", type(exc).__name__)
+                reply = Error(**_UNAVAILABLE)
+            finally:
+                self._reads.release()
+        self._apply(self.hub.query_answered(effect.conn, reply, self._now()))
 
     def _schedule(self) -> None:
         deadline = self.hub.next_deadline()

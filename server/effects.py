@@ -19,6 +19,7 @@ __all__ = [
     "Authenticate",
     "BeginDaily",
     "Query",
+    "Forget",
     "Solve",
     "Effect",
     "RaceRecord",
@@ -37,11 +38,15 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """Close a connection with a websocket close code and a short reason."""
+    """Close a connection with a websocket close code and a short reason: after the frames
+    already queued for it, or, ``at_once``, right away, dropping them and reading nothing
+    more (a flood: every frame still arriving would otherwise be parsed, and each ping
+    answered, until the closing handshake ends)."""
 
     conn: int
     code: int
     reason: str
+    at_once: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +113,21 @@ class BeginDaily:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A read-only request (a leaderboard, a history) answered straight from storage."""
+    """A read-only request (a leaderboard, a history); answer it from storage through
+    ``Hub.query_answered``, which frees the connection's place for another."""
 
     conn: int
     player_id: int
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Delete the player ``player_id``, just registered, whose ``welcome`` could not be
+    sent (the connection was gone): nobody holds the token, so the name must not stay
+    taken for good. Nothing else refers to a player who was never welcomed."""
+
+    player_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,4 +191,4 @@ class Journal:
     entry: LiveRace | LiveAction
 
 
-Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Journal | Solve
+Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Forget | Journal | Solve

@@ -17,12 +17,14 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import hmac
+import itertools
 import logging
 import secrets
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from protocol import Game, GameCode, InvalidCodeError, InvalidRulesError, Rules
 from protocol.commitment import SALT_HEX, commitment
@@ -86,6 +88,7 @@ from .effects import (
     BeginDaily,
     Close,
     Effect,
+    Forget,
     Journal,
     LiveAction,
     LiveRace,
@@ -96,6 +99,7 @@ from .effects import (
     Send,
     Solve,
 )
+from .limits import address_key
 from .race import Race, Runner
 
 __all__ = ["Hub", "HubConfig", "ROOM_ALPHABET", "CLOSE_POLICY"]
@@ -107,8 +111,17 @@ ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 ROOM_CODE_LENGTH = 5
 #: Websocket close code for flooding, garbage, a missing hello and a wrong password.
 CLOSE_POLICY = 1008
-#: Websocket close code when the server holds all the connections it allows.
+#: Websocket close code when the server holds all the connections it allows, or all its
+#: address may have, or cannot check a password soon enough.
 CLOSE_TRY_LATER = 1013
+
+#: The longest delay ``2 ** n`` is computed for (far above any configured maximum); a
+#: bigger exponent overflows a float (OverflowError from 2.0 ** 1024).
+_MAX_EXPONENT = 64
+
+#: Addresses remembered for per-address limits and password failures, each; beyond, the
+#: oldest are forgotten (an attacker rotating addresses must not grow them without bound).
+_MAX_REMEMBERED = 10_000
 
 _CLASSIC = Rules()
 
@@ -158,11 +171,36 @@ class HubConfig:
     #: A private server: every hello must carry this password. None: open to all.
     password: str | None = None
     #: After this many wrong passwords from one address, each further answer waits
-    #: ``2 ** (failures - free)`` seconds, up to ``password_max_delay_s``.
+    #: ``2 ** (failures - free)`` seconds, up to ``password_max_delay_s``, and the
+    #: address's next password check waits as long: an address's checks are judged one
+    #: at a time, so guessing in parallel is no faster than one guess after another.
     password_free_failures: int = 3
     password_max_delay_s: float = 30.0
     #: Failures are forgotten after this long without one.
     password_memory_s: float = 600.0
+    #: Wrong passwords the whole server takes per ``password_global_window_s`` (a token
+    #: bucket). Once they are spent, every check from an address that has not given the
+    #: right password before waits its turn, one per ``window / failures`` seconds: many
+    #: addresses guessing together are no faster than that.
+    password_global_failures: int = 60
+    password_global_window_s: float = 60.0
+    #: A check that would wait longer than this, or that finds ``password_queue`` checks
+    #: of its address already waiting, is refused at once (``password_busy``, 1013).
+    password_max_wait_s: float = 60.0
+    password_queue: int = 8
+    #: How long an address that gave the right password skips the server-wide wait.
+    password_trust_s: float = 86_400.0
+    #: Per-address limits; an address is an IPv4 address or an IPv6 /64 (``limits``), and
+    #: 0 means no limit. Connections open at once; beyond: close 1013.
+    max_connections_per_address: int = 64
+    #: Names registered (hellos with a name) per ``registration_window_s``.
+    max_registrations_per_address: int = 20
+    registration_window_s: float = 3600.0
+    #: Rooms (daily rooms included) that players from one address created and that exist.
+    max_rooms_per_address: int = 16
+    #: ``board``/``history`` requests of one connection being answered at once; one more
+    #: is refused (``too_many_queries``) rather than queued.
+    max_queries_per_connection: int = 2
     #: Positions the solver may search for one hint before it answers "unknown": a fixed
     #: count, so the same position always gets the same answer (docs/solver.md, "Hints").
     hint_budget_nodes: int = 100_000
@@ -186,8 +224,34 @@ class _Conn:
     closed: bool = False
     #: A hello is being checked against storage; the connection waits for the answer.
     authenticating: bool = False
-    #: A wrong password's answer is being held back; the hello deadline no longer applies.
+    #: A wrong password's answer is being held back, or the password check waits its
+    #: turn (``pending_hello``); the hello deadline no longer applies.
     refusing: bool = False
+    #: The address per-address limits count by (``limits.address_key``).
+    key: str = ""
+    #: A hello whose password check waits for its turn (``Hub._password_turn``).
+    pending_hello: Hello | None = None
+    #: The check passed the server-wide wait already (``Hub._password_turn``).
+    gated: bool = False
+    #: ``board``/``history`` requests being answered.
+    queries: int = 0
+    #: The hello being checked registers a name (counted in ``Hub._may_register``).
+    registering: bool = False
+
+
+@dataclass(eq=False)
+class _PasswordAddress:
+    """The password checks of one address: its failures and its turn (``Hub._password_turn``)."""
+
+    count: int = 0
+    #: When the last failure was.
+    last: float = 0.0
+    #: When this address's next check may be judged.
+    next: float = 0.0
+    #: Checks waiting for their turn, in order of arrival.
+    queue: deque[_Conn] = field(default_factory=deque)
+    #: A "password_turn" timer is set for this time.
+    timer_at: float | None = None
 
 
 @dataclass(eq=False)
@@ -256,6 +320,8 @@ class _Room:
     #: The salt of the commitment to a deal the server drew in secret (None for a deal the
     #: host chose by its code, which is public anyway): revealed with the code.
     salt: str | None = None
+    #: The address (``limits.address_key``) of the player who created it; "" if none counts.
+    key: str = ""
     #: When a held ``progress`` is due (monotonic seconds), or None: nothing held.
     progress_due: float | None = None
     #: Whose moves the held ``progress`` shows: one runner (who then does not get it: their
@@ -289,8 +355,21 @@ class Hub:
         #: Makes race ids unique across restarts (``RaceRecord.uid``).
         self._boot = boot_id or secrets.token_hex(6)
         self._conns: dict[int, _Conn] = {}
-        #: Wrong passwords by address: how many, and when the last one was.
-        self._pw_failures: dict[str, tuple[int, float]] = {}
+        #: Password checks by address key (``_password_turn``).
+        self._pw: dict[str, _PasswordAddress] = {}
+        #: The server-wide budget of wrong passwords (a token bucket), when it was last
+        #: filled, and when the server-wide wait's next turn is.
+        self._pw_tokens = float(self.config.password_global_failures)
+        self._pw_filled: float | None = None
+        self._pw_gate = 0.0
+        #: Address keys that gave the right password, and when.
+        self._pw_trusted: dict[str, float] = {}
+        #: Per-address counts: connections open, recent registrations, rooms existing.
+        self._addr_conns: dict[str, int] = {}
+        self._addr_regs: dict[str, deque[float]] = {}
+        self._addr_rooms: dict[str, int] = {}
+        #: Addresses refused a connection since they were last below their limit (logged).
+        self._addr_full: set[str] = set()
         #: Players known to this process, by token (in memory only) and by id.
         self._tokens: dict[str, _Player] = {}
         self._players: dict[int, _Player] = {}
@@ -332,9 +411,29 @@ class Hub:
         if len(self._conns) >= c.max_connections:
             log.warning("connection limit (%d) reached: refusing %s", c.max_connections, address)
             return [Close(conn, CLOSE_TRY_LATER, "server full, try again later")]
-        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address)
+        key = address_key(address)
+        held = self._addr_conns.get(key, 0)
+        if key and 0 < c.max_connections_per_address <= held:
+            if key not in self._addr_full:  # one line per address, not one per refusal
+                self._addr_full.add(key)
+                log.warning("%s holds %d connections: refusing more", key, held)
+            return [Close(conn, CLOSE_TRY_LATER, "too many connections from your address")]
+        self._addr_conns[key] = held + 1
+        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key)
         self._timer(now + c.hello_timeout_s, "hello", conn)
         return []
+
+    def control(self, conn: int, now: float) -> list[Effect]:
+        """A ping or a pong from the client. It costs a token of the flood bucket like any
+        frame: pings are answered by the websocket layer with a pong each, so a client that
+        sends them and never reads would otherwise fill the server's memory for free."""
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        if c is not None and not c.closed and not self._take_token(c, now):
+            log.warning("conn %d: flooding (pings), closing", conn)
+            self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
+        return self._flush()
 
     def receive(self, conn: int, data: bytes | str, now: float) -> list[Effect]:
         """One frame from a connection: decode, check, act; answer errors, never raise."""
@@ -345,7 +444,7 @@ class Hub:
             return []
         if not self._take_token(c, now):
             log.warning("conn %d: flooding, closing", conn)
-            self._close(c, CLOSE_POLICY, "too many messages")
+            self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
             return self._flush()
         try:
             message = decode_client(data)
@@ -370,6 +469,12 @@ class Hub:
         c = self._conns.pop(conn, None)
         if c is None:
             return []
+        held = self._addr_conns.get(c.key, 0) - 1
+        if held > 0:
+            self._addr_conns[c.key] = held
+        else:
+            self._addr_conns.pop(c.key, None)
+        self._addr_full.discard(c.key)
         p = c.player
         if p is not None and p.conn == conn:
             p.conn = None
@@ -397,6 +502,9 @@ class Hub:
             elif kind == "password":
                 assert isinstance(ref, _Conn)
                 self._refuse_password(ref)
+            elif kind == "password_turn":
+                assert isinstance(ref, str)
+                self._password_queue(ref, now)
             elif kind == "countdown":
                 room = ref
                 assert isinstance(room, _Room)
@@ -469,8 +577,13 @@ class Hub:
             )
             self._close(c, CLOSE_VERSION, "unsupported protocol version")
             return
-        if not self._password_ok(c, msg, now):
+        if self.config.password is not None:
+            self._password_turn(c, msg, now)
             return
+        self._hello_checked(c, msg, now)
+
+    def _hello_checked(self, c: _Conn, msg: Hello, now: float) -> None:
+        """The rest of a hello, once any password is right: a token, or a name to register."""
         if msg.token is not None:
             p = self._tokens.get(msg.token)
             gone = p.gone_at if p is not None else None
@@ -491,36 +604,164 @@ class Hub:
         except ValueError as exc:
             self._error(c, "name_invalid", str(exc))
             return
+        if not self._may_register(c, now):
+            return
         c.authenticating = True
         self._out.append(Authenticate(c.id, name, None))
 
-    def _password_ok(self, c: _Conn, msg: Hello, now: float) -> bool:
-        """On a private server, check the password in constant time. A wrong one is answered
-        with an error and a 1008 close, later and later for an address that keeps failing."""
-        expected = self.config.password
-        if expected is None:
+    def _may_register(self, c: _Conn, now: float) -> bool:
+        """At most ``max_registrations_per_address`` names per window from one address.
+
+        Counted when the hello goes to storage (a name taken by then is given back in
+        ``hello_refused``), so hellos sent all at once cannot slip past the count.
+        """
+        cfg = self.config
+        if not c.key or not cfg.max_registrations_per_address:  # no address, or no limit
             return True
-        given = (msg.password or "").encode()
-        if hmac.compare_digest(given, expected.encode()):
-            return True
-        count, last = self._pw_failures.get(c.address, (0, now))
-        if now - last > self.config.password_memory_s:
-            count = 0
-        count += 1
-        self._pw_failures[c.address] = (count, now)
-        if len(self._pw_failures) > 10_000:  # bounded: forget the oldest addresses
-            for address in sorted(self._pw_failures, key=lambda a: self._pw_failures[a][1])[:5_000]:
-                del self._pw_failures[address]
-        c.authenticating = True  # nothing else is heard from this connection
+        regs = self._addr_regs.get(c.key)
+        if regs is None:
+            regs = self._addr_regs[c.key] = deque()
+            _forget_oldest(self._addr_regs)
+        while regs and regs[0] <= now - cfg.registration_window_s:
+            regs.popleft()
+        if len(regs) >= cfg.max_registrations_per_address:
+            wait = int(regs[0] + cfg.registration_window_s - now) + 1
+            self._error(
+                c,
+                "too_many_names",
+                f"{len(regs)} names were registered from your address lately;"
+                f" say hello with your token, or try again in {wait} s",
+            )
+            return False
+        regs.append(now)
+        c.registering = True
+        return True
+
+    # -- the password of a private server ---------------------------------------------------
+
+    def _password_turn(self, c: _Conn, msg: Hello, now: float) -> None:
+        """Check a private server's password in its turn: an address's checks one at a time.
+
+        Delaying only the answer to a wrong guess (as this server once did) costs nothing
+        to a guesser who sends many guesses at once: the right one was welcomed at once.
+        Here a check waits until its address's delay is over (a right password too), and
+        checks arriving meanwhile queue behind it, so parallel guessing from one address
+        is no faster than sequential. The server-wide budget (``_password_judge``) does the
+        same for guesses from many addresses.
+        """
+        cfg = self.config
+        st = self._pw.get(c.key)
+        if st is None:
+            st = self._pw[c.key] = _PasswordAddress()
+            _forget_oldest(self._pw, keep=lambda s: bool(s.queue))
+        if st.count and now - st.last > cfg.password_memory_s:
+            st.count = 0
+        c.authenticating = True  # nothing else is heard from this connection meanwhile
+        if st.queue or st.next > now:
+            if len(st.queue) >= cfg.password_queue or st.next - now > cfg.password_max_wait_s:
+                self._password_busy(c)
+                return
+            c.refusing = True
+            c.pending_hello = msg
+            st.queue.append(c)
+            self._password_wake(c.key, st)
+            return
+        self._password_judge(c, msg, st, now)
+
+    def _password_wake(self, key: str, st: _PasswordAddress) -> None:
+        if st.queue and st.timer_at != st.next:
+            st.timer_at = st.next
+            self._timer(st.next, "password_turn", key)
+
+    def _password_queue(self, key: str, now: float) -> None:
+        """An address's turn has come: judge its waiting checks while it stays its turn."""
+        st = self._pw.get(key)
+        if st is None:
+            return
+        if st.timer_at is not None and st.timer_at > now:
+            return  # an older timer; the newer one comes
+        st.timer_at = None
+        while st.queue and st.next <= now:
+            c = st.queue.popleft()
+            msg = c.pending_hello
+            c.pending_hello = None
+            if c.closed or self._conns.get(c.id) is not c or msg is None:
+                continue  # gave up waiting
+            self._password_judge(c, msg, st, now)
+        self._password_wake(key, st)
+
+    def _password_judge(self, c: _Conn, msg: Hello, st: _PasswordAddress, now: float) -> None:
+        """Compare the password (in constant time); a wrong one delays the address's next
+        turn and is answered with an error and a 1008 close once that delay is over."""
+        cfg = self.config
+        spent = not self._password_budget_left(now) or self._pw_gate > now
+        if not c.gated and spent and not self._trusted(c.key, now):
+            # The server-wide budget of failures is spent, or checks wait for their turn
+            # already (a refilled failure must not let a newcomer jump that queue): wait
+            # for a server-wide turn.
+            turn = max(now, self._pw_gate)
+            if turn - now > cfg.password_max_wait_s:
+                self._password_busy(c)
+                return
+            self._pw_gate = turn + cfg.password_global_window_s / max(
+                1, cfg.password_global_failures
+            )
+            if turn > now:
+                c.gated = True
+                c.refusing = True
+                c.pending_hello = msg
+                st.queue.appendleft(c)  # the address waits with it: one check at a time
+                st.next = max(st.next, turn)
+                self._password_wake(c.key, st)
+                return
+        c.gated = False
+        expected = cfg.password
+        assert expected is not None
+        if hmac.compare_digest((msg.password or "").encode(), expected.encode()):
+            c.authenticating = c.refusing = False
+            self._pw_trusted.pop(c.key, None)
+            self._pw_trusted[c.key] = now
+            _forget_oldest(self._pw_trusted)
+            self._hello_checked(c, msg, now)
+            return
+        st.count += 1
+        st.last = now
+        self._pw_tokens = max(0.0, self._pw_tokens - 1.0)
+        if self._pw_tokens < 1.0:  # the budget is spent: the next turn is one spacing away
+            spacing = cfg.password_global_window_s / max(1, cfg.password_global_failures)
+            self._pw_gate = max(self._pw_gate, now + spacing)
+        over = min(st.count - cfg.password_free_failures, _MAX_EXPONENT)
+        delay = min(2.0**over, cfg.password_max_delay_s) if over > 0 else 0.0
+        st.next = now + delay
+        log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", st.count)
         c.refusing = True
-        over = count - self.config.password_free_failures
-        delay = min(2.0**over, self.config.password_max_delay_s) if over > 0 else 0.0
-        log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", count)
         if delay:
-            self._timer(now + delay, "password", c)
+            self._timer(st.next, "password", c)
         else:
             self._refuse_password(c)
-        return False
+
+    def _password_budget_left(self, now: float) -> bool:
+        """Is a failure of the server-wide budget left (refilled over its window)?"""
+        cfg = self.config
+        capacity = float(cfg.password_global_failures)
+        if self._pw_filled is not None:
+            rate = capacity / cfg.password_global_window_s
+            self._pw_tokens = min(capacity, self._pw_tokens + (now - self._pw_filled) * rate)
+        self._pw_filled = now
+        return self._pw_tokens >= 1.0
+
+    def _trusted(self, key: str, now: float) -> bool:
+        """Did this address give the right password lately? Then it skips the server-wide
+        wait (its own failures still delay it): guessers elsewhere do not lock it out."""
+        since = self._pw_trusted.get(key)
+        return since is not None and now - since <= self.config.password_trust_s
+
+    def _password_busy(self, c: _Conn) -> None:
+        """Too many checks wait already: refuse at once, without judging the password (the
+        answer says nothing about it), and let the client come back later (1013)."""
+        text = "too many password checks are waiting; try again in a minute"
+        self._out.append(Send(c.id, Error("password_busy", text)))
+        self._close(c, CLOSE_TRY_LATER, "too many password checks, try again later")
 
     def _refuse_password(self, c: _Conn) -> None:
         if c.closed or self._conns.get(c.id) is not c:
@@ -538,12 +779,20 @@ class Hub:
         token: str,
         now: float,
         registered: float = 0.0,
+        new: bool = False,
     ) -> list[Effect]:
-        """Storage registered a name or recognised a token: the connection is that player,
-        whose name was registered at wall time ``registered``."""
+        """Storage registered a name (``new``) or recognised a token: the connection is that
+        player, whose name was registered at wall time ``registered``. A name registered for
+        a connection that is gone by now (its client gave up waiting) is forgotten again:
+        nobody got its token, so nobody could ever use the name, and it would stay taken for
+        good."""
         self._out = []
         self._now = now
         c = self._conns.get(conn)
+        if new and (c is None or c.closed or not c.authenticating):
+            log.info("%s registered, but the connection is gone: forgetting it", name)
+            self._out.append(Forget(player_id))
+            return self._flush()
         if c is not None and not c.closed and c.authenticating:
             c.authenticating = False
             p = self._players.get(player_id)
@@ -566,6 +815,11 @@ class Hub:
         c = self._conns.get(conn)
         if c is not None and not c.closed and c.authenticating:
             c.authenticating = False
+            if c.registering:  # no name was registered (taken, or no database): not counted
+                c.registering = False
+                regs = self._addr_regs.get(c.key)
+                if regs:
+                    regs.pop()
             self._error(c, code, text)
         return self._flush()
 
@@ -631,7 +885,28 @@ class Hub:
         elif isinstance(msg, Hint):
             self._hint(c, p, now)
         elif isinstance(msg, (BoardMsg, HistoryMsg)):
+            limit = self.config.max_queries_per_connection
+            if c.queries >= limit:
+                self._error(
+                    c,
+                    "too_many_queries",
+                    f"{c.queries} of your board or history requests are being answered;"
+                    " wait for an answer before asking again",
+                )
+                return
+            c.queries += 1
             self._out.append(Query(c.id, p.id, msg))
+
+    def query_answered(self, conn: int, reply: Message, now: float) -> list[Effect]:
+        """Storage answered a ``Query``: send the answer; the connection may ask again."""
+        self._out = []
+        self._now = now
+        c = self._conns.get(conn)
+        if c is not None:
+            c.queries = max(0, c.queries - 1)
+            if not c.closed:
+                self._out.append(Send(conn, reply))
+        return self._flush()
 
     def _create(self, c: _Conn, p: _Player, msg: Create, now: float) -> None:
         if p.daily_pending:
@@ -656,6 +931,15 @@ class Hub:
         if self._rooms_full():
             self._error(c, "server_full", "this server has no room for another room; try later")
             return
+        held = self._addr_rooms.get(c.key, 0)
+        if c.key and 0 < self.config.max_rooms_per_address <= held:
+            self._error(
+                c,
+                "too_many_rooms",
+                f"players from your address have {held} rooms open;"
+                " join one, or wait until one closes",
+            )
+            return
         code = self._free_room_code()
         if code is None:
             self._error(c, "server_full", "no free room code; try again later")
@@ -664,6 +948,8 @@ class Hub:
         room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
         room.salt = None if fixed else self._new_salt()
         room.hints = msg.hints
+        room.key = c.key
+        self._addr_rooms[c.key] = held + 1
         room.players.append(p)
         p.room = room
         p.spectator = False
@@ -1174,6 +1460,12 @@ class Hub:
                 s.spectator = False
             room.spectators.clear()
             del self._rooms[room.code]
+            if room.key:
+                held = self._addr_rooms.get(room.key, 0) - 1
+                if held > 0:
+                    self._addr_rooms[room.key] = held
+                else:
+                    self._addr_rooms.pop(room.key, None)
             log.info("room %s closed", room.code)
             return
         self._room_changed(room, now)
@@ -1505,11 +1797,24 @@ class Hub:
                 log.warning("conn %d: too many malformed messages, closing", c.id)
                 self._close(c, CLOSE_POLICY, "too many malformed messages")
 
-    def _close(self, c: _Conn, code: int, reason: str) -> None:
+    def _close(self, c: _Conn, code: int, reason: str, *, at_once: bool = False) -> None:
         if not c.closed:
             c.closed = True
-            self._out.append(Close(c.id, code, reason))
+            self._out.append(Close(c.id, code, reason, at_once))
 
     def _flush(self) -> list[Effect]:
         out, self._out = self._out, []
         return out
+
+
+_V = TypeVar("_V")
+
+
+def _forget_oldest(table: dict[str, _V], *, keep: Callable[[_V], bool] = lambda _: False) -> None:
+    """Bound a per-address table: past ``_MAX_REMEMBERED`` entries, forget the oldest
+    tenth (insertion order), except those ``keep`` holds on to."""
+    if len(table) <= _MAX_REMEMBERED:
+        return
+    oldest = itertools.islice(table.items(), _MAX_REMEMBERED // 10)
+    for key in [k for k, v in oldest if not keep(v)]:
+        del table[key]

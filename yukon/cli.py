@@ -12,10 +12,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from client.board_text import Style, render_board
 from protocol import Game, IllegalMoveError, InvalidMoveError, Rules, YukonError
+
+if TYPE_CHECKING:
+    from server.app import ServeOptions
 
 __all__ = ["main"]
 
@@ -122,10 +125,96 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    from server.app import ServeOptions, run
+class _UsageError(Exception):
+    """A bad ``yukon serve`` setting; the message is the one line the user sees."""
+
+
+def _secret(args: argparse.Namespace, name: str) -> str | None:
+    """A secret setting given directly (flag or ``YUKON_<NAME>``) or read from a file
+    (``--<name>-file`` or ``YUKON_<NAME>_FILE``).
+
+    Why a file: a flag's value is in the process's command line, which every local user
+    can read (``ps``, ``/proc/PID/cmdline``); a file readable by the server's user only,
+    or the environment (readable only by that user and root), keeps it private. A file's
+    one trailing line break (as editors and ``echo`` leave) is not part of the secret.
+    """
+    flag = name.replace("_", "-")
+    direct: str | None = getattr(args, name)
+    path: str | None = getattr(args, f"{name}_file")
+    if direct is not None and path is not None:
+        raise _UsageError(f"--{flag} and --{flag}-file (or their variables) exclude each other")
+    if path is None:
+        return direct
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise _UsageError(f"--{flag}-file: cannot read {path}: {reason}") from None
+    if text.endswith("\n"):
+        text = text[:-1]
+        if text.endswith("\r"):
+            text = text[:-1]
+    if not text:
+        raise _UsageError(f"--{flag}-file: {path} is empty")
+    return text
+
+
+def serve_options(args: argparse.Namespace) -> ServeOptions:
+    """The server's settings from ``yukon serve``'s arguments; _UsageError if one is bad."""
+    from server.app import ServeOptions
     from server.rooms import HubConfig
 
+    try:
+        Rules.parse(args.daily_rules)
+    except YukonError as exc:
+        raise _UsageError(f"--daily-rules: {exc}") from None
+    password = _secret(args, "password")
+    daily_secret = _secret(args, "daily_secret")
+    if password is not None and not 0 < len(password) <= 128:
+        raise _UsageError("--password must be 1 to 128 characters")
+    if (args.certfile is None) != (args.keyfile is None):
+        raise _UsageError("--certfile and --keyfile go together")
+    from server.limits import parse_networks
+
+    try:
+        given = args.trusted_proxy if args.trusted_proxy is not None else [args.trusted_proxies]
+        proxies = tuple(net for text in given if text for net in parse_networks(text))
+    except ValueError as exc:
+        raise _UsageError(f"--trusted-proxy: {exc}") from None
+    return ServeOptions(
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        spool=Path(args.spool),
+        daily_secret=daily_secret,
+        daily_rules=args.daily_rules,
+        solver_processes=args.solver_processes,
+        certfile=Path(args.certfile) if args.certfile else None,
+        keyfile=Path(args.keyfile) if args.keyfile else None,
+        trusted_proxies=proxies,
+        hub=HubConfig(
+            resume_window_s=args.resume_window,
+            password=password or None,
+            max_rooms=args.max_rooms,
+            max_connections=args.max_connections,
+            bucket_rate=args.msg_rate,
+            bucket_capacity=args.msg_burst,
+            max_connections_per_address=args.max_connections_per_address,
+            max_registrations_per_address=args.max_registrations_per_address,
+            max_rooms_per_address=args.max_rooms_per_address,
+            daily_min_age_s=args.daily_min_age * 3600,
+        ),
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from server.app import run
+
+    try:
+        options = serve_options(args)
+    except _UsageError as exc:
+        print(f"yukon serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
@@ -133,37 +222,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.log_level != "debug":  # one line per notable event: ours, not the library's
         logging.getLogger("websockets").setLevel(logging.WARNING)
         logging.getLogger("alembic").setLevel(logging.WARNING)
-    try:
-        Rules.parse(args.daily_rules)
-    except YukonError as exc:
-        print(f"yukon serve: --daily-rules: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.password is not None and not 0 < len(args.password) <= 128:
-        print("yukon serve: --password must be 1 to 128 characters", file=sys.stderr)
-        return EXIT_USAGE
-    if (args.certfile is None) != (args.keyfile is None):
-        print("yukon serve: --certfile and --keyfile go together", file=sys.stderr)
-        return EXIT_USAGE
-    options = ServeOptions(
-        host=args.host,
-        port=args.port,
-        db=args.db,
-        spool=Path(args.spool),
-        daily_secret=args.daily_secret,
-        daily_rules=args.daily_rules,
-        solver_processes=args.solver_processes,
-        certfile=Path(args.certfile) if args.certfile else None,
-        keyfile=Path(args.keyfile) if args.keyfile else None,
-        hub=HubConfig(
-            resume_window_s=args.resume_window,
-            password=args.password or None,
-            max_rooms=args.max_rooms,
-            max_connections=args.max_connections,
-            bucket_rate=args.msg_rate,
-            bucket_capacity=args.msg_burst,
-            daily_min_age_s=args.daily_min_age * 3600,
-        ),
-    )
     return run(options)
 
 
@@ -395,7 +453,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--password",
         default=_env("PASSWORD"),
-        help="make the server private: every hello must carry this password (YUKON_PASSWORD)",
+        help="make the server private: every hello must carry this password (YUKON_PASSWORD;"
+        " a flag's value is visible to every local user in ps: prefer --password-file)",
+    )
+    p.add_argument(
+        "--password-file",
+        default=_env("PASSWORD_FILE"),
+        metavar="PATH",
+        help="read the password from this file (YUKON_PASSWORD_FILE)",
     )
     p.add_argument(
         "--certfile",
@@ -408,7 +473,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("DAILY_SECRET"),
         metavar="TEXT",
         help="secret the daily deals derive from (YUKON_DAILY_SECRET;"
-        " default: generated once and kept in the database)",
+        " default: generated once and kept in the database; prefer --daily-secret-file)",
+    )
+    p.add_argument(
+        "--daily-secret-file",
+        default=_env("DAILY_SECRET_FILE"),
+        metavar="PATH",
+        help="read the daily secret from this file (YUKON_DAILY_SECRET_FILE)",
     )
     p.add_argument(
         "--daily-rules",
@@ -451,6 +522,38 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("MAX_ROOMS", "10000"),
         help="rooms beyond this are refused with server_full (YUKON_MAX_ROOMS)",
     )
+    p.add_argument(
+        "--max-connections-per-address",
+        type=_count,
+        default=_env("MAX_CONNECTIONS_PER_ADDRESS", "64"),
+        metavar="N",
+        help="connections one address (an IPv6 /64) may hold; beyond, 1013"
+        " (YUKON_MAX_CONNECTIONS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-registrations-per-address",
+        type=_count,
+        default=_env("MAX_REGISTRATIONS_PER_ADDRESS", "20"),
+        metavar="N",
+        help="names one address may register per hour; beyond, too_many_names"
+        " (YUKON_MAX_REGISTRATIONS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-rooms-per-address",
+        type=_count,
+        default=_env("MAX_ROOMS_PER_ADDRESS", "16"),
+        metavar="N",
+        help="rooms players from one address may have open; beyond, too_many_rooms"
+        " (YUKON_MAX_ROOMS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="NETWORK",
+        help="a reverse proxy (address or network) whose X-Forwarded-For names the client's"
+        " address; repeat for several (YUKON_TRUSTED_PROXIES, comma-separated)",
+    )
+    p.set_defaults(trusted_proxies=_env("TRUSTED_PROXIES"))  # used when no flag is given
     p.add_argument(
         "--msg-rate",
         type=_positive,

@@ -15,7 +15,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, event, func, insert, select, tuple_, union_all
+from sqlalchemy import (
+    Table,
+    and_,
+    bindparam,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    tuple_,
+    union_all,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -263,6 +274,12 @@ class SqlStore:
         except IntegrityError:
             raise NameTakenError(name) from None
         return Identity(player_id, name, token, now)
+
+    async def forget_player(self, *, player_id: int) -> None:
+        """Delete a player just registered whose ``welcome`` never reached anyone, so the
+        name is free again (``effects.Forget``); nothing refers to such a player yet."""
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(_players).where(_players.c.id == player_id))
 
     async def find_player(self, *, token: str) -> Identity | None:
         async with self.engine.connect() as conn:

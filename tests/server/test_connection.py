@@ -607,3 +607,163 @@ async def test_progress_still_reaches_every_member_with_the_latest_standings(
         progress = await bob.expect(Progress)
         seen.append(next(p.moves for p in progress.players if p.name == "alice"))
     assert seen == sorted(seen) and seen[-1] == 10
+
+
+# -- attacks of issue 16: pings, unread bytes, queries, names, addresses -----------------------
+
+
+async def opened_raw(client: ClientProtocol, reader: asyncio.StreamReader) -> None:
+    """Read the server's handshake answer: what comes after it is frames."""
+    async with asyncio.timeout(TIMEOUT):
+        while client.state is not State.OPEN:
+            client.receive_data(await reader.read(1))  # no further: frames stay unread
+    client.events_received()
+
+
+async def test_a_ping_flood_costs_tokens_and_is_closed_with_1008(server: RaceServer) -> None:
+    # Pings were free: a client that sent them without reading made the server queue a
+    # pong for each, without bound, and was never closed.
+    client, reader, writer = await raw_client(server)
+    await opened_raw(client, reader)
+    ping = Frame(Opcode.PING, b"x" * 125).serialize(mask=True, extensions=[])
+    writer.write(ping * 2000)  # the test server's bucket holds 200
+    frames = await frames_until(client, reader, Opcode.CLOSE, TIMEOUT)
+    assert frames and frames[-1].opcode is Opcode.CLOSE
+    close = Close.parse(frames[-1].data)
+    assert (close.code, close.reason) == (1008, "too many messages")
+    assert sum(f.opcode is Opcode.PONG for f in frames) < 2000  # one read's worth at most
+    writer.close()
+
+
+async def test_a_client_whose_unsent_bytes_pass_the_limit_is_closed(
+    db_url: str, tmp_path: Path
+) -> None:
+    import socket
+
+    from server.app import ServeOptions, open_server
+    from server.rooms import HubConfig
+
+    options = ServeOptions(
+        port=0,
+        db=db_url,
+        spool=tmp_path / "s.jsonl",
+        solver_processes=0,
+        hub=HubConfig(bucket_capacity=1e9, bucket_rate=1e9),  # pings are not a flood here
+    )
+    async with open_server(options) as srv:
+        srv.write_buffer_limit = 32 * 1024
+        uri = parse_uri(url(srv))
+        client = ClientProtocol(uri)
+        client.send_request(client.connect())
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a reader that stalls
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (uri.host, uri.port))
+        reader, writer = await asyncio.open_connection(sock=sock)
+        writer.write(b"".join(client.data_to_send()))
+        await opened_raw(client, reader)
+        [box] = srv._outboxes.values()  # the kernel's buffer small too: the test stays short
+        box.ws.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
+        )
+        ping = Frame(Opcode.PING, b"x" * 125).serialize(mask=True, extensions=[])
+        for _ in range(20):  # 20,000 pongs of 127 bytes: 2.5 MB nobody reads
+            writer.write(ping * 1000)
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.5)  # meanwhile the server notices, and stops answering
+        frames = await frames_until(client, reader, Opcode.CLOSE, TIMEOUT)
+        assert frames and frames[-1].opcode is Opcode.CLOSE
+        close = Close.parse(frames[-1].data)
+        assert (close.code, close.reason) == (4002, "too slow: not reading")
+        assert sum(f.opcode is Opcode.PONG for f in frames) < 20_000
+        writer.close()
+
+
+async def test_a_connection_gets_two_queries_answered_at_once_and_the_rest_refused(
+    server: RaceServer,
+) -> None:
+    from protocol.messages import Error, History, HistoryPage
+
+    ann = await open_client(server, "ann")
+    for _ in range(10):  # ten requests in one write: they arrive together
+        ann.ws.protocol.send_binary(encode(History()))
+    ann.ws.send_data()
+    got = [await ann.recv() for _ in range(10)]
+    pages = [m for m in got if isinstance(m, HistoryPage)]
+    refused = [m.code for m in got if isinstance(m, Error)]
+    assert len(pages) + len(refused) == 10
+    assert refused and set(refused) == {"too_many_queries"}
+    await ann.send(History())  # answered ones free their place
+    assert isinstance(await ann.recv(), HistoryPage)
+    await ann.ws.close()
+
+
+async def test_a_name_whose_welcome_could_not_be_sent_is_not_burnt(server: RaceServer) -> None:
+    # The database answers after the client gave up waiting: the name was registered but
+    # nobody got its token, so it was taken for good.
+    register = server.store.register_player
+    closed = asyncio.Event()
+
+    async def slow_register(**kwargs: Any) -> Any:
+        await closed.wait()
+        return await register(**kwargs)
+
+    server.store.register_player = slow_register  # type: ignore[method-assign]
+    gone = await open_client(server)
+    await gone.send(Hello(1, "zoe"))
+    await asyncio.sleep(0.1)
+    await gone.ws.close()
+    await asyncio.sleep(0.1)
+    closed.set()
+    server.store.register_player = register  # type: ignore[method-assign]
+    for _ in range(50):
+        zoe = await open_client(server)
+        await zoe.send(Hello(1, "zoe"))
+        answer = await zoe.recv()
+        await zoe.ws.close()
+        if isinstance(answer, Welcome):
+            break
+        assert answer.code == "name_taken"
+        await asyncio.sleep(0.1)
+    assert isinstance(answer, Welcome) and answer.name == "zoe"
+
+
+async def test_per_address_limits_count_the_address_a_trusted_proxy_forwards(
+    db_url: str, tmp_path: Path
+) -> None:
+    import ipaddress
+
+    from server.app import ServeOptions, open_server
+    from server.rooms import HubConfig
+
+    options = ServeOptions(
+        port=0,
+        db=db_url,
+        spool=tmp_path / "s.jsonl",
+        solver_processes=0,
+        hub=HubConfig(max_connections_per_address=2),
+        trusted_proxies=(ipaddress.ip_network("127.0.0.0/8"),),
+    )
+
+    async def opened(forwarded: str) -> bool:
+        ws = await connect(url(srv), additional_headers={"X-Forwarded-For": forwarded})
+        held.append(ws)
+        try:
+            await asyncio.wait_for(ws.recv(), 0.3)
+        except ConnectionClosed as exc:
+            assert exc.rcvd is not None and exc.rcvd.code == 1013
+            return False
+        except TimeoutError:
+            pass
+        return True
+
+    held: list[Any] = []
+    async with open_server(options) as srv:
+        # One IPv6 /64 is one address; the client's own entries left of it prove nothing.
+        assert await opened("2001:db8:0:1::1")
+        assert await opened("1.2.3.4, 2001:db8:0:1::2")
+        assert not await opened("2001:db8:0:1:ffff::3")
+        assert await opened("2001:db8:0:2::1")
+        assert await opened("198.51.100.7")
+        for ws in held:
+            await ws.close()

@@ -12,7 +12,11 @@ import pytest
 
 from bench.faults import (
     drill_dbstop,
+    drill_guessing,
     drill_kill9,
+    drill_oneaddress,
+    drill_pingflood,
+    drill_queryflood,
     drill_reconnect,
     drill_slowloris,
     drill_stall,
@@ -52,3 +56,22 @@ async def test_a_stalled_client_does_not_slow_the_others() -> None:
 
 async def test_slow_handshakes_and_floods_are_cut_off() -> None:
     passed(await drill_slowloris("sqlite", lorises=5))
+
+
+async def test_ping_flooders_are_closed_and_memory_stays_bounded() -> None:
+    passed(await drill_pingflood("sqlite", flooders=2, pings=20_000, rooms=1))
+
+
+async def test_a_query_flood_loses_no_hello_and_delays_no_result() -> None:
+    # Whether hellos and the result came in time is judged by the drill (a benchmark
+    # figure); here every hello must be answered and the result must come at all.
+    figures = await drill_queryflood("sqlite", flooders=20, seconds=3.0, rooms=1)
+    assert figures["hellos lost"] == 0 and figures["race result after the last resign s"]
+
+
+async def test_one_address_cannot_take_every_connection_name_and_room() -> None:
+    passed(await drill_oneaddress("sqlite", cap=80))
+
+
+async def test_guessing_in_parallel_and_from_many_addresses_does_not_find_the_password() -> None:
+    passed(await drill_guessing("sqlite", guessers=40, addresses=20, seconds=5.0, right_at=100))

@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from protocol.messages import PROTOCOL_VERSION, Hello, Welcome, decode_server, encode
+from protocol.messages import PROTOCOL_VERSION, Error, Hello, Welcome, decode_server, encode
 from server.app import ServeOptions, StartupError, open_server
 from server.rooms import HubConfig
 
@@ -167,3 +167,114 @@ async def test_connections_beyond_the_limit_are_told_to_come_back(tmp_path: Path
             with pytest.raises(ConnectionClosed) as closed:
                 await asyncio.wait_for(third.recv(), TIMEOUT)
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+
+
+def codes_of(cl: Clients, conn: int) -> list[str]:
+    return [m.code for m in cl.messages(conn, Error)]
+
+
+def wrong(cl: Clients, address: str, password: str = "nope") -> tuple[int, list[str]]:
+    """A new connection from ``address`` says hello with ``password``: its answers now."""
+    conn = cl.connect(address=address)
+    return conn, kinds(cl.send(conn, Hello(PROTOCOL_VERSION, f"p{conn}", password=password)), conn)
+
+
+def test_the_password_delay_never_overflows() -> None:
+    # 2.0 ** 1024 overflows: from the 1,024th failure on, every wrong guess raised
+    # OverflowError (closed at once with 1011: no delay at all, and a logged traceback).
+    cl = Clients(
+        HubConfig(
+            password="pw",
+            password_free_failures=0,
+            password_max_delay_s=0.001,
+            password_global_failures=10**6,
+        )
+    )
+    for _ in range(1100):
+        conn, answered = wrong(cl, "10.0.0.9")
+        while not answered:
+            answered = kinds(cl.tick(cl.now + 0.001), conn)
+        assert answered == ["error"] and cl.closed[conn].code == 1008
+        cl.disconnect(conn)
+    cl.tick(cl.now + 0.01)
+    assert wrong(cl, "10.0.0.9", "pw")[1] == ["welcome"]
+
+
+def test_guesses_sent_at_once_from_one_address_wait_their_turn_and_so_does_the_right_one() -> None:
+    cl = Clients(HubConfig(password="pw", password_free_failures=2, password_queue=2))
+    answers: dict[int, list[str]] = {}
+    conns = []
+    for _ in range(4):
+        conn, first = wrong(cl, "10.0.0.9")
+        conns.append(conn)
+        answers[conn] = first
+    right, first = wrong(cl, "10.0.0.9", "pw")
+    assert first == []  # not welcomed at once: the address is in its delay
+    busy, first = wrong(cl, "10.0.0.9", "pw")  # a third waiting check is one too many
+    assert first == ["error"] and codes_of(cl, busy) == ["password_busy"]
+    assert cl.closed[busy].code == 1013
+    # The first two are free; then 2 s, 4 s, one after the other; then the right one.
+    assert [answers[c] for c in conns[:2]] == [["error"], ["error"]]
+    welcomed_at = None
+    start = cl.now
+    while welcomed_at is None:
+        cl.tick(cl.now + 0.25)
+        if cl.messages(right, Welcome):
+            welcomed_at = cl.now - start
+        assert cl.now - start < 60
+    assert welcomed_at == 2.0 + 4.0
+    assert [codes_of(cl, c) for c in conns] == [["password"]] * 4
+
+
+def test_guesses_from_many_addresses_share_a_server_wide_budget() -> None:
+    # 5 failures per 10 s for the whole server: beyond, one check per 2 s, in turn.
+    cl = Clients(
+        HubConfig(password="pw", password_global_failures=5, password_global_window_s=10.0)
+    )
+    assert wrong(cl, "10.0.1.1", "pw")[1] == ["welcome"]  # a player who knows it
+    for n in range(5):
+        assert wrong(cl, f"10.0.0.{n}")[1] == ["error"]
+    # The budget is spent: a new address waits its turn, right password or not...
+    late, first = wrong(cl, "10.0.0.99", "pw")
+    assert first == []
+    guess, first = wrong(cl, "10.0.0.98")
+    assert first == []
+    # ... but an address that gave the right password before does not.
+    assert wrong(cl, "10.0.1.1", "pw")[1] == ["welcome"]
+    cl.tick(cl.now + 1.9)
+    assert not cl.messages(late, Welcome)
+    cl.tick(cl.now + 0.1)
+    assert cl.messages(late, Welcome) and not cl.messages(guess, Error)
+    cl.tick(cl.now + 2.0)
+    assert codes_of(cl, guess) == ["password"]
+
+
+async def test_no_number_of_wrong_passwords_puts_a_traceback_in_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # From the 1,024th failure of an address on, 2.0 ** failures overflowed: each wrong
+    # guess was closed at once with 1011 and logged a traceback (a way to fill the disk).
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/p.db",
+        spool=tmp_path / "s.jsonl",
+        hub=HubConfig(
+            password="pw",
+            password_free_failures=0,
+            password_max_delay_s=0.0001,
+            password_global_failures=10**6,
+        ),
+    )
+    codes: set[tuple[str, int | None]] = set()
+    async with open_server(options) as server:
+        uri = f"ws://127.0.0.1:{server.port}"
+        for _ in range(1030):
+            async with connect(uri) as ws:
+                await ws.send(encode(Hello(PROTOCOL_VERSION, "eve", password="guess")))
+                answer = decode_server(await asyncio.wait_for(ws.recv(), TIMEOUT))
+                with pytest.raises(ConnectionClosed) as closed:
+                    await asyncio.wait_for(ws.recv(), TIMEOUT)
+                rcvd = closed.value.rcvd
+                codes.add((getattr(answer, "code", ""), rcvd.code if rcvd else None))
+    assert codes == {("password", 1008)}
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]

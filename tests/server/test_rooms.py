@@ -30,6 +30,7 @@ from protocol.messages import (
     DailyDeal,
     Error,
     Hello,
+    History,
     Join,
     Leave,
     Left,
@@ -56,10 +57,12 @@ from server.effects import (
     BeginDaily,
     Close,
     Effect,
+    Forget,
     Journal,
     LiveAction,
     LiveRace,
     Persist,
+    Query,
     RaceRecord,
     Send,
 )
@@ -2012,3 +2015,93 @@ def test_a_restored_daily_attempt_keeps_its_practice_mark() -> None:
     after.send(conn, Resign(), at=after.now + 1)
     [record] = after.persisted
     assert [r.practice for r in record.results] == [True]
+
+
+# -- per-address limits (issue 16) ------------------------------------------------------------
+
+
+def test_connections_per_address_are_limited_and_an_ipv6_address_counts_by_its_64() -> None:
+    hub = Hub(HubConfig(max_connections_per_address=2))
+    assert hub.connect(1, 0.0, address="2001:db8:0:1::1") == []
+    assert hub.connect(2, 0.0, address="2001:db8:0:1::2") == []
+    [close] = hub.connect(3, 0.0, address="2001:db8:0:1:ffff::3")  # the same /64
+    assert isinstance(close, Close) and close.code == 1013
+    assert hub.connect(4, 0.0, address="2001:db8:0:2::1") == []  # another /64
+    assert hub.connect(5, 0.0, address="192.0.2.1") == []
+    hub.disconnect(1, 1.0)
+    assert hub.connect(6, 1.0, address="2001:db8:0:1::9") == []
+
+
+def test_registrations_per_address_are_limited_per_window() -> None:
+    cl = Clients(HubConfig(max_registrations_per_address=2, registration_window_s=100.0))
+
+    def register(name: str, address: str) -> list[str]:
+        conn = cl.connect(address=address)
+        effects = cl.send(conn, Hello(PROTOCOL_VERSION, name))
+        return [getattr(m, "code", m.TYPE) for m in to(effects, conn)]
+
+    assert register("ann", "192.0.2.1") == ["welcome"]
+    assert register("ann", "192.0.2.1") == ["name_taken"]  # not registered: not counted
+    assert register("bob", "192.0.2.1") == ["welcome"]
+    assert register("cat", "192.0.2.1") == ["too_many_names"]
+    assert register("cat", "192.0.2.2") == ["welcome"]
+    cl.tick(cl.now + 101)
+    assert register("dan", "192.0.2.1") == ["welcome"]
+
+
+def codes_of(cl: Clients, conn: int) -> list[str]:
+    return [m.code for m in cl.messages(conn, Error)]
+
+
+def test_rooms_per_address_are_limited() -> None:
+    cl = Clients(HubConfig(max_rooms_per_address=2))
+    codes = []
+    for n in range(3):
+        conn = cl.connect(address="192.0.2.1")
+        cl.send(conn, Hello(PROTOCOL_VERSION, f"p{n}"))
+        codes.append(kinds(cl.send(conn, Create()), conn))
+    assert codes[:2] == [["room"], ["room"]]
+    assert codes_of(cl, conn) == ["too_many_rooms"]
+    other = cl.connect(address="192.0.2.2")
+    cl.send(other, Hello(PROTOCOL_VERSION, "q"))
+    assert kinds(cl.send(other, Create()), other) == ["room"]
+    first = conn - 2  # its room closes when it leaves: the address may open another
+    cl.send(first, Leave())
+    assert kinds(cl.send(conn, Create()), conn) == ["room"]
+
+
+def test_a_connection_has_at_most_two_queries_being_answered() -> None:
+    cl = Clients()
+    conn = cl.hello("ann")
+    effects = [e for _ in range(3) for e in cl.send(conn, History())]
+    assert [e.message for e in effects if isinstance(e, Query)] == [History(), History()]
+    assert error_codes(effects, conn) == ["too_many_queries"]
+    reply = Error("unavailable", "x")
+    assert to(cl.hub.query_answered(conn, reply, cl.now), conn) == [reply]
+    assert [e for e in cl.send(conn, History()) if isinstance(e, Query)]
+
+
+def test_a_name_registered_for_a_connection_gone_meanwhile_is_forgotten() -> None:
+    hub = Hub()
+    hub.connect(1, 0.0, address="192.0.2.1")
+    [auth] = hub.receive(1, encode(Hello(PROTOCOL_VERSION, "ann")), 0.0)
+    assert isinstance(auth, Authenticate)
+    hub.disconnect(1, 10.0)  # the client gave up waiting
+    effects = hub.authenticated(1, player_id=7, name="ann", token="t", now=11.0, new=True)
+    assert effects == [Forget(7)]
+
+
+def test_a_token_hello_that_fails_gives_back_no_registration() -> None:
+    hub = Hub(HubConfig(max_registrations_per_address=1))
+    hub.connect(2, 0.0, address="192.0.2.1")
+    [auth] = hub.receive(2, encode(Hello(PROTOCOL_VERSION, "ann")), 0.0)
+    assert isinstance(auth, Authenticate)
+    hub.authenticated(2, player_id=1, name="ann", token="a", now=0.0, new=True)
+    hub.connect(1, 0.0, address="192.0.2.1")
+    hub.receive(1, encode(Hello(PROTOCOL_VERSION, token="t" * 32)), 0.0)
+    hub.hello_refused(1, code="unavailable", text="x", now=0.0)  # the database is away
+    hub.connect(3, 0.0, address="192.0.2.1")
+    # The token hello's failure did not give back ann's registration: the limit holds.
+    assert error_codes(hub.receive(3, encode(Hello(PROTOCOL_VERSION, "bob")), 0.0), 3) == [
+        "too_many_names"
+    ]

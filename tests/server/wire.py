@@ -75,7 +75,17 @@ async def running_server(
 ) -> AsyncIterator[RaceServer]:
     """The server as ``yukon serve`` wires it, on port 0, with a real database."""
     # A bigger token bucket than the default lets scripted players move as fast as they can.
-    config = HubConfig(countdown_s=0.2, resume_window_s=5.0, bucket_capacity=200, bucket_rate=100)
+    # Every test client comes from 127.0.0.1: no per-address limits here (tests of them
+    # set their own).
+    config = HubConfig(
+        countdown_s=0.2,
+        resume_window_s=5.0,
+        bucket_capacity=200,
+        bucket_rate=100,
+        max_connections_per_address=0,
+        max_registrations_per_address=0,
+        max_rooms_per_address=0,
+    )
     # The solver on a thread: a worker process per test server would cost more than the
     # daily deals it chooses (tests/server/test_app.py runs the process pool for real).
     options = ServeOptions(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -288,3 +289,58 @@ def test_solve_prints_a_verdict_and_a_line_the_engine_replays() -> None:
 def test_solve_a_bad_code_is_one_line() -> None:
     result = yukon("solve", "YU9-C-AAAAAAB")
     assert result.returncode == 2 and "version" in result.stderr
+
+
+def _serve_options(*argv: str, env: dict[str, str] | None = None) -> object:
+    """``yukon serve``'s settings for these arguments, as ``cmd_serve`` would build them."""
+    import os
+    from unittest import mock
+
+    from yukon import cli
+
+    with mock.patch.dict(os.environ, env or {}):
+        args = cli.build_parser().parse_args(["serve", *argv])
+    return cli.serve_options(args)
+
+
+def test_secrets_come_from_files_so_that_ps_does_not_show_them(tmp_path: Path) -> None:
+    password, secret = tmp_path / "password", tmp_path / "daily"
+    password.write_text("a long shared phrase\n")
+    secret.write_text("s3cr3t")
+    options: Any = _serve_options(
+        "--password-file", str(password), "--daily-secret-file", str(secret)
+    )
+    assert options.hub.password == "a long shared phrase"  # the line break is not part of it
+    assert options.daily_secret == "s3cr3t"
+    # The same from the environment, by file or by value.
+    options = _serve_options(
+        env={"YUKON_PASSWORD_FILE": str(password), "YUKON_DAILY_SECRET": "from env"}
+    )
+    assert options.hub.password == "a long shared phrase" and options.daily_secret == "from env"
+
+
+def test_a_secret_file_that_cannot_be_used_is_one_line(tmp_path: Path) -> None:
+    result = yukon("serve", "--password-file", str(tmp_path / "missing"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "--password-file" in result.stderr
+    (tmp_path / "pw").write_text("x")
+    result = yukon("serve", "--password", "y", "--password-file", str(tmp_path / "pw"))
+    assert result.returncode == 2 and "exclude each other" in result.stderr
+
+
+def test_per_address_limits_and_trusted_proxies_are_settings() -> None:
+    options: Any = _serve_options(
+        "--max-connections-per-address", "5", "--trusted-proxy", "127.0.0.1",
+        "--trusted-proxy", "10.0.0.0/8,::1",
+        env={"YUKON_MAX_ROOMS_PER_ADDRESS": "0", "YUKON_TRUSTED_PROXIES": "192.0.2.1"},
+    )  # fmt: skip
+    assert options.hub.max_connections_per_address == 5
+    assert options.hub.max_registrations_per_address == 20  # the default
+    assert options.hub.max_rooms_per_address == 0  # no limit
+    # Flags win over the variable, as for every setting.
+    assert [str(n) for n in options.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
+    options = _serve_options(env={"YUKON_TRUSTED_PROXIES": "192.0.2.1, 2001:db8::/32"})
+    assert [str(n) for n in options.trusted_proxies] == ["192.0.2.1/32", "2001:db8::/32"]
+    result = yukon("serve", "--trusted-proxy", "proxy.example")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--trusted-proxy" in result.stderr and result.stderr.count("\n") == 1

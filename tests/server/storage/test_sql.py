@@ -980,7 +980,11 @@ async def test_a_name_that_looks_like_a_registered_one_is_taken(
 
 
 async def test_two_look_alike_names_registered_at_once_give_one_player(store: SqlStore) -> None:
-    names = ["Alice", "\u0410lice", "Ali\u0441e", "AIice", "\uff21lice", "ALICE"]
+    """Names that each look like every other: whichever commits first, the rest are taken.
+    (``ALICE`` is not among them: it is ``Alice``'s name in capitals, but it does not look
+    like ``Ali\u0441e``; with both of those first, both could stand, and the test failed
+    now and then under load when ``Alice`` lost the race.)"""
+    names = ["Alice", "\u0410lice", "Ali\u0441e", "AIice", "\uff21lice"]
     outcomes = await asyncio.gather(
         *(store.register_player(name=n, now=T0) for n in names), return_exceptions=True
     )
