@@ -34,20 +34,60 @@ def test_mypy_strict_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_protocol_is_pure() -> None:
-    """``protocol`` imports no I/O, clock or event loop, and nothing from server or client."""
-    forbidden = ("asyncio", "socket", "websockets", "sqlalchemy", "time", "server", "client")
-    for path in (ROOT / "protocol").rglob("*.py"):
+def imported(package: str) -> list[tuple[str, str, str]]:
+    """Every import in ``package``'s source: (file, line, the top-level package it names;
+    ``""`` for a relative import). Imports inside functions count too."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
         for line in path.read_text().splitlines():
             words = line.split()
             if words[:1] in (["import"], ["from"]) and len(words) > 1:
-                top = words[1].split(".")[0]
-                assert top not in forbidden, f"{path.name}: {line.strip()}"
+                found.append((path.name, line.strip(), words[1].split(".")[0]))
+    return found
+
+
+def test_protocol_is_pure() -> None:
+    """``protocol`` imports no I/O, clock or event loop, and nothing from the packages
+    built on it: server, client, the solver, the command line."""
+    forbidden = ("asyncio", "socket", "websockets", "sqlalchemy", "time")
+    forbidden += ("server", "client", "solver", "yukon")
+    for name, line, top in imported("protocol"):
+        assert top not in forbidden, f"{name}: {line}"
+
+
+def test_protocol_loads_no_solver() -> None:
+    """Importing every module of ``protocol`` loads nothing of the solver (which has a
+    package of its own, built on ``protocol``) nor of the server, client or command line."""
+    modules = sorted(p.stem for p in (ROOT / "protocol").glob("*.py") if p.stem != "__init__")
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module('protocol.' + m)\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.split()
+    assert "protocol.messages" in loaded
+    ours = ("solver", "server", "client", "yukon")
+    assert [m for m in loaded if "solver" in m or m.split(".")[0] in ours] == []
+
+
+def test_solver_is_pure() -> None:
+    """``solver`` is built on ``protocol`` alone: no I/O, no event loop, nothing from the
+    server, client or command line (``solve`` takes its clock as an argument)."""
+    forbidden = ("asyncio", "socket", "websockets", "sqlalchemy", "time")
+    forbidden += ("server", "client", "yukon")
+    tops = set()
+    for name, line, top in imported("solver"):
+        assert top not in forbidden, f"{name}: {line}"
+        tops.add(top)
+    assert "protocol" in tops
 
 
 def test_client_never_imports_server() -> None:
-    for path in (ROOT / "client").rglob("*.py"):
-        for line in path.read_text().splitlines():
-            words = line.split()
-            if words[:1] in (["import"], ["from"]) and len(words) > 1:
-                assert words[1].split(".")[0] != "server", f"{path.name}: {line.strip()}"
+    """The client is the rules and the wire: no server code, and no solver (hints come
+    from the server)."""
+    for name, line, top in imported("client"):
+        assert top not in ("server", "solver"), f"{name}: {line}"
