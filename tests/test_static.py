@@ -5,6 +5,7 @@ Run as part of the suite so that the README's single test command is the whole g
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,35 @@ def test_client_never_imports_server() -> None:
     from the server)."""
     for name, line, top in imported("client"):
         assert top not in ("server", "solver"), f"{name}: {line}"
+
+
+def client_modules_imported(name: str) -> set[str]:
+    """The ``client`` modules that ``client/NAME.py`` imports, wherever the import is:
+    at the top, in a function, or under ``if TYPE_CHECKING``."""
+    tree = ast.parse((ROOT / "client" / f"{name}.py").read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from .app import X, from . import app
+                base = "client" + (f".{node.module}" if node.module else "")
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in found if m.split(".")[0] == "client"}
+
+
+def test_client_imports_run_one_way() -> None:
+    """app.py imports screens.py, which imports widgets.py; never back, so each reads on
+    its own. Screens and widgets reach the app as the ``Host`` of host.py."""
+    never = {
+        "widgets": {"client.screens", "client.app"},
+        "screens": {"client.app"},
+        "host": {"client.widgets", "client.screens", "client.app"},
+    }
+    for name, forbidden in never.items():
+        wrong = client_modules_imported(name) & forbidden
+        assert not wrong, f"client/{name}.py imports {sorted(wrong)}"
+    assert "client.screens" in client_modules_imported("app")
+    assert "client.widgets" in client_modules_imported("screens")
