@@ -16,6 +16,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY protocol/ protocol/
+COPY solver/ solver/
 COPY server/ server/
 COPY client/ client/
 COPY yukon/ yukon/
@@ -23,7 +24,7 @@ COPY migrations/ migrations/
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install --no-cache-dir . \
-    && (cd / && python -c "from protocol.solver import search_implementation as s; assert s() == 'C'") \
+    && (cd / && python -c "from solver import search_implementation as s; assert s() == 'C'") \
     && apt-get purge -y --auto-remove gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/* \
     && cd / && rm -rf /src

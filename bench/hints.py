@@ -31,8 +31,8 @@ if __package__ in (None, ""):  # run as ``python bench/hints.py``: find ``protoc
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.engine import cpu_model, percentile
-from protocol import Game, GameCode, Rules, solver
-from protocol.solver import solve
+from protocol import Game, GameCode, Rules
+from solver import search, solve
 
 DEPTHS = (0, 5, 15, 30, 60)
 
@@ -94,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     if args.pure_python:
-        solver._CORE = None
+        search._CORE = None
     print("Yukon hint benchmark")
     print(f"python  {platform.python_version()} ({platform.python_implementation()})")
     print(f"cpu     {cpu_model()}, {os.cpu_count()} cores; one process")
-    print(f"search  {solver.search_implementation()}")
+    print(f"search  {search.search_implementation()}")
     samples = positions(args.positions, args.seed)
     print(f"setup   {len(samples)} positions from random play (depths {DEPTHS}), seed {args.seed}")
     print()

@@ -38,7 +38,7 @@ if __package__ in (None, ""):  # run as ``python bench/solver.py``: find ``proto
 
 from bench.engine import cpu_model, percentile
 from protocol import Game, GameCode, Rules
-from protocol.solver import search_implementation, solve
+from solver import search_implementation, solve
 
 #: Targets from the issue.
 TARGET_UNKNOWN = 0.02
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     print("Yukon solver benchmark")
     print(f"python  {python} on {platform.system()} {platform.machine()}")
     print(f"cpu     {cpu_model()}, {os.cpu_count()} cores; {args.jobs} job(s)")
-    print(f"search  {search_implementation()} (protocol.solver.search_implementation())")
+    print(f"search  {search_implementation()} (solver.search_implementation())")
     print(
         f"setup   YU1-{args.rules}- deals {args.start}..{args.start + args.deals - 1},"
         f" budget {args.budget:g} s each (time.perf_counter)"

@@ -3,6 +3,9 @@
 Every server message goes to ``Session.receive``; every key or click becomes a session
 call whose messages ``send`` passes to the connection; after either, ``sync`` shows the
 screen of the session's phase (lobby, room, race, watch, results) and redraws it.
+
+The app imports its screens (screens.py), which import their widgets (widgets.py); those
+two see the app only as the ``Host`` of host.py, and never import this module.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from protocol.messages import Message, MoveMsg, Undo, Welcome
 
 from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
+from .host import Host
 from .screens import (
     AlertScreen,
     Base,
@@ -37,7 +41,6 @@ from .screens import (
     WatchScreen,
 )
 from .state import Session
-from .widgets import Target
 
 __all__ = ["YukonApp"]
 
@@ -301,15 +304,6 @@ class YukonApp(App[None]):
                 break
         self.sync()
 
-    def board_clicked(self, target: Target) -> None:
-        session = self.session
-        if target.kind == "card":
-            self.send(*session.click_card(target.column, target.card, self.clock()))
-        elif target.kind == "column":
-            self.send(*session.click_column(target.column))
-        elif target.kind == "foundation":
-            self.send(*session.click_foundation(target.suit))
-
     # -- showing the session ----------------------------------------------------------------------
 
     def sync(self) -> None:
@@ -328,3 +322,7 @@ class YukonApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, Base):
                 screen.refresh_view()
+
+
+#: Screens and widgets take the app for a ``Host`` (host.py); mypy checks here that it is one.
+_HOST: type[Host] = YukonApp

@@ -2,13 +2,14 @@
 
 A screen draws the session and turns keys and clicks into the app's actions; it holds no
 game state of its own (the leaderboard screen remembers which page it shows, no more).
+It reaches the app only as its ``Host`` (host.py): nothing here imports app.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -39,6 +40,7 @@ from protocol.messages import (
     Watch,
 )
 
+from .host import Host, host
 from .state import FOUNDATION, Session, format_ms
 from .widgets import (
     BoardView,
@@ -52,9 +54,6 @@ from .widgets import (
     describe_rules,
     outcome_text,
 )
-
-if TYPE_CHECKING:
-    from .app import YukonApp
 
 __all__ = [
     "AlertScreen",
@@ -147,8 +146,8 @@ class Base(Screen[None]):
     HINTS = ""
 
     @property
-    def client(self) -> YukonApp:
-        return cast("YukonApp", self.app)
+    def client(self) -> Host:
+        return host(self)
 
     @property
     def session(self) -> Session:
@@ -172,7 +171,7 @@ class Base(Screen[None]):
         self.refresh_view()
 
     def action_help(self) -> None:
-        self.client.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen())
 
 
 # -- lobby ---------------------------------------------------------------------------------
@@ -332,16 +331,16 @@ class LobbyScreen(Base):
             if yes:
                 self.client.send(Daily())
 
-        self.client.push_screen(ConfirmScreen(question), answered)
+        self.app.push_screen(ConfirmScreen(question), answered)
 
     def action_boards(self) -> None:
-        self.client.push_screen(LeaderboardScreen())
+        self.app.push_screen(LeaderboardScreen())
 
     def action_history(self) -> None:
-        self.client.push_screen(HistoryScreen())
+        self.app.push_screen(HistoryScreen())
 
     def action_quit(self) -> None:
-        self.client.exit()
+        self.app.exit()
 
     def action_unfocus(self) -> None:
         self.query_one("#create", Button).focus()
@@ -591,7 +590,7 @@ class RaceScreen(Base):
             if yes:
                 self.client.send(*self.session.resign())
 
-        self.client.push_screen(ConfirmScreen("Resign this race?"), answered)
+        self.app.push_screen(ConfirmScreen("Resign this race?"), answered)
 
     def action_leave(self) -> None:
         if self.session.race_done():
@@ -599,6 +598,17 @@ class RaceScreen(Base):
         else:
             self.session.say("you are racing: resign first (r), then leave", "error")
             self.client.sync()
+
+    def on_board_view_clicked(self, event: BoardView.Clicked) -> None:
+        event.stop()
+        target = event.target
+        session = self.session
+        if target.kind == "card":
+            self.client.send(*session.click_card(target.column, target.card, self.client.clock()))
+        elif target.kind == "column":
+            self.client.send(*session.click_column(target.column))
+        elif target.kind == "foundation":
+            self.client.send(*session.click_foundation(target.suit))
 
 
 class WatchScreen(Base):
@@ -743,17 +753,17 @@ class ResultsScreen(Base):
     def action_board(self) -> None:
         result = self.session.result
         if self._daily() and self.session.daily is not None:
-            self.client.push_screen(LeaderboardScreen(date=self.session.daily.date))
+            self.app.push_screen(LeaderboardScreen(date=self.session.daily.date))
         elif result is not None and result.code:
-            self.client.push_screen(LeaderboardScreen(code=result.code))
+            self.app.push_screen(LeaderboardScreen(code=result.code))
         else:
-            self.client.push_screen(LeaderboardScreen())
+            self.app.push_screen(LeaderboardScreen())
 
     def action_leave(self) -> None:
         self.client.send(Leave())
 
     def action_history(self) -> None:
-        self.client.push_screen(HistoryScreen())
+        self.app.push_screen(HistoryScreen())
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -1146,7 +1156,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         text = HELP
-        if cast("YukonApp", self.app).session.ascii:
+        if host(self).session.ascii:
             text = text.replace("↑ ↓", "up down")
         with Container(id="help-box") as box:
             box.border_title = "Keys"

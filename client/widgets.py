@@ -1,20 +1,21 @@
 """The widgets that draw the session: the board, the standings, headers and the status line.
 
-Each one renders straight from ``app.session`` when refreshed, so the app only has to call
-``refresh`` after a change. The board is drawn by hand (one Rich ``Text``) so that it fits
-an 80x24 terminal exactly, and grows with a larger one.
+Each one renders straight from the host's ``session`` (host.py) when refreshed, so the app
+only has to call ``refresh`` after a change. The board is drawn by hand (one Rich ``Text``)
+so that it fits an 80x24 terminal exactly, and grows with a larger one; a click on it goes
+up as a ``BoardView.Clicked`` message. Nothing here imports the screens or the app.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.content import Content
+from textual.message import Message
 from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import Checkbox
@@ -23,10 +24,8 @@ from protocol import Rules, YukonError
 from protocol.messages import PlayerProgress, RankEntry, Room
 
 from .cards import GLYPHS, SUIT_ORDER, is_red, label
+from .host import Host, host
 from .state import DONE_STATES, FOUNDATION, RaceBoard, Session, format_ms
-
-if TYPE_CHECKING:
-    from .app import YukonApp
 
 __all__ = [
     "BoardView",
@@ -36,6 +35,7 @@ __all__ = [
     "RoomView",
     "StandingsView",
     "StatusLine",
+    "Target",
     "TickBox",
     "bar",
     "describe_rules",
@@ -88,8 +88,8 @@ class Live(Widget):
     """A widget drawn from the session; ``refresh`` redraws it."""
 
     @property
-    def client(self) -> YukonApp:
-        return cast("YukonApp", self.app)
+    def client(self) -> Host:
+        return host(self)
 
     @property
     def session(self) -> Session:
@@ -126,7 +126,17 @@ class Target:
 
 class BoardView(Live):
     """Foundations, then the seven columns drawn downwards, with the picked card lifted and
-    its legal destinations lit. Face-down cards are backs, or a count when space is short."""
+    its legal destinations lit. Face-down cards are backs, or a count when space is short.
+
+    A click on a card, a column or a foundation posts ``BoardView.Clicked``; the screen
+    decides what it means."""
+
+    class Clicked(Message):
+        """The player clicked ``target`` on the board."""
+
+        def __init__(self, target: Target) -> None:
+            super().__init__()
+            self.target = target
 
     DEFAULT_CSS = """
     BoardView { width: 1fr; height: 1fr; min-width: 37; }
@@ -308,7 +318,7 @@ class BoardView(Live):
     def on_click(self, event: events.Click) -> None:
         target = self.target_at(event.x, event.y)
         if target is not None:
-            self.client.board_clicked(target)
+            self.post_message(self.Clicked(target))
 
 
 # -- standings ----------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""Yukon Race's shared core: the rules engine and (later) the wire protocol.
+"""Yukon Race's shared core: the rules engine and the wire protocol.
 
 Pure code: no I/O, no clock, no asyncio. The server validates every move with it and the
-client uses it for placement help, so both always agree on the rules.
+client uses it for placement help, so both always agree on the rules; ``messages`` is what
+they say to each other on the wire. The solver is a package of its own (``solver``), built
+on this one: nothing here imports it.
 """
 
 from __future__ import annotations

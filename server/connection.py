@@ -34,7 +34,7 @@ from protocol.messages import (
     Progress,
     encode,
 )
-from protocol.solver import Solution, solve
+from solver import Solution, solve
 
 from .daily import NoWinnableDealError
 from .effects import (

@@ -37,7 +37,7 @@ from typing import Protocol
 from protocol import Game, GameCode, Rules
 from protocol.commitment import commitment
 from protocol.shuffle import SEED_BYTES
-from protocol.solver import par, solve
+from solver import par, solve
 
 from .workers import real_stderr
 

@@ -5,6 +5,7 @@ Run as part of the suite so that the README's single test command is the whole g
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -34,20 +35,92 @@ def test_mypy_strict_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_protocol_is_pure() -> None:
-    """``protocol`` imports no I/O, clock or event loop, and nothing from server or client."""
-    forbidden = ("asyncio", "socket", "websockets", "sqlalchemy", "time", "server", "client")
-    for path in (ROOT / "protocol").rglob("*.py"):
+def imported(package: str) -> list[tuple[str, str, str]]:
+    """Every import in ``package``'s source: (file, line, the top-level package it names;
+    ``""`` for a relative import). Imports inside functions count too."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
         for line in path.read_text().splitlines():
             words = line.split()
             if words[:1] in (["import"], ["from"]) and len(words) > 1:
-                top = words[1].split(".")[0]
-                assert top not in forbidden, f"{path.name}: {line.strip()}"
+                found.append((path.name, line.strip(), words[1].split(".")[0]))
+    return found
+
+
+def test_protocol_is_pure() -> None:
+    """``protocol`` imports no I/O, clock or event loop, and nothing from the packages
+    built on it: server, client, the solver, the command line."""
+    forbidden = ("asyncio", "socket", "websockets", "sqlalchemy", "time")
+    forbidden += ("server", "client", "solver", "yukon")
+    for name, line, top in imported("protocol"):
+        assert top not in forbidden, f"{name}: {line}"
+
+
+def test_protocol_loads_no_solver() -> None:
+    """Importing every module of ``protocol`` loads nothing of the solver (which has a
+    package of its own, built on ``protocol``) nor of the server, client or command line."""
+    modules = sorted(p.stem for p in (ROOT / "protocol").glob("*.py") if p.stem != "__init__")
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module('protocol.' + m)\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.split()
+    assert "protocol.messages" in loaded
+    ours = ("solver", "server", "client", "yukon")
+    assert [m for m in loaded if "solver" in m or m.split(".")[0] in ours] == []
+
+
+def test_solver_is_pure() -> None:
+    """``solver`` is built on ``protocol`` alone: no I/O, no event loop, nothing from the
+    server, client or command line (``solve`` takes its clock as an argument)."""
+    forbidden = ("asyncio", "socket", "websockets", "sqlalchemy", "time")
+    forbidden += ("server", "client", "yukon")
+    tops = set()
+    for name, line, top in imported("solver"):
+        assert top not in forbidden, f"{name}: {line}"
+        tops.add(top)
+    assert "protocol" in tops
 
 
 def test_client_never_imports_server() -> None:
-    for path in (ROOT / "client").rglob("*.py"):
-        for line in path.read_text().splitlines():
-            words = line.split()
-            if words[:1] in (["import"], ["from"]) and len(words) > 1:
-                assert words[1].split(".")[0] != "server", f"{path.name}: {line.strip()}"
+    """The client is the rules and the wire: no server code, and no solver (hints come
+    from the server)."""
+    for name, line, top in imported("client"):
+        assert top not in ("server", "solver"), f"{name}: {line}"
+
+
+def client_modules_imported(name: str) -> set[str]:
+    """The ``client`` modules that ``client/NAME.py`` imports, wherever the import is:
+    at the top, in a function, or under ``if TYPE_CHECKING``."""
+    tree = ast.parse((ROOT / "client" / f"{name}.py").read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from .app import X, from . import app
+                base = "client" + (f".{node.module}" if node.module else "")
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in found if m.split(".")[0] == "client"}
+
+
+def test_client_imports_run_one_way() -> None:
+    """app.py imports screens.py, which imports widgets.py; never back, so each reads on
+    its own. Screens and widgets reach the app as the ``Host`` of host.py."""
+    never = {
+        "widgets": {"client.screens", "client.app"},
+        "screens": {"client.app"},
+        "host": {"client.widgets", "client.screens", "client.app"},
+    }
+    for name, forbidden in never.items():
+        wrong = client_modules_imported(name) & forbidden
+        assert not wrong, f"client/{name}.py imports {sorted(wrong)}"
+    assert "client.screens" in client_modules_imported("app")
+    assert "client.widgets" in client_modules_imported("screens")

@@ -371,7 +371,7 @@ def _port(text: str) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     import time
 
-    from protocol.solver import search_implementation, solve
+    from solver import search_implementation, solve
 
     game = _game_from(args.code)
     result = solve(game, budget_seconds=args.budget, clock=time.perf_counter)

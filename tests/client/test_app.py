@@ -384,6 +384,8 @@ async def test_clicking_a_card_and_a_column_plays_a_move(tmp_path: Path) -> None
             # Column 2 is "?? 6H QS AD 9H 8S": the 6H is on row 3 (rows 0-1: foundations, keys).
             cw = board.cell_width()
             await pilot.click(board, offset=(1 + cw * 1 + 1, 3))
+            # The board posts the click up as a message; the race screen handles it.
+            await until(pilot, lambda: race.pick is not None, "the pick")
             assert race.pick is not None and race.pick.card == "6H"
             assert race.destinations() == {"7"}
             await pilot.click(board, offset=(1 + cw * 6 + 1, 1))  # column 7's key

@@ -24,7 +24,7 @@ from protocol.messages import (
     Welcome,
     replace,
 )
-from protocol.solver import solve
+from solver import solve
 
 from ..server.wire import running_server, url
 from .helpers import CODE, Referee, fake_app, feed, keys_for, racing, room, run, until

@@ -16,7 +16,6 @@ import pytest
 
 from protocol import Game, GameCode, Rules
 from protocol.commitment import commitment
-from protocol.solver import solve
 from server.daily import (
     DailyChoice,
     DailyDeals,
@@ -26,6 +25,7 @@ from server.daily import (
     utc_date,
 )
 from server.storage.sql import SqlStore
+from solver import solve
 
 CLASSIC = Rules.parse("C")
 DATE = dt.date(2026, 11, 30)

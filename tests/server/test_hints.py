@@ -33,9 +33,9 @@ from protocol.messages import (
     Room,
     Welcome,
 )
-from protocol.solver import solve
 from server.effects import Effect, LiveAction, LiveRace, Solve
 from server.rooms import HubConfig
+from solver import solve
 
 from .test_rooms import (
     STUCK_CODE,

@@ -1,10 +1,10 @@
-"""The hot search loop of ``protocol.solver._search`` in C (``protocol/_solvercore.c``)."""
+"""The hot search loop of ``solver.search._search`` in C (``solver/_solvercore.c``)."""
 
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 def set_tables(zup: list[int], zdown: list[int], zfound: list[int]) -> None:
-    """Copy the Zobrist tables (``solver._ZUP``, ``_ZDOWN``, ``_ZFOUND``); call once."""
+    """Copy the Zobrist tables (``solver.search._ZUP``, ``_ZDOWN``, ``_ZFOUND``); call once."""
 
 class ProvenSet:
     """A set of 64-bit keys (ints 0..2**64-1) in C: ``Search``'s shared ``proven``.

@@ -1,5 +1,5 @@
 /*
- * protocol._solvercore: the hot loop of protocol/solver.py's ``_search`` in C.
+ * solver._solvercore: the hot loop of solver/search.py's ``_search`` in C.
  *
  * ``Search(st, prune_from, proven, jitter)`` is node for node the generator
  * ``_search(st, prune_from, seed, stop, proven)``: the same moves in the same order, the
@@ -7,7 +7,7 @@
  * the shared ``proven`` set. ``advance(stop)`` is ``next``/``send``; ``result``, ``nodes``
  * and ``journal()`` give what the generator's return value and ``st.journal`` give.
  *
- * The C object copies the position out of ``st`` (a ``protocol.solver._State``) and never
+ * The C object copies the position out of ``st`` (a ``solver.search._State``) and never
  * touches it again. ``proven`` is a ``ProvenSet`` (this module's set of 64-bit keys in C,
  * what ``solve`` passes) or a Python ``set`` of ints, reached through the Python API; the
  * search asks and adds the same keys in the same order either way. Comments name the
@@ -449,7 +449,7 @@ static PyMethodDef ProvenSet_methods[] = {
 };
 
 static PyTypeObject ProvenSetType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "protocol._solvercore.ProvenSet",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "solver._solvercore.ProvenSet",
     .tp_doc = "ProvenSet(): a set of 64-bit keys (ints 0..2**64-1) in C, for Search's proven.\n\n"
               "``key in s``, ``s.add(key)``, ``len(s)``, ``iter(s)``/``s.keys()``. ``in`` is\n"
               "False for an int outside 0..2**64-1 and ``add`` raises OverflowError; anything\n"
@@ -2026,8 +2026,8 @@ static PyGetSetDef Search_getset[] = {
 };
 
 static PyTypeObject SearchType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "protocol._solvercore.Search",
-    .tp_doc = "Search(st, prune_from, proven, jitter): protocol.solver._search in C; proven is\n"
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "solver._solvercore.Search",
+    .tp_doc = "Search(st, prune_from, proven, jitter): solver.search._search in C; proven is\n"
               "a ProvenSet or a set of ints.",
     .tp_basicsize = sizeof(SearchObject),
     .tp_itemsize = 0,
@@ -2085,14 +2085,14 @@ static PyObject *set_tables(PyObject *Py_UNUSED(module), PyObject *args) {
 
 static PyMethodDef module_methods[] = {
     {"set_tables", set_tables, METH_VARARGS,
-     "set_tables(zup, zdown, zfound): the Zobrist tables (solver._ZUP, _ZDOWN, _ZFOUND)."},
+     "set_tables(zup, zdown, zfound): the Zobrist tables (solver.search._ZUP, _ZDOWN, _ZFOUND)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "protocol._solvercore",
-    .m_doc = "The hot search loop of protocol.solver in C (node for node the same).",
+    .m_name = "solver._solvercore",
+    .m_doc = "The hot search loop of solver.search in C (node for node the same).",
     .m_size = -1,
     .m_methods = module_methods,
 };

@@ -2,7 +2,7 @@
 
 Pure code beside the engine: no I/O, no clock of its own (``solve`` takes one as
 ``clock=``), no threads. The search loop (``_search``, ``_hopeless``) also exists in C,
-node for node the same (``protocol/_solvercore.c``, optional; ``_CORE``), and ``solve``
+node for node the same (``solver/_solvercore.c``, optional; ``_CORE``), and ``solve``
 runs that one wherever it was built. ``docs/solver.md`` explains the techniques; in short:
 
 * **Layout.** Seven lists of card indices, a list ``loc`` telling where each card is
@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Literal, Protocol
 
-from .codes import GameCode
-from .game import Game
-from .moves import FOUNDATION, MOVE_TEXT
-from .position import UNKNOWN, PositionData, parse_position
-from .rules import BUILD_TABLE, BUILDERS, GROUP_LIMIT, Rules
+from protocol.codes import GameCode
+from protocol.game import Game
+from protocol.moves import FOUNDATION, MOVE_TEXT
+from protocol.position import UNKNOWN, PositionData, parse_position
+from protocol.rules import BUILD_TABLE, BUILDERS, GROUP_LIMIT, Rules
 
 __all__ = [
     "Solution",
@@ -54,7 +54,7 @@ __all__ = [
 
 Verdict = Literal["won", "lost", "unknown"]
 
-#: The compiled search (``protocol/_solvercore.c``, built by setup.py where a C compiler
+#: The compiled search (``solver/_solvercore.c``, built by setup.py where a C compiler
 #: is found), or None: then the same search runs in Python, only slower.
 _CORE: ModuleType | None
 try:
@@ -1130,7 +1130,7 @@ class _Run:
 
     It runs the compiled search when the optional C extension is built (``_CORE``), else
     the generator ``_search``: node for node the same search, so the same budget gives
-    the same verdict either way (tests/protocol/test_solvercore.py). ``proven`` is a
+    the same verdict either way (tests/solver/test_solvercore.py). ``proven`` is a
     ``set`` or a ``_solvercore.ProvenSet``: the C search takes nothing else.
     """
 

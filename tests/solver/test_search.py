@@ -9,14 +9,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from protocol import CARD_TEXT, Game, Rules, solver
+from protocol import CARD_TEXT, Game, Rules
 from protocol.cards import RANKS
 from protocol.position import parse_position
-from protocol.solver import (
+from solver import (
     Solution,
     canonical_key,
     par,
     safe_needs,
+    search,
     solve,
     solver_moves,
     zobrist_key,
@@ -198,8 +199,8 @@ def test_verdicts_agree_when_the_searches_take_many_short_turns(
     expected = exhaustive(position, 3_000)
     assume(expected is not None)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(solver, "_FIRST_RUN", 3)
-        patch.setattr(solver, "_SLICE", 2)
+        patch.setattr(search, "_FIRST_RUN", 3)
+        patch.setattr(search, "_SLICE", 2)
         solution = solve(position)
     assert solution.verdict == expected, position
     if expected == "won":
@@ -245,7 +246,7 @@ def test_positions_proven_lost_are_lost(rules: str, rnd: random.Random, cards: i
     assert wins is not None
     proven: set[int] = set()
     for seed in range(3):
-        run = solver._Run(parse_position(position), complete=True, seed=seed, proven=proven)
+        run = search._Run(parse_position(position), complete=True, seed=seed, proven=proven)
         run.advance(1 << 40)
         assert run.result == wins[position]
     for text, won in wins.items():

@@ -1,7 +1,7 @@
 """The solver's compiled search against its Python search: node for node the same.
 
-``protocol/_solvercore.c`` is optional (setup.py builds it where a C compiler is found).
-Wherever it is built it must be indistinguishable from ``protocol.solver._search`` apart
+``solver/_solvercore.c`` is optional (setup.py builds it where a C compiler is found).
+Wherever it is built it must be indistinguishable from ``search.search._search`` apart
 from speed: the same node counts at every turn, the same verdicts, the same positions
 added to the shared proven-lost set, the same winning line. That is what keeps a node
 budget (the daily deal's, a hint's) giving the same answer on every machine.
@@ -19,15 +19,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import Game, solver
+from protocol import Game
 from protocol.position import PositionData, parse_position
+from solver import search
 
-from .test_solver import ALL_RULES, small_position, walk
+from .test_search import ALL_RULES, small_position, walk
 
 if TYPE_CHECKING:
-    from protocol._solvercore import ProvenSet
+    from search._solvercore import ProvenSet
 
-CORE = solver._CORE
+CORE = search._CORE
 
 needs_core = pytest.mark.skipif(CORE is None, reason="the C search is not built here")
 
@@ -35,8 +36,8 @@ needs_core = pytest.mark.skipif(CORE is None, reason="the C search is not built 
 def test_the_c_search_is_built_under_ci() -> None:
     """CI installs with a C compiler: a missing extension there is a broken build."""
     if os.environ.get("CI") == "true":
-        assert CORE is not None, "protocol._solvercore was not built"
-        assert solver.search_implementation() == "C"
+        assert CORE is not None, "search._solvercore was not built"
+        assert search.search_implementation() == "C"
 
 
 def side_by_side(
@@ -45,14 +46,14 @@ def side_by_side(
     """Run the Python search and two C searches from ``data`` with the same turns, one C
     search on a Python ``set``, the other on a ``ProvenSet``; assert they never differ."""
     assert CORE is not None
-    py_state = solver._State(data)
+    py_state = search._State(data)
     py_proven: set[int] = set()
-    generator = solver._search(py_state, prune_from, seed, stops[0], py_proven)
+    generator = search._search(py_state, prune_from, seed, stops[0], py_proven)
     set_proven: set[int] = set()
     c_proven = CORE.ProvenSet()
     searches = [
-        (CORE.Search(solver._State(data), prune_from, set_proven, solver._jitter(seed)), "set"),
-        (CORE.Search(solver._State(data), prune_from, c_proven, solver._jitter(seed)), "C set"),
+        (CORE.Search(search._State(data), prune_from, set_proven, search._jitter(seed)), "set"),
+        (CORE.Search(search._State(data), prune_from, c_proven, search._jitter(seed)), "C set"),
     ]
     result: bool | None = None
     nodes = 0
@@ -61,17 +62,17 @@ def side_by_side(
             nodes = next(generator) if turn == 0 else generator.send(stop)
         except StopIteration as end:
             result, nodes = end.value
-        for search, kind in searches:
-            assert search.advance(stop) == nodes, (kind, turn, stop)
-            assert search.nodes == nodes, kind
-            assert search.result is result, kind
+        for compiled, kind in searches:
+            assert compiled.advance(stop) == nodes, (kind, turn, stop)
+            assert compiled.nodes == nodes, kind
+            assert compiled.result is result, kind
         assert set_proven == py_proven
         assert len(c_proven) == len(py_proven)
         assert set(c_proven) == py_proven
         if result is not None:
             break
-    for search, kind in searches:
-        assert search.journal() == py_state.journal, kind
+    for compiled, kind in searches:
+        assert compiled.journal() == py_state.journal, kind
     return result, nodes
 
 
@@ -119,7 +120,7 @@ def test_searches_sharing_one_proven_set_agree_with_python() -> None:
     real_search = CORE.Search
     kinds: list[type] = []
 
-    def spy(st: solver._State, prune_from: int, proven: object, jitter: list[int]) -> object:
+    def spy(st: search._State, prune_from: int, proven: object, jitter: list[int]) -> object:
         kinds.append(type(proven))
         return real_search(st, prune_from, proven, jitter)
 
@@ -128,17 +129,17 @@ def test_searches_sharing_one_proven_set_agree_with_python() -> None:
         kinds.clear()
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(CORE, "Search", spy)
-            compiled = solver.solve(position, budget_nodes=60_000)
+            compiled = search.solve(position, budget_nodes=60_000)
         assert kinds and set(kinds) == {CORE.ProvenSet}
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(CORE, "Search", spy)
             patch.setattr(CORE, "ProvenSet", set)
             kinds.clear()
-            on_a_set = solver.solve(position, budget_nodes=60_000)
+            on_a_set = search.solve(position, budget_nodes=60_000)
             assert kinds and set(kinds) == {set}
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(solver, "_CORE", None)
-            python = solver.solve(position, budget_nodes=60_000)
+            patch.setattr(search, "_CORE", None)
+            python = search.solve(position, budget_nodes=60_000)
         assert compiled == on_a_set == python
 
 
@@ -152,8 +153,8 @@ def test_the_python_search_runs_on_a_provenset() -> None:
         outcomes = []
         provens: list[set[int] | ProvenSet] = [set(), CORE.ProvenSet()]
         for proven in provens:
-            state = solver._State(data)
-            generator = solver._search(state, 53, 0, 20_000, proven)
+            state = search._State(data)
+            generator = search._search(state, 53, 0, 20_000, proven)
             try:
                 nodes = next(generator)
             except StopIteration as end:
@@ -171,7 +172,7 @@ def test_search_takes_only_a_set_or_a_provenset() -> None:
     proven: object
     for proven in ([], frozenset(), {1: 2}, None):
         with pytest.raises(TypeError):
-            CORE.Search(solver._State(data), 53, proven, [])
+            CORE.Search(search._State(data), 53, proven, [])
 
 
 # -- ProvenSet ----------------------------------------------------------------------------
