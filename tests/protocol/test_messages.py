@@ -697,6 +697,23 @@ def test_a_full_page_of_the_longest_rows_fits_in_a_frame() -> None:
     assert len(encode(history)) <= MAX_FRAME
 
 
+def test_a_page_of_more_than_max_page_rows_is_refused() -> None:
+    """Issue 18: one number bounds a page, as asked (``limit``) and as decoded (``rows``)."""
+    from protocol.messages import MAX_PAGE
+
+    assert MAX_PAGE == 50
+    full = BoardPage("daily", "2026-11-29", None, 51, 0, (BOARD_ROW,) * MAX_PAGE, None)
+    assert len(decode_server(encode(full)).rows) == MAX_PAGE
+    over = body_of(full)
+    over["rows"].append(over["rows"][0])
+    assert f"'rows' has more than {MAX_PAGE} entries" in field_error(over, decode_server).text
+    row = HistoryRow(1, None, None, "2026-11-29", False, "won", 1, 1, 9, 9, 9, 52, 0)
+    history = body_of(HistoryPage(51, 0, None, 0, (row,) * MAX_PAGE))
+    assert len(decode_server(pack(history)).rows) == MAX_PAGE
+    history["rows"].append(history["rows"][0])
+    assert f"'rows' has more than {MAX_PAGE} entries" in field_error(history, decode_server).text
+
+
 # -- names that cannot be seen, and names that look alike (issue 16, item 7) -------------------
 
 
