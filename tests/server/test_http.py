@@ -521,6 +521,56 @@ async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
         assert (await fetch(server, "/")).status == 426
 
 
+async def _send_raw(server: RaceServer, raw: bytes) -> tuple[bytes, float]:
+    """Send ``raw`` on a connection of its own; what came back before the server's end of
+    the connection closed, and how long that took."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        writer.write(raw)
+        await writer.drain()
+        began = time.monotonic()
+        data = await asyncio.wait_for(reader.read(), TIMEOUT)
+        return data, time.monotonic() - began
+    finally:
+        writer.close()
+
+
+async def test_a_request_with_a_body_is_closed_without_an_answer(tmp_path: Path) -> None:
+    """Issue 18, item 3: websockets (its ``Request.parse``) refuses any request with a
+    ``Content-Length`` other than 0 or with a ``Transfer-Encoding`` before our handler sees
+    it: it half-closes the connection at once and sends no response at all, whatever the
+    method or path. A request that says ``Content-Length: 0`` is answered as usual."""
+    head = "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n"
+    async with running_server(f"sqlite:///{tmp_path}/yukon.db", tmp_path) as server:
+        for method, path, extra, body in (
+            ("POST", "/healthz", "Content-Length: 1\r\n", b"x"),
+            ("GET", "/healthz", "Content-Length: 5\r\n", b"hello"),
+            ("GET", "/leaderboard", "Content-Length: 2\r\n", b"{}"),
+            ("GET", "/healthz", "Content-Length: 1\r\n", b""),  # the body never comes
+            ("GET", "/healthz", "Transfer-Encoding: chunked\r\n", b"0\r\n\r\n"),
+            ("GET", "/", "Content-Length: 1\r\n", b"x"),
+        ):
+            raw = head.format(method=method, path=path, extra=extra).encode() + body
+            data, waited = await _send_raw(server, raw)
+            assert data == b"", (method, path, extra)
+            assert waited < 2.0  # at once, not after a timeout
+
+        # A body of length 0 is no body: these are answered (405 for another method).
+        data, _ = await _send_raw(
+            server,
+            head.format(method="POST", path="/healthz", extra="Content-Length: 0\r\n").encode(),
+        )
+        assert data.startswith(b"HTTP/1.1 405 Method Not Allowed\r\n")
+        data, _ = await _send_raw(
+            server,
+            head.format(method="GET", path="/healthz", extra="Content-Length: 0\r\n").encode(),
+        )
+        assert data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(b"\r\n\r\nok\n")
+        assert (await fetch(server, "/healthz")).text == "ok\n"  # the server is unharmed
+        values = metric_values((await fetch(server, "/metrics")).text)
+        assert values[("yukon_connections_opened_total", ())] == 0
+
+
 @pytest.mark.parametrize(
     ("ms", "shown"),
     [
