@@ -52,7 +52,7 @@ from .effects import (
 )
 from .leaderboard import Leaderboards
 from .limits import Network, client_address
-from .metrics import Metrics
+from .metrics import Live, Metrics
 from .rooms import Hub
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
@@ -379,7 +379,17 @@ class RaceServer:
         self.writer = writer
         self.boards = boards
         self.journal = journal
-        self.metrics = Metrics()
+        self.metrics = Metrics(
+            Live(
+                connections=lambda: self.hub.connections,
+                rooms=lambda: self.hub.rooms,
+                races_running=lambda: self.hub.races_running,
+                results_pending=lambda: self.writer.pending,
+                db_write_failures=lambda: self.writer.failures,
+                db_write_retries=lambda: self.writer.retries,
+                hints_in_progress=lambda: self.hints_in_progress,
+            )
+        )
         #: Set on SIGTERM: clients are told the server is restarting (1012), not leaving.
         self.closing_for_restart = False
         #: Answers plain HTTP requests on the websocket port (``server.http``); None: only
@@ -483,7 +493,7 @@ class RaceServer:
         writer = asyncio.create_task(outbox.run())
         log.debug("conn %d open from %s", conn, ws.remote_address)
         self._apply(self.hub.connect(conn, loop.time(), address=self._address(ws)))
-        self.metrics.connections_opened += 1
+        self.metrics.connections_opened.inc()
         assert isinstance(ws, _Connection)
         ws.write_buffer_limit = self.write_buffer_limit
 
@@ -527,9 +537,9 @@ class RaceServer:
             if isinstance(e, Send) and e.conn == conn:
                 kind = e.message.TYPE
                 if kind in ("accepted", "undone"):
-                    self.metrics.moves_accepted += 1
+                    self.metrics.moves_accepted.inc()
                 elif kind == "refused":
-                    self.metrics.moves_refused += 1
+                    self.metrics.moves_refused.inc()
                 else:
                     continue
                 self.metrics.move_ack.observe(done - arrived)
@@ -731,7 +741,7 @@ class RaceServer:
             solution: Solution = await answer
         except Exception as exc:  # the worker died (BrokenProcessPool), or we are closing
             log.warning("hint: the solver failed (%s)", type(exc).__name__)
-            self.metrics.hint_failures += 1
+            self.metrics.hint_failures.inc()
             if pool is not None and pool is self._hint_pool:
                 self._hint_pool = None  # a broken pool stays broken: the next hint starts anew
                 pool.shutdown(wait=False, cancel_futures=True)
@@ -748,8 +758,7 @@ class RaceServer:
         # hinted: a player who asks and drops must not read the verdict on the public
         # /metrics while their run is not marked.
         if any(isinstance(e, Send) and isinstance(e.message, HintAnswer) for e in effects):
-            self.metrics.hint_solves[solution.verdict] += 1
-            self.metrics.hint_seconds.observe(time.perf_counter() - started)
+            self.metrics.hint_solved(solution.verdict, time.perf_counter() - started)
         self._apply(effects)
 
     def _close_hints(self) -> None:

@@ -32,7 +32,6 @@ from protocol.times import format_ms
 
 from .connection import RaceServer
 from .daily import code_public, code_public_at, day_begun, utc_date
-from .metrics import Histogram
 from .storage.sql import Board, BoardEntry, describe_error
 
 __all__ = [
@@ -114,109 +113,11 @@ def _one_line(text: str, limit: int = 300) -> str:
 # -- /metrics -----------------------------------------------------------------------------
 
 
-def _number(value: float) -> str:
-    """A sample value as Prometheus writes it: integers bare, floats round-tripping."""
-    if isinstance(value, int):
-        return str(value)
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(value)
-
-
 def render_metrics(server: RaceServer) -> str:
-    """The server's figures in the Prometheus text format (0.0.4).
-
-    Gauges are read at scrape time from their owners (hub, spool), so they can never drift
-    from the truth; counters are the running totals kept by the I/O layer and the writer.
-    """
-    hub, writer, metrics = server.hub, server.writer, server.metrics
-    out: list[str] = []
-
-    def family(name: str, kind: str, help_text: str, value: float) -> None:
-        out.extend((f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"))
-        out.append(f"{name} {_number(value)}")
-
-    family("yukon_connections", "gauge", "Open websocket connections.", hub.connections)
-    family("yukon_rooms", "gauge", "Rooms in any state.", hub.rooms)
-    family("yukon_races_running", "gauge", "Rooms racing right now.", hub.races_running)
-    family(
-        "yukon_results_pending",
-        "gauge",
-        "Finished races kept in the spool, waiting for the database.",
-        writer.pending,
-    )
-    family(
-        "yukon_moves_accepted_total",
-        "counter",
-        "Moves and undos accepted.",
-        metrics.moves_accepted,
-    )
-    family("yukon_moves_refused_total", "counter", "Moves refused.", metrics.moves_refused)
-    family(
-        "yukon_connections_opened_total",
-        "counter",
-        "Websocket connections opened.",
-        metrics.connections_opened,
-    )
-    family(
-        "yukon_db_write_failures_total",
-        "counter",
-        "Failed attempts to write a result to the database.",
-        writer.failures,
-    )
-    family(
-        "yukon_db_write_retries_total",
-        "counter",
-        "Result writes tried again after a failure.",
-        writer.retries,
-    )
-
-    def histogram(name: str, help_text: str, h: Histogram) -> None:
-        out.extend((f"# HELP {name} {help_text}", f"# TYPE {name} histogram"))
-        cumulative = 0
-        for bound, count in zip(h.bounds, h.counts, strict=False):
-            cumulative += count
-            out.append(f'{name}_bucket{{le="{_number(float(bound))}"}} {cumulative}')
-        # The overflow bucket closes the series, so +Inf always equals _count.
-        cumulative += sum(h.counts[len(h.bounds) :])
-        out.append(f'{name}_bucket{{le="+Inf"}} {cumulative}')
-        out.append(f"{name}_sum {_number(float(h.total))}")
-        out.append(f"{name}_count {cumulative}")
-
-    histogram(
-        "yukon_move_ack_seconds",
-        "Seconds from a move's frame arriving to its answer being queued.",
-        metrics.move_ack,
-    )
-
-    family(
-        "yukon_hints_in_progress",
-        "gauge",
-        "Hints being worked out by the solver's process.",
-        server.hints_in_progress,
-    )
-    name = "yukon_hint_solves_total"
-    out.append(
-        f"# HELP {name} Hints the solver worked out and the asker received, by verdict"
-        " (not answers from the asker's cache, nor one whose asker left first)."
-    )
-    out.append(f"# TYPE {name} counter")
-    for verdict, count in metrics.hint_solves.items():
-        out.append(f'{name}{{verdict="{verdict}"}} {count}')
-    family(
-        "yukon_hint_failures_total",
-        "counter",
-        "Hints the solver could not work out (its process died, or the server was closing).",
-        metrics.hint_failures,
-    )
-    histogram(
-        "yukon_hint_seconds",
-        "Seconds from a hint being asked of the solver to its verdict, for those received.",
-        metrics.hint_seconds,
-    )
-    return "\n".join(out) + "\n"
+    """The server's figures in the Prometheus text format (0.0.4), as its own registry
+    (``server.metrics``, prometheus_client) writes them: gauges read from their owners at
+    scrape time, counters and histograms as the I/O layer and the writer keep them."""
+    return server.metrics.render().decode()
 
 
 # -- /leaderboard ------------------------------------------------------------------------------
@@ -689,8 +590,7 @@ class HttpPages:
         return _text(HTTPStatus.OK, "ok")
 
     def metrics(self) -> Response:
-        body = render_metrics(self.server).encode()
-        return _response(HTTPStatus.OK, body, METRICS_CONTENT_TYPE)
+        return _response(HTTPStatus.OK, self.server.metrics.render(), METRICS_CONTENT_TYPE)
 
     async def leaderboard(self, query: str) -> Response:
         boards = self.server.boards

@@ -34,6 +34,7 @@ from protocol.messages import (
     Welcome,
 )
 from server.effects import Effect, LiveAction, LiveRace, Solve
+from server.metrics import HINT_VERDICTS as VERDICTS
 from server.rooms import HubConfig
 from solver import solve
 
@@ -421,9 +422,9 @@ async def test_playing_a_deal_from_hints_to_a_win(db_url: str, tmp_path: Path) -
         ]
         # One solve answered the whole game: every later hint came from alice's cache.
         solved = server.metrics
-        assert solved.hint_solves == {"won": 1, "lost": 0, "unknown": 0}
-        assert solved.hint_failures == 0
-        assert solved.hint_seconds.n == 1
+        assert [solved.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS] == [1, 0, 0]
+        assert solved.value("yukon_hint_failures_total") == 0
+        assert solved.value("yukon_hint_seconds_count") == 1
         assert server.hints_in_progress == 0
         await alice.ws.close()
         await bob.ws.close()
@@ -456,8 +457,10 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         assert (answer.seq, answer.verdict) == (1, "win")
         assert server._hint_pool is not None and server._hint_pool is not pool
         # /metrics counts the lost hint apart from the two worked out
-        assert server.metrics.hint_failures == 1
-        assert sum(server.metrics.hint_solves.values()) == 2
+        assert server.metrics.value("yukon_hint_failures_total") == 1
+        assert (
+            sum(server.metrics.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS) == 2
+        )
         await alice.ws.close()
 
 
@@ -486,8 +489,12 @@ async def test_a_hint_abandoned_by_disconnecting_shows_no_verdict_on_metrics(
                 break
             await asyncio.sleep(0.01)
         assert server.hints_in_progress == 0
-        assert server.metrics.hint_solves == {"won": 0, "lost": 0, "unknown": 0}
-        assert server.metrics.hint_seconds.n == 0
+        assert [server.metrics.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS] == [
+            0,
+            0,
+            0,
+        ]
+        assert server.metrics.value("yukon_hint_seconds_count") == 0
         # Back within the resume window: the verdict is given from the player's cache (and
         # the run marked hinted) only if they ask again.
         again = await open_client(server)

@@ -328,7 +328,10 @@ async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
         counts = [v for _, v in buckets]
         assert counts == sorted(counts)  # cumulative
         assert values[("yukon_move_ack_seconds_count", ())] == 6
-        assert 'yukon_move_ack_seconds_bucket{le="+Inf"} 6\n' in reply.text
+        # prometheus_client writes every value as a float ("6.0", not "6"): the same number
+        # to a scraper. It writes no ``_created`` samples: they are switched off (metrics.py).
+        assert 'yukon_move_ack_seconds_bucket{le="+Inf"} 6.0\n' in reply.text
+        assert "_created" not in reply.text
         assert 0 < values[("yukon_move_ack_seconds_sum", ())] < 6 * 1.0
 
         await ann.send(Resign())
@@ -338,6 +341,27 @@ async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
         assert values[("yukon_races_running", ())] == 0
         for c in (ann, bob):
             await c.ws.close()
+
+
+async def test_two_servers_in_one_process_count_apart(db_url: str, tmp_path: Path) -> None:
+    """Each server has a registry of its own (prometheus_client): what one counts, the other
+    does not show, and the second one's metrics do not collide with the first's."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    async with (
+        running_server(f"sqlite:///{tmp_path}/a/yukon.db", tmp_path / "a") as first,
+        running_server(db_url, tmp_path / "b") as second,
+    ):
+        assert first.metrics.registry is not second.metrics.registry
+        ann = await open_client(first, "ann")
+        one = metric_values((await fetch(first, "/metrics")).text)
+        other = metric_values((await fetch(second, "/metrics")).text)
+        assert one[("yukon_connections_opened_total", ())] == 1
+        assert one[("yukon_connections", ())] == 1
+        assert other[("yukon_connections_opened_total", ())] == 0
+        assert other[("yukon_connections", ())] == 0
+        assert set(one) == set(other)  # the same series on both
+        await ann.ws.close()
 
 
 # -- /leaderboard -----------------------------------------------------------------------------
