@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import email.utils
-import html
 import json
 import re
 from collections.abc import Iterable
@@ -24,6 +23,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+import jinja2
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -254,10 +254,6 @@ def board_json(page: DailyPage) -> dict[str, Any]:
     }
 
 
-def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _href(date: dt.date, page: int = 1, fmt: str = "html") -> str:
     params: dict[str, str] = {"date": date.isoformat()}
     if page > 1:
@@ -275,253 +271,38 @@ def _short_date(date: dt.date) -> str:
     return f"{date.day} {date:%b}"
 
 
-_STYLE = """
-:root{color-scheme:light dark;--bg:#f3f1ea;--card:#fffdf8;--ink:#1d2320;--muted:#687069;
---line:#e6e1d5;--chip:#efebe1;--hover:#f8f5ee;--accent:#1b6b47;--accent-ink:#fff;
---gold:#e2b93b;--silver:#c3cad2;--bronze:#d29a68;--won-bg:#dcf1e4;--won:#17603d;
---other-bg:#ecebe6;--other:#545a55;--late-bg:#fbecd0;--late:#8a5a00;--gone-bg:#f7dedb;
---gone:#9b2c22;--live-bg:#e2f0ff;--live:#1d5b9c;--shadow:0 1px 2px rgba(40,35,20,.05),
-0 10px 30px rgba(40,35,20,.06)}
-@media (prefers-color-scheme:dark){:root{--bg:#101412;--card:#181d1a;--ink:#e7e9e4;
---muted:#99a29b;--line:#28302b;--chip:#222a25;--hover:#1d2420;--accent:#5cc08e;
---accent-ink:#0b1a12;--won-bg:#173526;--won:#8fdcb2;--other-bg:#262c28;--other:#b4bbb5;
---late-bg:#3a2e12;--late:#f0c66b;--gone-bg:#3b1d1a;--gone:#f0a39a;--live-bg:#15283d;
---live:#8cc2f5;--shadow:none}}
-*{box-sizing:border-box}
-html{-webkit-text-size-adjust:100%}
-body{margin:0;background:var(--bg);color:var(--ink);
-font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:900px;margin:0 auto;padding:40px 20px 56px}
-a{color:var(--accent)}
-.eyebrow{margin:0;font-size:.78rem;font-weight:700;letter-spacing:.14em;
-text-transform:uppercase;color:var(--accent)}
-.eyebrow .suits{letter-spacing:.2em;margin-right:.5em}
-.suits .red{color:#c0392b}
-h1{margin:.25em 0 .35em;font-size:clamp(1.7rem,4.5vw,2.5rem);line-height:1.15;
-letter-spacing:-.01em}
-.deal{margin:0;color:var(--muted)}
-code{font:600 .92em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
-background:var(--chip);padding:.15em .45em;border-radius:6px;color:var(--ink)}
-code.hash{font-size:.75em;word-break:break-all}
-.pill{display:inline-block;padding:.2em .7em;border-radius:999px;font-size:.85rem;
-font-weight:700;letter-spacing:.02em;background:var(--live-bg);color:var(--live);
-vertical-align:middle;margin-left:.35em}
-nav.days{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;
-gap:10px;margin:28px 0 14px}
-nav.days form{display:flex;gap:8px;align-items:center}
-.btn,button,input[type=date]{font:inherit;font-size:.92rem;color:var(--ink);
-background:var(--card);border:1px solid var(--line);border-radius:10px;padding:7px 14px;
-text-decoration:none;line-height:1.3;display:inline-block}
-.btn:hover,button:hover{border-color:var(--accent);color:var(--accent)}
-.btn.off{visibility:hidden}
-button{cursor:pointer;background:var(--accent);border-color:var(--accent);
-color:var(--accent-ink);font-weight:600}
-button:hover{filter:brightness(1.08);color:var(--accent-ink)}
-.summary{margin:0 0 10px;color:var(--muted);font-size:.92rem}
-.card{background:var(--card);border:1px solid var(--line);border-radius:16px;
-box-shadow:var(--shadow);overflow:hidden}
-.scroll{overflow-x:auto}
-table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}
-th{padding:12px 14px;text-align:left;font-size:.72rem;font-weight:700;letter-spacing:.08em;
-text-transform:uppercase;color:var(--muted);border-bottom:1px solid var(--line);
-white-space:nowrap}
-td{padding:11px 14px;border-bottom:1px solid var(--line);vertical-align:middle}
-tbody tr:last-child td{border-bottom:0}
-tbody tr:hover{background:var(--hover)}
-.num{text-align:right;white-space:nowrap}
-td.rank{width:3.2rem}
-.rank span{display:inline-grid;place-items:center;min-width:30px;height:30px;padding:0 6px;
-border-radius:999px;font-weight:700;font-size:.85rem;background:var(--chip)}
-tr.r1 .rank span{background:var(--gold);color:#2b2100}
-tr.r2 .rank span{background:var(--silver);color:#1d242b}
-tr.r3 .rank span{background:var(--bronze);color:#2b1600}
-td.name{font-weight:600;overflow-wrap:anywhere;min-width:7rem}
-.badge{display:inline-block;padding:.15em .65em;border-radius:999px;font-size:.78rem;
-font-weight:700;background:var(--other-bg);color:var(--other);white-space:nowrap}
-.badge.won{background:var(--won-bg);color:var(--won)}
-.badge.timeout,.badge.stuck{background:var(--late-bg);color:var(--late)}
-.badge.abandoned{background:var(--gone-bg);color:var(--gone)}
-.cards{color:var(--muted);font-size:.85rem;margin-left:.45em;white-space:nowrap}
-.time{font-weight:600}
-.empty{padding:48px 20px;text-align:center;color:var(--muted)}
-.empty strong{display:block;color:var(--ink);font-size:1.1rem;margin-bottom:4px}
-nav.pages{display:flex;align-items:center;justify-content:space-between;gap:10px;
-margin:14px 0 0;color:var(--muted);font-size:.92rem}
-footer{margin-top:32px;color:var(--muted);font-size:.85rem}
-footer p{margin:.3em 0}
-@media (max-width:600px){main{padding:24px 10px 40px}table{font-size:.86rem}
-th,td{padding:9px 5px}th{font-size:.6rem;letter-spacing:.02em}td.rank{width:auto}
-th:first-child,td:first-child{padding-left:10px}th:last-child,td:last-child{padding-right:10px}
-.rank span{min-width:24px;height:24px;font-size:.74rem}td.name{min-width:4.6rem}
-.time{font-weight:600}.badge{font-size:.68rem;padding:.1em .45em}
-.cards{display:block;margin:2px 0 0;font-size:.72rem}
-nav.days{justify-content:center}nav.days .btn{flex:1;text-align:center}
-nav.days .btn.off{display:none}nav.days form{order:-1;width:100%;justify-content:center}}
-"""
-
-
-def _row_html(e: BoardEntry) -> str:
-    outcome = _esc(e.outcome)
-    cards = "" if e.outcome == "won" else f'<span class="cards">{e.foundations}/52 cards</span>'
-    rank_class = f' class="r{e.rank}"' if e.rank <= 3 else ""
-    return (
-        f"<tr{rank_class}>"
-        f'<td class="rank"><span>{e.rank}</span></td>'
-        f'<td class="name"><bdi>{_esc(e.name)}</bdi></td>'
-        f'<td><span class="badge {outcome}">{outcome}</span>{cards}</td>'
-        f'<td class="num time">{format_time(e.time_ms)}</td>'
-        f'<td class="num">{e.moves}</td>'
-        f'<td class="num">{e.score}</td>'
-        f'<td class="num">{e.undos}</td>'
-        "</tr>"
-    )
+#: The server's pages (``server/templates``): autoescaped, so a value shows as text unless
+#: a template marks it safe, and none does. Blocks and their lines are trimmed so that the
+#: templates can be laid out readably and still give compact HTML.
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("server", "templates"),
+    autoescape=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
 
 
 def render_board_html(page: DailyPage) -> str:
-    """The page as a standalone HTML document: inline style, no script, every stored text
-    escaped (player names are whatever players typed)."""
+    """The page as a standalone HTML document (``templates/leaderboard.html``): inline
+    style, no script, every stored text escaped (player names are whatever players typed)."""
     date, today = page.date, page.today
-    is_today = date == today
-    title = f"Daily deal, {date.isoformat()}"
-    if page.code is not None:
-        deal = f"Deal <code>{_esc(page.code)}</code>"
-    elif date > today:
-        deal = "This day has not begun."
-    elif not page.dealt and date < today:
-        deal = "There was no daily deal on this day."
-    else:
-        public = dt.datetime.fromtimestamp(page.public_at, dt.UTC)
-        when = f"{public:%H:%M} UTC on {_short_date(public.date())}"
-        deal = (
-            f"The deal's code stays secret until {when},"
-            " once no attempt of the day can still be running."
-        )
-    if page.par is not None:
-        deal += f" Par: {page.par} moves (the solver's win without wasted moves)."
-    if page.commitment is not None:
-        deal += f'<br>Commitment: <code class="hash">{_esc(page.commitment)}</code>'
-        deal += (
-            " (SHA-256 of the code, a colon and a salt, both shown once the code is public)"
-            if page.salt is None
-            else f', salt <code class="hash">{_esc(page.salt)}</code>:'
-            " SHA-256 of the code, a colon and the salt gives the commitment"
-        )
-    live = ' <span class="pill">today</span>' if is_today else ""
-
-    # The arrows never lead past today: nothing about a day shows before it begins.
-    previous = min(date - dt.timedelta(days=1), today) if date > dt.date.min else None
-    following = date + dt.timedelta(days=1) if date < today else None
-    prev_link = (
-        f'<a class="btn" rel="prev" href="{_esc(_href(previous))}">'
-        f"&larr; {_esc(_short_date(previous))}</a>"
-        if previous is not None
-        else '<span class="btn off">&larr;</span>'
+    public = dt.datetime.fromtimestamp(page.public_at, dt.UTC)
+    return _TEMPLATES.get_template("leaderboard.html").render(
+        page=page,
+        public_at=f"{public:%H:%M} UTC on {_short_date(public.date())}",
+        # The arrows never lead past today: nothing about a day shows before it begins.
+        previous=min(date - dt.timedelta(days=1), today) if date > dt.date.min else None,
+        following=date + dt.timedelta(days=1) if date < today else None,
+        newer=min(page.page - 1, page.pages),
+        rest=min(PAGE_SIZE, page.total - page.page * PAGE_SIZE),
+        per_page=PAGE_SIZE,
+        href=_href,
+        time=format_time,
+        long_date=_long_date,
+        short_date=_short_date,
     )
-    if following is not None:
-        next_link = (
-            f'<a class="btn" rel="next" href="{_esc(_href(following))}">'
-            f"{_esc(_short_date(following))} &rarr;</a>"
-        )
-    elif date > today:
-        next_link = f'<a class="btn" href="{_esc(_href(today))}">Today &rarr;</a>'
-    else:
-        next_link = '<span class="btn off">&rarr;</span>'
-
-    picker = (
-        '<form method="get" action="/leaderboard">'
-        '<label for="date" hidden>Day</label>'
-        f'<input type="date" id="date" name="date" value="{date.isoformat()}"'
-        f' max="{today.isoformat()}" required>'
-        "<button>Show</button></form>"
-    )
-
-    summary = ""
-    if page.total:
-        players = "player" if page.total == 1 else "players"
-        summary = f"{page.total} {players}"
-        if page.pages > 1:
-            summary += f" &middot; page {page.page} of {page.pages}"
-
-    if page.rows:
-        body = (
-            '<div class="scroll"><table><thead><tr>'
-            '<th class="rank">Rank</th><th>Player</th><th>Outcome</th>'
-            '<th class="num">Time</th><th class="num">Moves</th><th class="num">Score</th>'
-            '<th class="num">Undos</th></tr></thead><tbody>'
-            + "".join(_row_html(e) for e in page.rows)
-            + "</tbody>"
-            "</table></div>"
-        )
-    elif page.total:
-        body = (
-            f'<div class="empty"><strong>Page {page.page} is empty.</strong>'
-            f"This day's board has {page.pages} page{'s' if page.pages > 1 else ''}: "
-            f'<a href="{_esc(_href(date))}">back to the top</a>.</div>'
-        )
-    elif date > today:
-        body = '<div class="empty"><strong>This day has not begun.</strong>Come back then.</div>'
-    elif is_today:
-        body = (
-            '<div class="empty"><strong>No results yet today.</strong>'
-            "Be the first to finish today's deal.</div>"
-        )
-    else:
-        body = (
-            '<div class="empty"><strong>No results for this day.</strong>'
-            "Nobody finished this day's deal.</div>"
-        )
-
-    pager = ""
-    if page.pages > 1:
-        newer = (
-            f'<a class="btn" href="{_esc(_href(date, min(page.page - 1, page.pages)))}">'
-            f"&larr; Previous {PAGE_SIZE}</a>"
-            if page.page > 1
-            else '<span class="btn off">&larr;</span>'
-        )
-        rest = min(PAGE_SIZE, page.total - page.page * PAGE_SIZE)
-        older = (
-            f'<a class="btn" href="{_esc(_href(date, page.page + 1))}">Next {rest} &rarr;</a>'
-            if rest > 0
-            else '<span class="btn off">&rarr;</span>'
-        )
-        pager = (
-            f'<nav class="pages" aria-label="Pages">{newer}'
-            f"<span>Page {page.page} of {page.pages}</span>{older}</nav>"
-        )
-
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>{_esc(title)} &middot; Yukon Race</title>
-<link rel="icon" href="data:,">
-<style>{_STYLE}</style>
-</head>
-<body>
-<main>
-<header>
-<p class="eyebrow"><span class="suits" aria-hidden="true">&spades;<span class="red">&hearts;\
-</span>&clubs;<span class="red">&diams;</span></span>Yukon Race &middot; daily deal</p>
-<h1>{_esc(_long_date(date))}{live}</h1>
-<p class="deal">{deal}</p>
-</header>
-<nav class="days" aria-label="Days">{prev_link}{picker}{next_link}</nav>
-{f'<p class="summary">{summary}</p>' if summary else ""}
-<section class="card">{body}</section>
-{pager}
-<footer>
-<p>Only each player's first attempt counts. Winners rank by time, then moves; everyone
-else after them by cards on the foundations, then score, then time. Days change at
-00:00 UTC.</p>
-<p><a href="{_esc(_href(date, page.page, "json"))}">This page as JSON</a></p>
-</footer>
-</main>
-</body>
-</html>
-"""
 
 
 # -- the handler ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from html import unescape as html_unescape
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,9 @@ from server.app import ServeOptions, open_server
 from server.connection import RaceServer
 from server.daily import code_public_at
 from server.effects import PlayerResult, RaceRecord
-from server.http import PAGE_SIZE, HttpPages, format_time
+from server.http import PAGE_SIZE, DailyPage, HttpPages, format_time, render_board_html
 from server.rooms import HubConfig
+from server.storage.sql import BoardEntry
 
 from .tcp_proxy import TcpProxy
 from .wire import open_client, room_with, running_server, start_race, winning_line
@@ -593,6 +595,45 @@ async def test_a_request_with_a_body_is_closed_without_an_answer(tmp_path: Path)
         assert (await fetch(server, "/healthz")).text == "ok\n"  # the server is unharmed
         values = metric_values((await fetch(server, "/metrics")).text)
         assert values[("yukon_connections_opened_total", ())] == 0
+
+
+HOSTILE_NAMES = (
+    "<b>x</b>",
+    '"><script>alert(1)</script>',
+    'it\'s & "q"',
+    "{{ 7*7 }} {% raw %}",
+    "&amp; <!-- x",
+    "</bdi></td></tr></table><img src=x>",
+)
+
+
+def test_names_full_of_html_come_out_as_inert_text() -> None:
+    """The page's template (Jinja2, autoescaped) escapes each name, quotes included, and
+    never evaluates one: a name that looks like template syntax is shown as typed."""
+    rows = tuple(
+        BoardEntry(i + 1, i + 1, name, "won", 60_000 + i, 100, 500, 52, 0)
+        for i, name in enumerate(HOSTILE_NAMES)
+    )
+    page = DailyPage(TODAY, TODAY, None, len(rows), 1, rows, 96, dealt=True, public_at=MIDNIGHT)
+    html = render_board_html(page)
+    cells = [r[1] for r in board_rows(html)]
+    assert [html_unescape(c) for c in cells] == list(HOSTILE_NAMES)
+    assert "<b>" not in html and "<script>" not in html and "<img" not in html
+    assert "<!--" not in html and "{{ 7*7 }} {% raw %}" in cells  # as typed, not run
+    for cell in cells:  # escaped for an attribute too: no quote survives
+        assert '"' not in cell and "'" not in cell
+    assert html.count("<tr") == len(rows) + 1  # the header's row and one per name
+    # The frame is the shared base template's: one document, the style inline.
+    assert html.startswith('<!doctype html>\n<html lang="en">\n<head>\n')
+    assert html.endswith("</main>\n</body>\n</html>\n") and html.count("<style>") == 1
+
+
+def test_the_templates_are_package_data() -> None:
+    """pyproject ships them (``package-data``); a wheel without them would fail here."""
+    root = resources.files("server") / "templates"
+    assert {"base.html", "leaderboard.html", "style.css"} <= {p.name for p in root.iterdir()}
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+    assert '"templates/*.html", "templates/*.css"' in pyproject
 
 
 @pytest.mark.parametrize(
