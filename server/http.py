@@ -3,7 +3,10 @@
 One port keeps running a server simple: a load balancer's health check, Prometheus and a
 browser reach the server where the players do, through the same proxy and firewall rule.
 websockets hands us every request that is not an upgrade (``RaceServer.http``); each gets
-one response, then the connection closes, so none of this can hold a socket open.
+one response, then the connection closes, so none of this can hold a socket open. A request
+with a body (``Content-Length`` other than 0, or ``Transfer-Encoding``) never reaches us:
+websockets' parser refuses it and half-closes the connection without a response
+(tests/server/test_http.py shows what a client sees).
 
 Everything here is read-only, and the leaderboard keeps the rule the wire protocol keeps
 (``leaderboard.py``): a daily deal's game code stays hidden until its day is over, since

@@ -592,6 +592,14 @@ async def test_a_request_with_a_body_is_closed_without_an_answer(tmp_path: Path)
             head.format(method="GET", path="/healthz", extra="Content-Length: 0\r\n").encode(),
         )
         assert data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(b"\r\n\r\nok\n")
+        # So is a request websockets cannot parse; an over-long request line or too many
+        # header lines get websockets' own 414 or 431.
+        data, waited = await _send_raw(server, b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n")
+        assert data == b"" and waited < 2.0
+        long_line = b"GET /healthz?" + b"a" * 8192 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        assert (await _send_raw(server, long_line))[0].startswith(b"HTTP/1.1 414 ")
+        many = b"GET /healthz HTTP/1.1\r\n" + b"X-A: b\r\n" * 129 + b"\r\n"
+        assert (await _send_raw(server, many))[0].startswith(b"HTTP/1.1 431 ")
         assert (await fetch(server, "/healthz")).text == "ok\n"  # the server is unharmed
         values = metric_values((await fetch(server, "/metrics")).text)
         assert values[("yukon_connections_opened_total", ())] == 0
