@@ -57,7 +57,7 @@ from server.effects import Authenticate, Journal, LiveAction, LiveRace, Send
 from server.rooms import Hub, HubConfig
 
 DOC = Path(__file__).resolve().parent / "protocol.md"
-SECTIONS = ("7.1", "7.2", "7.3", "7.4")
+SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4")
 SECRET = "worked-example"
 #: The server's wall clock when each recording starts.
 CLOCK_28 = dt.datetime(2026, 11, 28, 18, tzinfo=dt.UTC).timestamp()
@@ -274,6 +274,42 @@ async def server(tmp: str, rooms: Iterator[str], clock: list[float], db: str = "
     }
     async with open_server(options, hub_options=hub_options) as running:
         yield running
+
+
+# -- the quick start (Part I) ----------------------------------------------------------------
+
+
+async def record_quick_start() -> str:
+    with fixed([TOKENS["alice"]]), tempfile.TemporaryDirectory() as tmp:
+        async with server(tmp, iter(["K7WQM"]), [CLOCK_28]) as srv:
+            s = Scene(f"ws://127.0.0.1:{srv.port}")
+            alice = await s.join("alice")
+            await s.step(
+                "1. hello: register a name, get a token",
+                alice,
+                {"t": "hello", "v": 1, "name": "alice"},
+            )
+            await s.step(
+                "2. create: a room for the deal YU1-C-AAAAAAB; alice is its host",
+                alice,
+                {"t": "create", "code": "YU1-C-AAAAAAB"},
+            )
+            await s.step(
+                "3. start: a host alone may start; the countdown (500 ms here, 3 s by"
+                " default), then the race",
+                alice,
+                {"t": "start"},
+                expect={alice: "progress"},
+            )
+            await s.step("4. move: the first move of the race, seq 1", alice, move(1, "7H>2"))
+            await s.step(
+                "5. resign: the race is over; the result comes once it is stored",
+                alice,
+                {"t": "resign"},
+                expect={alice: "room"},
+            )
+            await s.close(alice)
+    return s.t.text()
 
 
 # -- 7.1 -----------------------------------------------------------------------------------
@@ -679,6 +715,7 @@ def record_7_4() -> str:
 # -- the document --------------------------------------------------------------------------
 
 RECORDERS: dict[str, Callable[[], Awaitable[str] | str]] = {
+    "quick start": record_quick_start,
     "7.1": record_7_1,
     "7.2": record_7_2,
     "7.3": record_7_3,

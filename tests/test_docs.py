@@ -89,13 +89,13 @@ def test_worked_examples_show_the_frames_as_they_are() -> None:
 
 
 def test_worked_examples_are_what_the_server_sends() -> None:
-    """Section 7 is recorded from the server (docs/record.py): a change to what the server
-    sends fails here until the examples are recorded again, with
-    ``python docs/record.py --write``."""
+    """Part I's example and section 7 are recorded from the server (docs/record.py): a
+    change to what the server sends fails here until the examples are recorded again,
+    with ``python docs/record.py --write``."""
     record = recorder()
     recorded = asyncio.run(record.record())
     doc = PROTOCOL.read_text(encoding="utf-8")
-    assert set(recorded) == {"7.1", "7.2", "7.3", "7.4"}
+    assert set(recorded) == {"quick start", "7.1", "7.2", "7.3", "7.4"}
     for name, text in recorded.items():
         in_doc = record.recorded_in(doc, name)
         assert normalised(in_doc) == normalised(text), f"section {name} is out of date"
