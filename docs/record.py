@@ -288,6 +288,7 @@ async def record_quick_start() -> str:
                 "1. hello: register a name, get a token",
                 alice,
                 {"t": "hello", "v": 1, "name": "alice"},
+                expect={alice: "welcome"},
             )
             await s.step(
                 "2. create: a room for the deal YU1-C-AAAAAAB; alice is its host",
@@ -325,6 +326,7 @@ async def record_7_1() -> str:
                 alice,
                 {"t": "hello", "v": 1, "name": "alice"},
                 dump=True,
+                expect={alice: "welcome"},
             )
             bob = await s.join("bob")
             await s.step(
@@ -332,6 +334,7 @@ async def record_7_1() -> str:
                 bob,
                 {"t": "hello", "v": 1, "name": "bob", "token": None},
                 dump=True,
+                expect={bob: "welcome"},
             )
             await s.step(
                 "Step 3. alice creates a room for the game code YU1-C-AAAAAAB",
@@ -492,11 +495,13 @@ async def record_7_3() -> str:
                 "Step 1. dave connects and registers his name",
                 dave,
                 {"t": "hello", "v": 1, "name": "Dave"},
+                expect={dave: "welcome"},
             )
             await s.step(
                 "Step 2. erin tries the name dave: it is registered (case does not matter)",
                 erin,
                 {"t": "hello", "v": 1, "name": "dave"},
+                expect={erin: "error"},
             )
             await s.step(
                 "Step 3. erin says hello as erin and, without waiting for the welcome,"
@@ -567,7 +572,10 @@ async def record_7_3() -> str:
                 expect={dave: "history_page"},
             )
             await s.step(
-                "Step 15. a deal board needs a game code", erin, {"t": "board", "kind": "deal"}
+                "Step 15. a deal board needs a game code",
+                erin,
+                {"t": "board", "kind": "deal"},
+                expect={erin: "error"},
             )
             await s.close(dave, erin)
         s.t.step("Step 16. everyone closes; the server stops (frames not shown)")
