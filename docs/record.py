@@ -1,11 +1,11 @@
-"""Record the worked examples of docs/protocol.md section 7 from the real server.
+"""Record the worked examples of docs/protocol.md (Part I's and section 7's) from the server.
 
 Run from the repository root::
 
     python docs/record.py             # print every example (or name some: 7.1 7.3)
     python docs/record.py --write     # re-record every example into docs/protocol.md
 
-Sections 7.1 to 7.3 start the server in this process (a fresh SQLite database in a
+The quick start's example and sections 7.1 to 7.3 start the server in this process (a fresh SQLite database in a
 temporary directory each, a 500 ms countdown, no progress hold) and play their scenario
 with real websocket clients. Everything that is random on a real server is fixed: the
 registration tokens, room codes, random deals, commitment salts, the daily secret and
@@ -14,7 +14,7 @@ Section 7.4, a crash, is recorded from the server's room logic (``server.rooms.H
 with a fake clock, since a crash cannot be timed to the millisecond on a real server:
 there every frame, time included, is the same on every run.
 
-What differs from run to run in 7.1 to 7.3 are the times (``elapsed_ms``, ``time_ms``,
+What differs from run to run (except in 7.4) are the times (``elapsed_ms``, ``time_ms``,
 ``finished_ms``) and the sizes of the frames that carry them (a msgpack integer takes 1
 to 9 bytes). ``tests/test_docs.py`` records everything again and compares it with the
 document, times aside: a change to what the server sends fails the suite until the
