@@ -5,24 +5,25 @@ Run from the repository root::
     python docs/record.py             # print every example (or name some: 7.1 7.3)
     python docs/record.py --write     # re-record every example into docs/protocol.md
 
-The quick start's example and sections 7.1 to 7.3 start the server in this process (a fresh SQLite database in a
-temporary directory each, a 500 ms countdown, no progress hold) and play their scenario
-with real websocket clients. Everything that is random on a real server is fixed: the
-registration tokens, room codes, random deals, commitment salts, the daily secret and
-the server's wall clock (which starts at a fixed moment and then runs at the real pace).
-Section 7.4, a crash, is recorded from the server's room logic (``server.rooms.Hub``)
-with a fake clock, since a crash cannot be timed to the millisecond on a real server:
-there every frame, time included, is the same on every run.
+The quick start's example and sections 7.1 to 7.3 start the server in this process (a
+fresh SQLite database in a temporary directory each, a 500 ms countdown, no progress
+hold) and play their scenario with real websocket clients. Everything that is random on
+a real server is fixed: the registration tokens, room codes, random deals, commitment
+salts, the daily secret and the server's wall clock (which starts at a fixed moment and
+then runs at the real pace). Section 7.4, a crash, is recorded from the server's room
+logic (``server.rooms.Hub``) with a fake clock, since a crash cannot be timed to the
+millisecond on a real server: there every frame, time included, is the same on every run.
 
 What differs from run to run (except in 7.4) are the times (``elapsed_ms``, ``time_ms``,
 ``finished_ms``) and the sizes of the frames that carry them (a msgpack integer takes 1
 to 9 bytes). ``tests/test_docs.py`` records everything again and compares it with the
-document, times aside: a change to what the server sends fails the suite until the
-examples are recorded again with ``--write``.
+document, times aside (7.4 exactly): a change to what the server sends fails the suite
+until the examples are recorded again with ``--write``.
 
-In the document each recording sits between the lines ``<!-- recorded: 7.N -->`` and
-``<!-- end of recording: 7.N -->``; ``--write`` replaces what is between them and
-nothing else (the introductions and the "Points to notice" are written by hand).
+In the document each recording sits between the lines ``<!-- recorded: NAME -->`` and
+``<!-- end of recording: NAME -->`` (NAME: ``quick start``, ``7.1`` ... ``7.4``);
+``--write`` replaces what is between them and nothing else (the introductions and the
+"Points to notice" are written by hand).
 """
 
 from __future__ import annotations
