@@ -149,7 +149,8 @@ _STRIKE_CODES = frozenset(
 
 @dataclass(frozen=True)
 class HubConfig:
-    """The numbers that shape a server; docs/protocol.md documents each default."""
+    """The numbers that shape a server; docs/protocol.md documents each default, and
+    docs/operations.md which number of the protocol each field is."""
 
     resume_window_s: float = 60.0
     hello_timeout_s: float = 10.0
