@@ -1,4 +1,4 @@
-"""Running your own server: a password, TLS, connection limits (server/app.py, rooms.py)."""
+"""Running your own server: a password, TLS, connection limits (server/app.py, server/rooms/)."""
 
 from __future__ import annotations
 

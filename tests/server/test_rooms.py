@@ -1,4 +1,4 @@
-"""The room and race state machine (server/rooms.py) driven by fake clients on a fake clock.
+"""The room and race state machine (server/rooms/) driven by fake clients on a fake clock.
 
 No sockets and no sleeping: each test calls ``Hub.connect/receive/tick/disconnect/committed``
 with a time of its choosing and looks at the effects that come back. Messages are read as

@@ -1,0 +1,122 @@
+"""The daily deal: a private room per attempt, dealt once storage has numbered it.
+
+``ask`` reserves the room first (``Shared.daily_rooms``) and asks storage to number the
+attempt (``BeginDaily``); ``begun`` deals it, ``refused`` says why not. The deal itself
+and when its code goes public are ``server.daily``'s.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from protocol import GameCode
+from protocol.commitment import commitment
+from protocol.messages import DailyDeal
+
+from ..daily import counts_on_board, utc_date
+from ..effects import BeginDaily
+from .play import Play
+from .shared import Part, Shared
+from .state import _Conn, _Player, _Room
+
+__all__ = ["Dailies"]
+
+log = logging.getLogger("yukon.rooms")
+
+
+class Dailies(Part):
+    """Daily attempts, from the player's ask to the race that starts with the deal."""
+
+    def __init__(self, shared: Shared, play: Play) -> None:
+        super().__init__(shared)
+        self._play = play
+
+    def ask(self, c: _Conn, p: _Player, now: float) -> None:
+        room = p.room
+        if room is not None and room.daily is not None and room.state == "finished":
+            self._play.remove_member(room, p, now)  # a finished attempt makes way for the next
+        elif room is not None:
+            self._error(c, "already_in_room", f"you are in room {room.code}; leave it first")
+            return
+        if p.daily_pending:
+            self._error(c, "wrong_state", "your daily deal is on its way")
+            return
+        # Every refusal comes before storage numbers the attempt: the room is reserved now.
+        code = None if self._play.rooms_full() else self._play.free_room_code()
+        if code is None:
+            self._error(c, "server_full", "this server has no room for another room; try later")
+            return
+        self._daily_rooms[p.id] = code
+        p.daily_pending = True
+        self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
+
+    def begun(
+        self,
+        player_id: int,
+        *,
+        date: dt.date,
+        attempt: int,
+        deal: GameCode,
+        par: int | None = None,
+        salt: str | None = None,
+        now: float,
+    ) -> None:
+        """The day's deal is known (``server.daily``) and storage numbered the attempt: deal
+        it now; the player's clock starts as it is sent. ``par`` goes to the player with it.
+
+        Addressed by player, not connection: a player who reconnected meanwhile gets the deal
+        on the new connection, and one who dropped meanwhile finds the attempt running when
+        they resume, as after any drop during a race. The room was reserved when the player
+        asked (``ask``), so nothing here refuses a numbered attempt: only a player whose
+        resume window ran out meanwhile has used it without playing.
+        """
+        code = self._daily_rooms.pop(player_id, None)
+        p = self._players.get(player_id)
+        if p is None or not p.daily_pending or code is None or code in self._rooms:
+            log.info("player %d: daily attempt %d began with nobody to play it", player_id, attempt)
+            return
+        p.daily_pending = False
+        if p.room is not None:  # cannot happen: a pending daily refuses create and join
+            log.warning("%s: daily attempt %d began while in a room", p.name, attempt)
+            return
+        room = _Room(
+            code, p, deal.rules, None, deal, 1, True, self._config.daily_time_limit, daily=date
+        )
+        room.attempt = attempt
+        room.salt = salt
+        young = not counts_on_board(p.registered, self._wall(), self._config.daily_min_age_s)
+        room.practice = attempt > 1 or young
+        room.players.append(p)
+        p.room = room
+        p.spectator = False
+        self._rooms[code] = room
+        log.info(
+            "%s began daily %s, attempt %d%s",
+            p.name,
+            date,
+            attempt,
+            " (practice: registered too recently)" if young and attempt == 1 else "",
+        )
+        self._send(
+            p,
+            DailyDeal(
+                date.isoformat(),
+                attempt,
+                room.practice,
+                str(deal.rules),
+                par,
+                commitment=commitment(deal, salt) if salt else None,
+            ),
+        )
+        self._play.start_race(room, now)
+
+    def refused(self, player_id: int, *, code: str, text: str) -> None:
+        """The attempt could not begin (``code``, ``text``): the player may ask again."""
+        self._daily_rooms.pop(player_id, None)
+        p = self._players.get(player_id)
+        if p is not None:
+            p.daily_pending = False
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            if c is not None:
+                self._error(c, code, text)

@@ -1,0 +1,363 @@
+"""``Hub``: the one entry point of the room and race logic (see the package docstring).
+
+Each entry point sets the time of the event, hands it to the part whose seam it is, and
+returns the effects gathered meanwhile. It routes; the logic is in the parts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import logging
+import secrets
+import time
+from collections.abc import Callable
+
+from protocol import GameCode
+from protocol.commitment import SALT_HEX
+from protocol.messages import (
+    Board as BoardMsg,
+)
+from protocol.messages import (
+    Create,
+    Daily,
+    Hello,
+    Hint,
+    Join,
+    Leave,
+    Message,
+    MessageError,
+    MoveMsg,
+    Ready,
+    Rematch,
+    Resign,
+    Start,
+    Undo,
+    Watch,
+    decode_client,
+)
+from protocol.messages import (
+    History as HistoryMsg,
+)
+from protocol.shuffle import SEED_BYTES
+
+from ..effects import Effect, LiveAction, LiveRace, Query, Send
+from .dailies import Dailies
+from .handshake import Handshake
+from .hints import Hints
+from .play import Play
+from .restarts import Restarts
+from .shared import Shared
+from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player, _Room
+
+__all__ = ["Hub"]
+
+log = logging.getLogger("yukon.rooms")
+
+
+class Hub:
+    """Every connection, player and room of one server; see the package docstring."""
+
+    def __init__(
+        self,
+        config: HubConfig | None = None,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        random_deal: Callable[[], int | bytes] = lambda: secrets.token_bytes(SEED_BYTES),
+        new_salt: Callable[[], str] = lambda: secrets.token_hex(SALT_HEX // 2),
+        new_room_code: Callable[[], str] = lambda: "".join(
+            secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
+        ),
+        boot_id: str | None = None,
+    ) -> None:
+        self.config = config or HubConfig()
+        shared = self._shared = Shared(self.config, wall_clock)
+        play = self._play = Play(
+            shared,
+            random_deal=random_deal,
+            new_salt=new_salt,
+            new_room_code=new_room_code,
+            boot=boot_id or secrets.token_hex(6),
+        )
+        self._handshake = Handshake(shared, play)
+        self._password = self._handshake.password
+        self._hints = Hints(shared, play)
+        self._dailies = Dailies(shared, play)
+        self._restarts = Restarts(shared, play)
+        # What the entry points use on every frame, bound once, so that the move path
+        # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
+        self._conns = shared.conns
+        self._rooms = shared.rooms
+        self._timers = shared.timers
+        self._out = shared.out
+        self._take_token = shared.take_token
+        self._error = shared.error
+        self._close = shared.close
+        self._flush = shared.flush
+        self._move = play.move
+
+    # -- figures for logs and metrics -----------------------------------------------------
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    @property
+    def rooms(self) -> int:
+        return len(self._rooms)
+
+    @property
+    def races_running(self) -> int:
+        return sum(1 for r in self._rooms.values() if r.state == "racing")
+
+    # -- the connection's events ----------------------------------------------------------
+
+    def _begin(self, now: float) -> None:
+        """An event at ``now``: its effects start afresh."""
+        self._out.clear()
+        self._shared.now = now
+
+    def connect(self, conn: int, now: float, *, address: str = "") -> list[Effect]:
+        """A new connection (from ``address``); it must say hello within ``hello_timeout_s``."""
+        self._shared.now = now
+        return self._handshake.connect(conn, now, address=address)
+
+    def control(self, conn: int, now: float) -> list[Effect]:
+        """A ping or a pong from the client. It costs a token of the flood bucket like any
+        frame: pings are answered by the websocket layer with a pong each, so a client that
+        sends them and never reads would otherwise fill the server's memory for free."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None and not c.closed and not self._take_token(c, now):
+            log.warning("conn %d: flooding (pings), closing", conn)
+            self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
+        return self._flush()
+
+    def receive(self, conn: int, data: bytes | str, now: float) -> list[Effect]:
+        """One frame from a connection: decode, check, act; answer errors, never raise."""
+        self._out.clear()  # ``_begin``, inline: the move path comes this way
+        self._shared.now = now
+        c = self._conns.get(conn)
+        if c is None or c.closed:
+            return []
+        if not self._take_token(c, now):
+            log.warning("conn %d: flooding, closing", conn)
+            self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
+            return self._flush()
+        try:
+            message = decode_client(data)
+        except MessageError as exc:
+            self._error(c, exc.code, exc.text)
+            return self._flush()
+        if isinstance(message, Hello):
+            self._handshake.hello(c, message, now)
+        elif c.player is None:
+            if c.authenticating:
+                self._error(c, "hello_pending", "wait for the welcome before anything else")
+            else:
+                self._error(c, "hello_first", "the first message must be a hello")
+        else:
+            self._dispatch(c, c.player, message, now)
+        return self._flush()
+
+    def disconnect(self, conn: int, now: float) -> list[Effect]:
+        """The connection is gone. Its player keeps their place for the resume window."""
+        self._begin(now)
+        self._handshake.disconnect(conn, now)
+        return self._flush()
+
+    def tick(self, now: float) -> list[Effect]:
+        """Fire every deadline that has passed: hello timeouts, countdowns, time limits, expiry."""
+        self._begin(now)
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            _, _, kind, ref = heapq.heappop(timers)
+            if kind == "hello":
+                c = self._conns.get(ref)  # type: ignore[call-overload]
+                if c is not None and c.player is None and not c.closed and not c.refusing:
+                    self._close(c, CLOSE_POLICY, "no hello in time")
+            elif kind == "password":
+                assert isinstance(ref, _Conn)
+                self._password.refuse(ref)
+            elif kind == "password_turn":
+                assert isinstance(ref, str)
+                self._password.queue(ref, now)
+            elif kind == "countdown":
+                room = ref
+                assert isinstance(room, _Room)
+                alive = self._rooms.get(room.code) is room
+                if alive and room.state == "countdown" and room.countdown_until <= now:
+                    self._play.start_race(room, now)
+            elif kind == "progress":
+                room = ref
+                assert isinstance(room, _Room)
+                due = room.progress_due
+                if due is not None and due <= now:
+                    self._shared.release_progress(room)
+            elif kind == "limit":
+                room = ref
+                assert isinstance(room, _Room)
+                self._play.enforce_limit(room, now)
+            elif kind == "gone":
+                p = ref
+                assert isinstance(p, _Player)
+                gone = p.gone_at
+                if (
+                    p.conn is None
+                    and gone is not None
+                    and gone + self.config.resume_window_s <= now
+                ):
+                    self._play.expire_player(p, now)
+        return self._flush()
+
+    def next_deadline(self) -> float | None:
+        """When ``tick`` must next be called (monotonic seconds), or None."""
+        return self._timers[0][0] if self._timers else None
+
+    def _dispatch(self, c: _Conn, p: _Player, msg: Message, now: float) -> None:
+        if isinstance(msg, MoveMsg):
+            self._move(c, p, msg.seq, msg.move, now)
+        elif isinstance(msg, Undo):
+            self._move(c, p, msg.seq, None, now)
+        elif isinstance(msg, Create):
+            self._play.create(c, p, msg, now)
+        elif isinstance(msg, Join):
+            self._play.join(c, p, msg.room, now, spectator=False)
+        elif isinstance(msg, Watch):
+            self._play.join(c, p, msg.room, now, spectator=True)
+        elif isinstance(msg, Ready):
+            self._play.ready(c, p, msg.ready, now)
+        elif isinstance(msg, Start):
+            self._play.start(c, p, now)
+        elif isinstance(msg, Resign):
+            self._play.resign(c, p, now)
+        elif isinstance(msg, Leave):
+            self._play.leave(c, p, now)
+        elif isinstance(msg, Rematch):
+            self._play.rematch(c, p, now)
+        elif isinstance(msg, Daily):
+            self._dailies.ask(c, p, now)
+        elif isinstance(msg, Hint):
+            self._hints.ask(c, p, now)
+        elif isinstance(msg, (BoardMsg, HistoryMsg)):
+            limit = self.config.max_queries_per_connection
+            if c.queries >= limit:
+                self._error(
+                    c,
+                    "too_many_queries",
+                    f"{c.queries} of your board or history requests are being answered;"
+                    " wait for an answer before asking again",
+                )
+                return
+            c.queries += 1
+            self._out.append(Query(c.id, p.id, msg))
+
+    # -- answers from storage and the solver -------------------------------------------------
+
+    def authenticated(
+        self,
+        conn: int,
+        *,
+        player_id: int,
+        name: str,
+        token: str,
+        now: float,
+        registered: float = 0.0,
+        new: bool = False,
+    ) -> list[Effect]:
+        """Storage registered a name (``new``) or recognised a token, registered at wall
+        time ``registered``: the connection is that player (``Handshake.authenticated``)."""
+        self._begin(now)
+        self._handshake.authenticated(
+            conn,
+            player_id=player_id,
+            name=name,
+            token=token,
+            now=now,
+            registered=registered,
+            new=new,
+        )
+        return self._flush()
+
+    def hello_refused(self, conn: int, *, code: str, text: str, now: float) -> list[Effect]:
+        """Storage refused the hello (name taken, unknown token, database away)."""
+        self._begin(now)
+        self._handshake.refused(conn, code=code, text=text)
+        return self._flush()
+
+    def committed(self, race_id: int, now: float) -> list[Effect]:
+        """Storage has committed race ``race_id``: now, and only now, announce the result."""
+        self._begin(now)
+        self._play.committed(race_id, now)
+        return self._flush()
+
+    def query_answered(self, conn: int, reply: Message, now: float) -> list[Effect]:
+        """Storage answered a ``Query``: send the answer; the connection may ask again."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            c.queries = max(0, c.queries - 1)
+            if not c.closed:
+                self._out.append(Send(conn, reply))
+        return self._flush()
+
+    def hint_ready(
+        self,
+        player_id: int,
+        request: int,
+        *,
+        verdict: str,
+        moves: tuple[str, ...],
+        now: float,
+    ) -> list[Effect]:
+        """The solver decided a hint's position: ``verdict`` ``won`` (with the winning line
+        ``moves``), ``lost`` or ``unknown`` (``Hints.ready``)."""
+        self._begin(now)
+        self._hints.ready(player_id, request, verdict=verdict, moves=moves, now=now)
+        return self._flush()
+
+    def hint_failed(self, player_id: int, request: int, *, now: float) -> list[Effect]:
+        """The solver could not run (its worker process died): the player may ask again."""
+        self._begin(now)
+        self._hints.failed(player_id, request)
+        return self._flush()
+
+    def daily_begun(
+        self,
+        player_id: int,
+        *,
+        date: dt.date,
+        attempt: int,
+        deal: GameCode,
+        par: int | None = None,
+        salt: str | None = None,
+        now: float,
+    ) -> list[Effect]:
+        """The day's deal is known and storage numbered the attempt: deal it now, with
+        ``par`` (``Dailies.begun``)."""
+        self._begin(now)
+        self._dailies.begun(
+            player_id, date=date, attempt=attempt, deal=deal, par=par, salt=salt, now=now
+        )
+        return self._flush()
+
+    def daily_refused(self, player_id: int, *, code: str, text: str, now: float) -> list[Effect]:
+        """The daily attempt could not begin: the player is told why and may ask again."""
+        self._begin(now)
+        self._dailies.refused(player_id, code=code, text=text)
+        return self._flush()
+
+    # -- restarts ---------------------------------------------------------------------------
+
+    def live_elapsed(self, now: float) -> dict[str, int]:
+        """Each running race's clock, for the journal's checkpoints."""
+        return self._restarts.live_elapsed(now)
+
+    def restore(
+        self, live: LiveRace, actions: list[LiveAction], alive_ms: int, now: float
+    ) -> list[Effect]:
+        """Rebuild a race that was running when the server stopped, from its journal
+        (``Restarts.restore``)."""
+        self._begin(now)
+        self._restarts.restore(live, actions, alive_ms, now)
+        return self._flush()

@@ -1,0 +1,161 @@
+"""What every part of the hub shares: the tables, the timers, the effects being gathered,
+and the plumbing on them (``send``, ``error``, ``close``, timers, the flood bucket).
+
+One ``Shared`` per hub. Each part of it (``Part``: the handshake, the password, play, hints,
+the daily deal, restarts) is built on it and binds its names once, so a part's code reads
+``self._send(...)``, ``self._rooms`` as the hub's own did, at the cost of a method of the
+hub: the move path has no extra lookup for them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from collections.abc import Callable
+
+from protocol.messages import Accepted, Error, Message, Progress, Refused, Undone
+
+from ..effects import Close, Effect, Send
+from .state import CLOSE_POLICY, HubConfig, _Conn, _Player, _Room
+
+__all__ = ["Part", "Shared"]
+
+log = logging.getLogger("yukon.rooms")
+
+#: Frames that go out without first releasing a held ``progress``: the answers to a
+#: player's own moves (they may overtake it, docs/protocol.md 4.11), and progress itself.
+_OVERTAKE = (Accepted, Refused, Undone, Progress)
+
+#: Decode errors that count towards the garbage limit.
+_STRIKE_CODES = frozenset(
+    {
+        "bad_frame",
+        "too_big",
+        "bad_msgpack",
+        "bad_message",
+        "unknown_type",
+        "bad_field",
+        "hello_first",
+        "already_hello",
+    }
+)
+
+
+class Shared:
+    """The state the parts of one hub share, and the plumbing every part sends through.
+
+    The containers are made once and never replaced (``flush`` empties ``out`` in place),
+    so a part may hold on to them. ``now`` is the time of the event at hand: each entry
+    point of the hub sets it first.
+    """
+
+    def __init__(self, config: HubConfig, wall_clock: Callable[[], float]) -> None:
+        self.config = config
+        #: Wall time (seconds since the epoch): dates, the daily deal, records.
+        self.wall = wall_clock
+        self.now = 0.0
+        self.conns: dict[int, _Conn] = {}
+        #: Players known to this process, by token (in memory only) and by id.
+        self.tokens: dict[str, _Player] = {}
+        self.players: dict[int, _Player] = {}
+        self.rooms: dict[str, _Room] = {}
+        #: Room codes held for daily attempts being numbered, by player id: the room is
+        #: reserved before storage numbers the attempt, so that no refusal can come after
+        #: the numbering and turn a counted attempt into practice.
+        self.daily_rooms: dict[int, str] = {}
+        #: Deadlines, a heap of (when, order, kind, what); ``Hub.tick`` fires them.
+        self.timers: list[tuple[float, int, str, object]] = []
+        self._timer_seq = 0
+        #: The effects of the event at hand, in order.
+        self.out: list[Effect] = []
+
+    def timer(self, when: float, kind: str, ref: object) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self.timers, (when, self._timer_seq, kind, ref))
+
+    def take_token(self, c: _Conn, now: float) -> bool:
+        cfg = self.config
+        c.tokens = min(cfg.bucket_capacity, c.tokens + (now - c.filled) * cfg.bucket_rate)
+        c.filled = now
+        if c.tokens < 1.0:
+            return False
+        c.tokens -= 1.0
+        return True
+
+    def send(self, p: _Player, message: Message) -> None:
+        """Send to a player, if connected. Any frame but the answers to their own moves
+        first releases their room's held ``progress`` (``Play._hold_progress``), so that it
+        never arrives after something that happened later."""
+        room = p.room
+        if (
+            room is not None
+            and room.progress_due is not None
+            and not isinstance(message, _OVERTAKE)
+        ):
+            self.release_progress(room)
+        if p.conn is not None:
+            self.out.append(Send(p.conn, message))
+
+    def release_progress(self, room: _Room) -> None:
+        due, mover = room.progress_due, room.progress_mover
+        room.progress_due = room.progress_mover = None
+        if due is not None and room.race is not None and room.state == "racing":
+            self.progress(room, self.now, skip=mover)
+
+    def progress(self, room: _Room, now: float, *, skip: _Player | None = None) -> None:
+        assert room.race is not None
+        if room.progress_due is not None:  # a held one goes out now, to everyone
+            room.progress_due = room.progress_mover = None
+            skip = None
+        msg = Progress(room.race.elapsed_ms(now), room.race.progress(room.connected()))
+        for m in room.members():
+            if m is not skip:
+                self.send(m, msg)
+
+    def error(self, c: _Conn, code: str, text: str, *, seq: int | None = None) -> None:
+        """Answer with an error; malformed messages also count towards the garbage limit.
+
+        An error does not release a held ``progress``: it is about the sender's own
+        message, and one player's bad input must not change what the others receive.
+        """
+        self.out.append(Send(c.id, Error(code, text, seq)))
+        now = self.now
+        if code in _STRIKE_CODES:
+            strikes = c.strikes
+            strikes.append(now)
+            while strikes and strikes[0] <= now - self.config.strike_window_s:
+                strikes.popleft()
+            if len(strikes) > self.config.strike_limit:
+                log.warning("conn %d: too many malformed messages, closing", c.id)
+                self.close(c, CLOSE_POLICY, "too many malformed messages")
+
+    def close(self, c: _Conn, code: int, reason: str, *, at_once: bool = False) -> None:
+        if not c.closed:
+            c.closed = True
+            self.out.append(Close(c.id, code, reason, at_once))
+
+    def flush(self) -> list[Effect]:
+        """The effects gathered for the event at hand, which start afresh."""
+        out = self.out[:]
+        self.out.clear()
+        return out
+
+
+class Part:
+    """A part of the hub: one seam of its logic, built on the ``Shared`` state it binds."""
+
+    def __init__(self, shared: Shared) -> None:
+        self._shared = shared
+        self._config = shared.config
+        self._wall = shared.wall
+        self._conns = shared.conns
+        self._tokens = shared.tokens
+        self._players = shared.players
+        self._rooms = shared.rooms
+        self._daily_rooms = shared.daily_rooms
+        self._out = shared.out
+        self._timer = shared.timer
+        self._send = shared.send
+        self._progress = shared.progress
+        self._error = shared.error
+        self._close = shared.close

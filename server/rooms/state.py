@@ -1,0 +1,214 @@
+"""The hub's state: its numbers (``HubConfig``), connections, players and rooms.
+
+Plain records: the parts of the hub (see the package docstring) read and change them,
+each for its own seam. A part's own records (a password check's address, a hint on its
+way) live with that part.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from protocol import GameCode, Rules
+from protocol.messages import Hello, Result
+
+from ..daily import DAILY_TIME_LIMIT_S
+from ..race import Race
+
+__all__ = ["CLOSE_POLICY", "CLOSE_TRY_LATER", "ROOM_ALPHABET", "ROOM_CODE_LENGTH", "HubConfig"]
+
+#: Room codes use letters and digits that cannot be misread aloud: no 0/O, no 1/I.
+ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+ROOM_CODE_LENGTH = 5
+#: Websocket close code for flooding, garbage, a missing hello and a wrong password.
+CLOSE_POLICY = 1008
+#: Websocket close code when the server holds all the connections it allows, or all its
+#: address may have, or cannot check a password soon enough.
+CLOSE_TRY_LATER = 1013
+
+#: Addresses remembered for per-address limits and password failures, each; beyond, the
+#: oldest are forgotten (an attacker rotating addresses must not grow them without bound).
+_MAX_REMEMBERED = 10_000
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """The numbers that shape a server; docs/protocol.md documents each default, and
+    docs/operations.md which number of the protocol each field is."""
+
+    resume_window_s: float = 60.0
+    hello_timeout_s: float = 10.0
+    countdown_s: float = 3.0
+    #: Token bucket per connection: burst size and messages per second.
+    bucket_capacity: float = 40.0
+    bucket_rate: float = 20.0
+    #: More than this many malformed messages within ``strike_window_s`` closes the connection.
+    strike_limit: int = 10
+    strike_window_s: float = 60.0
+    max_rooms: int = 10_000
+    #: Connections beyond this are closed at once with 1013 (try again later).
+    max_connections: int = 10_000
+    #: A daily attempt's time limit, in seconds.
+    daily_time_limit: int = DAILY_TIME_LIMIT_S
+    #: A player registered less than this long (seconds) before a daily attempt begins
+    #: plays it as practice (``--daily-min-age``); 0: every first attempt counts.
+    daily_min_age_s: float = 0.0
+    #: A private server: every hello must carry this password. None: open to all.
+    password: str | None = None
+    #: After this many wrong passwords from one address, each further answer waits
+    #: ``2 ** (failures - free)`` seconds, up to ``password_max_delay_s``, and the
+    #: address's next password check waits as long: an address's checks are judged one
+    #: at a time, so guessing in parallel is no faster than one guess after another.
+    password_free_failures: int = 3
+    password_max_delay_s: float = 30.0
+    #: Failures are forgotten after this long without one.
+    password_memory_s: float = 600.0
+    #: Wrong passwords the whole server takes per ``password_global_window_s`` (a token
+    #: bucket). Once they are spent, every check from an address that has not given the
+    #: right password before waits its turn, one per ``window / failures`` seconds: many
+    #: addresses guessing together are no faster than that.
+    password_global_failures: int = 60
+    password_global_window_s: float = 60.0
+    #: A check that would wait longer than this, or that finds ``password_queue`` checks
+    #: of its address already waiting, is refused at once (``password_busy``, 1013).
+    password_max_wait_s: float = 60.0
+    password_queue: int = 8
+    #: How long an address that gave the right password skips the server-wide wait.
+    password_trust_s: float = 86_400.0
+    #: Per-address limits; an address is an IPv4 address or an IPv6 /64 (``limits``), and
+    #: 0 means no limit. Connections open at once; beyond: close 1013.
+    max_connections_per_address: int = 64
+    #: Names registered (hellos with a name) per ``registration_window_s``.
+    max_registrations_per_address: int = 20
+    registration_window_s: float = 3600.0
+    #: Rooms (daily rooms included) that players from one address created and that exist.
+    max_rooms_per_address: int = 16
+    #: ``board``/``history`` requests of one connection being answered at once; one more
+    #: is refused (``too_many_queries``) rather than queued.
+    max_queries_per_connection: int = 2
+    #: Positions the solver may search for one hint before it answers "unknown": a fixed
+    #: count, so the same position always gets the same answer (docs/solver.md, "Hints").
+    hint_budget_nodes: int = 100_000
+    #: Hints being worked out at once, for every player together; beyond it a hint is
+    #: refused (``unavailable``) rather than queued behind them.
+    hint_queue_limit: int = 32
+    #: How long the ``progress`` a move produces waits for a newer one in its room
+    #: (docs/protocol.md, section 4.11). 0: after every move at once, to every member.
+    progress_hold_s: float = 0.1
+
+
+@dataclass(eq=False)
+class _Conn:
+    id: int
+    opened: float
+    tokens: float
+    filled: float
+    address: str = ""
+    player: _Player | None = None
+    strikes: deque[float] = field(default_factory=deque)
+    closed: bool = False
+    #: A hello is being checked against storage; the connection waits for the answer.
+    authenticating: bool = False
+    #: A wrong password's answer is being held back, or the password check waits its
+    #: turn (``pending_hello``); the hello deadline no longer applies.
+    refusing: bool = False
+    #: The address per-address limits count by (``limits.address_key``).
+    key: str = ""
+    #: A hello whose password check waits for its turn (``Password.turn``).
+    pending_hello: Hello | None = None
+    #: The check passed the server-wide wait already (``Password.turn``).
+    gated: bool = False
+    #: ``board``/``history`` requests being answered.
+    queries: int = 0
+    #: The hello being checked registers a name (counted in ``Handshake._may_register``).
+    registering: bool = False
+
+
+@dataclass(eq=False)
+class _Player:
+    id: int
+    name: str
+    token: str
+    conn: int | None = None
+    room: _Room | None = None
+    spectator: bool = False
+    gone_at: float | None = None
+    #: When the name was registered (wall time), for ``HubConfig.daily_min_age_s``.
+    registered: float = 0.0
+    #: A daily attempt is being numbered by storage.
+    daily_pending: bool = False
+    #: The hint being worked out for this player (its request number), if any.
+    hint_request: int | None = None
+    #: Hint answers already known in the race ``hint_uid``, by full position: every
+    #: position along a winning line given, and positions found lost or undecided.
+    hint_uid: str = ""
+    hint_answers: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _Room:
+    code: str
+    host: _Player
+    rules: Rules
+    fixed: GameCode | None
+    deal: GameCode
+    max_players: int
+    undo: bool
+    time_limit: int
+    players: list[_Player] = field(default_factory=list)
+    spectators: list[_Player] = field(default_factory=list)
+    ready: set[str] = field(default_factory=set)
+    state: str = "lobby"
+    countdown_until: float = 0.0
+    race: Race | None = None
+    race_id: int = 0
+    started_wall: float = 0.0
+    finishing: bool = False
+    result: Result | None = None
+    #: The date of the daily deal this private room plays, None for a normal room.
+    daily: dt.date | None = None
+    attempt: int = 0
+    #: A daily attempt kept off the boards: a later attempt, or a player too young.
+    practice: bool = False
+    #: Player ids by name, fixed when the race starts (a player may leave before the end).
+    ids: dict[str, int] = field(default_factory=dict)
+    #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
+    uid: str = ""
+    journal_n: int = 0
+    #: Runners may ask for hints (never in a daily room).
+    hints: bool = False
+    #: The salt of the commitment to a deal the server drew in secret (None for a deal the
+    #: host chose by its code, which is public anyway): revealed with the code.
+    salt: str | None = None
+    #: The address (``limits.address_key``) of the player who created it; "" if none counts.
+    key: str = ""
+    #: When a held ``progress`` is due (monotonic seconds), or None: nothing held.
+    progress_due: float | None = None
+    #: Whose moves the held ``progress`` shows: one runner (who then does not get it: their
+    #: ``accepted`` told them), or None once a second runner has moved in the hold.
+    progress_mover: _Player | None = None
+
+    def members(self) -> list[_Player]:
+        return self.players + self.spectators
+
+    def connected(self) -> dict[str, bool]:
+        """Which players are connected, by name (what ``progress`` shows)."""
+        return {m.name: m.conn is not None for m in self.players}
+
+
+_V = TypeVar("_V")
+
+
+def _forget_oldest(table: dict[str, _V], *, keep: Callable[[_V], bool] = lambda _: False) -> None:
+    """Bound a per-address table: past ``_MAX_REMEMBERED`` entries, forget the oldest
+    tenth (insertion order), except those ``keep`` holds on to."""
+    if len(table) <= _MAX_REMEMBERED:
+        return
+    oldest = itertools.islice(table.items(), _MAX_REMEMBERED // 10)
+    for key in [k for k, v in oldest if not keep(v)]:
+        del table[key]
