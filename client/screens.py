@@ -1194,65 +1194,79 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class NameScreen(ModalScreen[str]):
+class _AskScreen(ModalScreen[str]):
+    """A box that asks for one line before anything else can happen (a name, a password):
+    the problem that brought it up, what to type and why, and Esc to quit."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "quit")]
+    #: The box's title, the input's id (the problem line's is ``<FIELD>-problem``), what
+    #: the box explains once, and how the input looks.
+    BOX_TITLE: ClassVar[str]
+    FIELD: ClassVar[str]
+    EXPLAIN: ClassVar[str]
+    PLACEHOLDER: ClassVar[str]
+    SECRET: ClassVar[bool] = False
+    MAX_LENGTH: ClassVar[int] = 0
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__()
+        self.where = where
+        self.problem = problem
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = self.BOX_TITLE
+            yield Static(Text(self.problem, style="bold #d7af00"), id=f"{self.FIELD}-problem")
+            yield Static(self.EXPLAIN)
+            yield Input(
+                placeholder=self.PLACEHOLDER,
+                password=self.SECRET,
+                max_length=self.MAX_LENGTH,
+                id=self.FIELD,
+            )
+            yield Static(Text("Esc quits", style="#8a8a8a"))
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    def accept(self, value: str) -> str | None:
+        """What the typed line gives, or None to keep asking."""
+        return value or None
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == self.FIELD and (value := self.accept(event.value)):
+            self.dismiss(value)
+
+
+class NameScreen(_AskScreen):
     """The first time on a server (or when a name is refused): choose a name."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "quit")]
+    BOX_TITLE = "Your name"
+    FIELD = "name"
+    # The problem line says where and why: this says the rest once.
+    EXPLAIN = (
+        "Others see this name (1-20 characters). It is yours from now on:"
+        " the next start needs no name."
+    )
+    PLACEHOLDER = "name, then Enter"
+    MAX_LENGTH = 20
 
-    def __init__(self, where: str, problem: str) -> None:
-        super().__init__()
-        self.where = where
-        self.problem = problem
-
-    def compose(self) -> ComposeResult:
-        with Container(id="name-box") as box:
-            box.border_title = "Your name"
-            yield Static(Text(self.problem, style="bold #d7af00"), id="name-problem")
-            yield Static(  # the problem line says where and why: this says the rest once
-                "Others see this name (1-20 characters). It is yours from now on:"
-                " the next start needs no name."
-            )
-            yield Input(placeholder="name, then Enter", max_length=20, id="name")
-            yield Static(Text("Esc quits", style="#8a8a8a"))
-
-    def action_quit(self) -> None:
-        self.app.exit()
-
-    @on(Input.Submitted, "#name")
-    def _submitted(self, event: Input.Submitted) -> None:
-        name = event.value.strip()
-        if name:
-            self.dismiss(name)
+    def accept(self, value: str) -> str | None:
+        return value.strip() or None
 
 
-class PasswordScreen(ModalScreen[str]):
+class PasswordScreen(_AskScreen):
     """A private server, and this client has no password for it (or a wrong one)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "quit", "quit")]
-
-    def __init__(self, where: str, problem: str) -> None:
-        super().__init__()
-        self.where = where
-        self.problem = problem
-
-    def compose(self) -> ComposeResult:
-        with Container(id="name-box") as box:
-            box.border_title = "Password"
-            yield Static(Text(self.problem, style="bold #d7af00"), id="password-problem")
-            yield Static(
-                "Ask whoever runs it for the password. It is kept for this server:"
-                " the next start needs it no more (or give --password)."
-            )
-            yield Input(placeholder="password, then Enter", password=True, id="password")
-            yield Static(Text("Esc quits", style="#8a8a8a"))
-
-    def action_quit(self) -> None:
-        self.app.exit()
-
-    @on(Input.Submitted, "#password")
-    def _submitted(self, event: Input.Submitted) -> None:
-        if event.value:
-            self.dismiss(event.value)
+    BOX_TITLE = "Password"
+    FIELD = "password"
+    EXPLAIN = (
+        "Ask whoever runs it for the password. It is kept for this server:"
+        " the next start needs it no more (or give --password)."
+    )
+    PLACEHOLDER = "password, then Enter"
+    SECRET = True
 
 
 class TrustScreen(ModalScreen[bool]):
