@@ -821,17 +821,18 @@ class BoardTable(Live):
 
     @staticmethod
     def _cells(r: BoardRow) -> list[RenderableType]:
-        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
-        return [
-            str(r.rank),
-            r.name,
-            Text(outcome_text(r.outcome), style=colour),
-            format_ms(r.time_ms),
-            str(r.moves),
-            str(r.score),
-            f"{r.foundations}/52",
-            str(r.undos),
-        ]
+        return [str(r.rank), r.name, _outcome_cell(r.outcome), *_run_cells(r)]
+
+
+def _outcome_cell(outcome: str) -> Text:
+    """A run's outcome as the boards and the history show it: green won, red stuck."""
+    colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(outcome, "#d78700")
+    return Text(outcome_text(outcome), style=colour)
+
+
+def _run_cells(r: BoardRow | HistoryRow) -> list[RenderableType]:
+    """The figures of one run, the same columns on a board and in the history."""
+    return [format_ms(r.time_ms), str(r.moves), str(r.score), f"{r.foundations}/52", str(r.undos)]
 
 
 class LeaderboardScreen(Base):
@@ -1036,21 +1037,10 @@ class HistoryTable(Live):
             race = "daily practice" if r.practice else f"daily {r.date[5:]}"
         else:
             race = f"room {r.room}" if r.room else "a race"
-        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
-        outcome = Text(outcome_text(r.outcome), style=colour)
+        outcome = _outcome_cell(r.outcome)
         if r.hinted:
             outcome.append(" (h)", style="#87d7ff")
-        return [
-            when,
-            race,
-            f"{r.rank}/{r.players}",
-            outcome,
-            format_ms(r.time_ms),
-            str(r.moves),
-            str(r.score),
-            f"{r.foundations}/52",
-            str(r.undos),
-        ]
+        return [when, race, f"{r.rank}/{r.players}", outcome, *_run_cells(r)]
 
 
 class HistoryScreen(Base):
