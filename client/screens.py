@@ -52,7 +52,7 @@ from .widgets import (
     StatusLine,
     TickBox,
     describe_rules,
-    outcome_text,
+    outcome_cell,
 )
 
 __all__ = [
@@ -821,13 +821,7 @@ class BoardTable(Live):
 
     @staticmethod
     def _cells(r: BoardRow) -> list[RenderableType]:
-        return [str(r.rank), r.name, _outcome_cell(r.outcome), *_run_cells(r)]
-
-
-def _outcome_cell(outcome: str) -> Text:
-    """A run's outcome as the boards and the history show it: green won, red stuck."""
-    colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(outcome, "#d78700")
-    return Text(outcome_text(outcome), style=colour)
+        return [str(r.rank), r.name, outcome_cell(r.outcome), *_run_cells(r)]
 
 
 def _run_cells(r: BoardRow | HistoryRow) -> list[RenderableType]:
@@ -1037,7 +1031,7 @@ class HistoryTable(Live):
             race = "daily practice" if r.practice else f"daily {r.date[5:]}"
         else:
             race = f"room {r.room}" if r.room else "a race"
-        outcome = _outcome_cell(r.outcome)
+        outcome = outcome_cell(r.outcome)
         if r.hinted:
             outcome.append(" (h)", style="#87d7ff")
         return [when, race, f"{r.rank}/{r.players}", outcome, *_run_cells(r)]

@@ -39,6 +39,7 @@ __all__ = [
     "TickBox",
     "bar",
     "describe_rules",
+    "outcome_cell",
     "outcome_text",
 ]
 
@@ -82,6 +83,13 @@ def bar(cards: int, width: int, *, ascii: bool = False) -> str:
     full, part = divmod(eighths, 8)
     partial = " ▏▎▍▌▋▊▉"[part] if part else ""
     return ("█" * full + partial).ljust(width, "·")
+
+
+def outcome_cell(outcome: str) -> Text:
+    """A run's outcome as the results, the boards and the history show it: green won,
+    red stuck, amber the rest."""
+    colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(outcome, "#d78700")
+    return Text(outcome_text(outcome), style=colour)
 
 
 class Live(Widget):
@@ -545,8 +553,7 @@ class ResultsView(Live):
 
     @staticmethod
     def _row(r: RankEntry, me: str | None) -> list[RenderableType]:
-        colour = {"won": "#5fd75f", "stuck": "#ff5f5f"}.get(r.outcome, "#d78700")
-        outcome = Text(outcome_text(r.outcome), style=colour)
+        outcome = outcome_cell(r.outcome)
         if r.hinted:  # ranked after every run without a hint
             outcome.append(" · hinted", style="#87d7ff")
         return [
