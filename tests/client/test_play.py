@@ -115,7 +115,16 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     ("argv", "message"),
     [
         (["play", "--name", "   "], "yukon play: --name: a name needs at least one character"),
-        (["play", "http://example.org"], "yukon play: http://example.org is not a ws:// or wss://"),
+        (["play", "http://example.org"], "yukon play: http://example.org is not a room's invite"),
+        # Links that cannot be a room's (client/invite.py; more in test_invite.py).
+        (["play", "http://example.org/room/K7WQM"], "yukon play: http://example.org/room/K7WQM is"),
+        (
+            ["play", "https://example.org/r/K7WQ"],
+            "yukon play: https://example.org/r/K7WQ: 'K7WQ' is",
+        ),
+        (["play", "ftp://example.org/r/K7WQM"], "yukon play: ftp://example.org/r/K7WQM: a ftp://"),
+        (["play", "http://example.org:x/r/K7WQM"], "yukon play: http://example.org:x/r/K7WQM: the"),
+        (["play", "--local", "example.org/r/K7WQM"], "yukon play: --local starts a server of"),
         (["play", "--cafile", "/no/such.pem"], "yukon play: --cafile: /no/such.pem is not a file"),
     ],
 )
