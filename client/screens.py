@@ -183,7 +183,7 @@ class Base(Screen[None]):
         if link is None:
             return
         self.app.copy_to_clipboard(link)
-        self.session.say(f"copied {link} (if the terminal lets programs set the clipboard)")
+        self.session.say(f"copied the invite link, if the terminal allows it: {link}")
         self.client.sync()
 
 
