@@ -451,6 +451,9 @@ class Session:
     #: or the room is full, why (``"is racing"``, ``"is full"``): it is watched instead.
     invite: str | None = None
     invite_watch: str = ""
+    #: The link's room let this client in before its ``join`` was answered (the token
+    #: resumed it there): the ``already_in_room`` still to come is no news.
+    _invite_echo: str | None = field(default=None, init=False, repr=False)
     _lost: bool = field(default=False, init=False, repr=False)
 
     # -- the phase decides the screen ---------------------------------------------------------
@@ -564,6 +567,9 @@ class Session:
         elif isinstance(msg, Error):
             if self.invite is not None and msg.code in _ENTRY_ERRORS:
                 return self._invite_refused(msg)
+            echo, self._invite_echo = self._invite_echo, None
+            if msg.code == "already_in_room" and self.room is not None and self.room.room == echo:
+                return []
             self._error(msg)
         return []
 
@@ -587,6 +593,7 @@ class Session:
         if self.invite is None or msg.room != self.invite:
             return
         self.invite = None
+        self._invite_echo = msg.room
         if msg.you == "spectator" and self.invite_watch:
             self.say(f"room {msg.room} {self.invite_watch}: you watch it")
 

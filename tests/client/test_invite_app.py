@@ -18,6 +18,7 @@ from protocol.messages import Create, Error, Join, Race, Room, Start, Watch, Wel
 
 from ..server.wire import open_client, url
 from .helpers import CODE, until
+from .helpers import room as room_message
 from .test_app import client_app, online, screen_text, sees, server_at, shown
 
 
@@ -134,6 +135,24 @@ async def test_a_link_to_a_missing_room_says_so_in_the_lobby(tmp_path: Path) -> 
             assert "New room" in screen_text(app)  # the lobby works as ever
 
 
+async def test_a_link_to_ones_own_room_after_a_drop_goes_back_quietly(tmp_path: Path) -> None:
+    async with server_at(tmp_path) as server:
+        first = client_app(url(server), tmp_path, name="carol")
+        async with first.run_test(size=(80, 24)) as pilot:
+            await online(pilot, first)
+            await pilot.click("#code")
+            await pilot.press(*CODE, "enter")
+            await until(pilot, lambda: first.current_mode == "room", "carol's room")
+            assert first.session.room is not None
+            mine = first.session.room.room
+        app = invited(invite_link(url(server), mine), tmp_path, None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.current_mode == "room", "back in the room")
+            await until(pilot, lambda: app.session._invite_echo is None, "the join's answer")
+            assert app.session.status.kind != "error", app.session.status
+            assert app.session.room is not None and app.session.room.room == mine
+
+
 async def test_a_link_while_back_in_another_room_says_so(tmp_path: Path) -> None:
     """A token that still holds a room (a race left within the resume window) puts the
     client back there; the link's room is then refused with the server's reason."""
@@ -187,3 +206,20 @@ def test_errors_for_other_requests_are_not_the_links() -> None:
     session.receive(Welcome(1, "carol", "t" * 32, 60), 0.0)
     assert session.receive(Error("too_many_queries", "wait for the answer"), 1.0) == []
     assert session.invite == "K7WQM"
+
+
+def test_a_link_to_the_room_the_token_resumes_is_quiet() -> None:
+    """The token puts the client back in the link's own room (its resync comes before the
+    join's answer): the join's ``already_in_room`` that follows is no news."""
+    session = Session(invite="K7WQM")
+    assert session.receive(Welcome(1, "carol", "t" * 32, 60), 0.0) == [Join("K7WQM")]
+    back = room_message("lobby", host="ann", players=(("ann", True, True), ("carol", False, True)))
+    session.receive(back, 0.1)
+    assert session.invite is None
+    said = session.status
+    refused = Error("already_in_room", "you are in room K7WQM; leave it first")
+    assert session.receive(refused, 0.2) == []
+    assert session.status == said and session.room is not None
+    # Only that one answer: a later refusal is told as ever.
+    session.receive(refused, 0.3)
+    assert session.status.text == "you are in room K7WQM; leave it first"
