@@ -21,7 +21,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from protocol.messages import Message, MoveMsg, Undo, Welcome
+from protocol.messages import Message, MoveMsg, Undo
 
 from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
@@ -45,10 +45,6 @@ from .state import Session
 __all__ = ["YukonApp"]
 
 log = logging.getLogger("yukon.client")
-
-#: After a reconnect, the server's resync follows its welcome at once; without it in this
-#: many seconds, the room is gone.
-RESYNC_WAIT = 1.0
 
 CSS = """
 Screen { background: $background; }
@@ -228,8 +224,6 @@ class YukonApp(App[None]):
                 self.dailies.save(self.key, self.session.dailies)
             except OSError as exc:
                 log.warning("cannot remember the daily room: %s", exc)
-        if isinstance(message, Welcome) and self.session.awaiting_resync:
-            self.set_timer(RESYNC_WAIT, self._resync_check)
         if self.session.out_of_step:
             self.session.out_of_step = False
             self.link.reconnect()
@@ -250,10 +244,6 @@ class YukonApp(App[None]):
         if status.kind == "failed" and status.text.startswith("REFUSED"):
             self.push_screen(AlertScreen("Certificate changed", status.text))
         self.sync()
-
-    def _resync_check(self) -> None:
-        if self.session.resync_missed():
-            self.sync()
 
     def _ask_name(self, problem: str) -> None:
         self._asking_name = True

@@ -521,8 +521,12 @@ class Session:
         if isinstance(msg, Welcome):
             self.me = msg.name
             self.resume_s = msg.resume_s
+            # The server names the room it kept us in; its ``room`` message follows at
+            # once. Nil after a drop: our place is gone (docs/protocol.md 4.15).
             self.awaiting_resync = self._lost and self.room is not None
             self._lost = False
+            if self.awaiting_resync and msg.room is None:
+                self.resync_missed()
             return self._follow_invite()
         elif isinstance(msg, Room):
             self._room(msg, now)
@@ -827,8 +831,10 @@ class Session:
             self.race.resyncing = True
 
     def resync_missed(self) -> bool:
-        """The welcome came back without my room: the server no longer has it (a restart
-        that could not bring it back, or a long absence). Back to the lobby."""
+        """The welcome came back without my room (its ``room`` is nil): the server no
+        longer has it (a restart that could not bring it back, or a long absence). Back to
+        the lobby. The welcome says so itself, so no timer guesses it: a slow link or a
+        busy machine cannot make a kept room look lost."""
         if not self.awaiting_resync:
             return False
         self.awaiting_resync = False

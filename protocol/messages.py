@@ -433,11 +433,16 @@ class Welcome:
         F("name", Str(MAX_NAME)),
         F("token", Str(128)),
         F("resume_s", _small),
+        F("room", Opt(Str(16)), False),  # sent always; optional only for an older server
     )
     v: int
     name: str
     token: str
     resume_s: int
+    #: The room this player is back in (its ``room`` message follows at once), or nil: a
+    #: client that lost its connection learns here, without waiting, whether its place
+    #: was kept (docs/protocol.md 4.15).
+    room: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -220,7 +220,11 @@ class Handshake(Part):
         c.player = p
         if resumed:
             log.info("%s resumed", p.name)
-        self._send(p, Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s)))
+        room = p.room.code if p.room is not None else None
+        self._send(
+            p,
+            Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
+        )
         self._play.resync(p, now)
         if p.room is not None:  # the others see them connected again
             self._play.room_changed(p.room, now, skip=p)

@@ -120,7 +120,7 @@ def test_an_error_or_a_reconnect_lets_the_player_ask_again() -> None:
     session.receive(Error("unavailable", "the hint could not be worked out just now"), 4.0)
     assert session.ask_hint() == [Hint()]
     session.connection_lost()
-    session.receive(Welcome(1, "alice", "t" * 32, 60), 6.0)
+    session.receive(Welcome(1, "alice", "t" * 32, 60, "K7WQM"), 6.0)
     session.receive(hints_room("racing"), 6.0)
     session.receive(referee.race(), 6.0)
     assert session.ask_hint() == [Hint()]

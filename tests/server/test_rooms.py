@@ -1345,7 +1345,8 @@ def test_a_resume_mid_race_brings_back_the_whole_state() -> None:
     new, effects = cl.resume("ann", at=t + 30)
     msgs = to(effects, new)
     assert [m.TYPE for m in msgs] == ["welcome", "room", "race", "progress"]
-    assert msgs[0] == Welcome(PROTOCOL_VERSION, "ann", cl.tokens["ann"], 60)
+    assert msgs[0] == Welcome(PROTOCOL_VERSION, "ann", cl.tokens["ann"], 60, msgs[1].room)
+    assert msgs[1].room == "ZEBRA", "the welcome names the room whose state follows"
     assert msgs[1].state == "racing"
     expected = view_after(WIN_CODE, ["6H>7", "8C>6"])
     assert msgs[2] == RaceMsg(expected.view(), 30000, 1800, 3, 10, 2, "playing")
