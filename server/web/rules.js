@@ -191,32 +191,27 @@ export function findCard(view, card) {
   return null;
 }
 
-/** The 52 cards in the engine's index order (suit-major: AS..KS, AH..KH, ...). */
-const DECK = [...SUITS].flatMap((s) => [...RANKS].map((r) => r + s));
-const KINGS = ["KS", "KH", "KD", "KC"];
+/** A card's place in the engine's card index (suit-major: AS..KS, AH..KH, AD..KD, AC..KC). */
+const cardIndex = (card) => SUITS.indexOf(card[1]) * 13 + RANKS.indexOf(card[0]);
 
 /**
- * Every legal move for the runner, as canonical text ("7S>4", "AH>F"), in the order
- * protocol.Game.legal_moves produces them (tests/web/test_rules_js.py checks the lists are
- * equal): for each non-empty destination column 1-7, first its top card to its foundation,
- * then the cards that build on it in card-index order (spades, hearts, diamonds, clubs,
- * ace to king each); then moves into empty columns (each movable card, then each empty
- * column); then, under option T, take-backs by suit and column.
- * Legality never depends on a face-down card, so a view is enough.
- * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
- * @returns {string[]}
+ * The legal moves of `view`, all of them, or only those of the card `only` (canonical text)
+ * when it is given: one code path for legalMoves and destinations, so they cannot disagree.
  */
-export function legalMoves(view) {
+function generate(view, only) {
   const rules = parseRules(view.rules);
   const cols = view.columns;
   const found = view.foundations;
-  const where = new Map(); // face-up card -> column index
-  cols.forEach((col, c) => col.forEach((card) => { if (card !== HIDDEN) where.set(card, c); }));
-  const fits = (card) => {
-    // Option G: the card and everything on it must be at most GROUP_LIMIT cards.
-    const col = cols[where.get(card)];
-    return !rules.groupLimit || col.length - col.indexOf(card) <= GROUP_LIMIT;
-  };
+  // The face-up cards in card-index order (the engine's order), with their column and the
+  // size of the block they would carry.
+  const faceUp = [];
+  cols.forEach((col, c) => col.forEach((card, i) => {
+    if (card !== HIDDEN && (only === undefined || card === only)) {
+      faceUp.push({ card, col: c, block: col.length - i, index: cardIndex(card) });
+    }
+  }));
+  faceUp.sort((a, b) => a.index - b.index);
+  const fits = (f) => !rules.groupLimit || f.block <= GROUP_LIMIT; // option G
   const moves = [];
   const empties = [];
   for (let d = 0; d < 7; d++) {
@@ -226,28 +221,28 @@ export function legalMoves(view) {
       continue;
     }
     const top = col[col.length - 1];
-    if (found[top[1]] === RANKS.indexOf(top[0])) moves.push(`${top}>F`);
-    for (const card of DECK) {
-      const s = where.get(card);
-      if (s !== undefined && s !== d && buildsOn(rules.variant, card, top) && fits(card)) {
-        moves.push(`${card}>${d + 1}`);
-      }
+    if ((only === undefined || top === only) && found[top[1]] === RANKS.indexOf(top[0])) {
+      moves.push(`${top}>F`);
+    }
+    for (const f of faceUp) {
+      if (f.col !== d && buildsOn(rules.variant, f.card, top) && fits(f)) moves.push(`${f.card}>${d + 1}`);
     }
   }
   if (empties.length) {
+    // Under E every face-up card, column by column from the bottom; else the kings.
     const movable = rules.openSpaces
-      ? cols.flatMap((col) => col.filter((card) => card !== HIDDEN))
-      : KINGS.filter((k) => where.has(k));
-    for (const card of movable) {
-      if (!fits(card)) continue;
-      for (const d of empties) if (where.get(card) !== d) moves.push(`${card}>${d + 1}`);
+      ? [...faceUp].sort((a, b) => a.col - b.col || b.block - a.block)
+      : faceUp.filter((f) => f.card[0] === "K");
+    for (const f of movable) {
+      if (!fits(f)) continue;
+      for (const d of empties) if (f.col !== d) moves.push(`${f.card}>${d + 1}`);
     }
   }
   if (rules.takeBack) {
     for (const suit of SUITS) {
       const height = found[suit];
-      if (!height) continue;
       const card = RANKS[height - 1] + suit;
+      if (!height || (only !== undefined && card !== only)) continue;
       for (let d = 0; d < 7; d++) {
         const col = cols[d];
         const ok = col.length
@@ -261,6 +256,21 @@ export function legalMoves(view) {
 }
 
 /**
+ * Every legal move for the runner, as canonical text ("7S>4", "AH>F"), in the order
+ * protocol.Game.legal_moves produces them (tests/web/test_rules_js.py checks the lists are
+ * equal): for each non-empty destination column 1-7, first its top card to its foundation,
+ * then the cards that build on it in card-index order (spades, hearts, diamonds, clubs,
+ * ace to king each); then moves into empty columns (each movable card, then each empty
+ * column); then, under option T, take-backs by suit and column.
+ * Legality never depends on a face-down card, so a view is enough.
+ * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
+ * @returns {string[]}
+ */
+export function legalMoves(view) {
+  return generate(view, undefined);
+}
+
+/**
  * Where a card may legally go: the destinations "1".."7" and "F" of its legal moves, columns
  * in order then "F". The card is a face-up card of a column (it moves with everything on
  * it) or, under option T, the top card of a foundation. Any other card gets [].
@@ -269,11 +279,7 @@ export function legalMoves(view) {
  * @returns {string[]}
  */
 export function destinations(view, card) {
-  const text = parseCard(card).text;
-  return legalMoves(view)
-    .filter((move) => move.slice(0, 2) === text)
-    .map((move) => move.slice(3))
-    .sort();
+  return generate(view, parseCard(card).text).map((move) => move.slice(3)).sort();
 }
 
 /**
