@@ -173,16 +173,21 @@ export class Client {
   }
 
   render(msg) {
-    const kind = this.view();
-    if (!this.screen || this.screen.kind !== kind) {
-      this.screen?.leave?.();
-      this.screen = screens[kind](this);
-      this.screen.kind = kind;
-      this.root.replaceChildren(this.screen.el);
-      this.screen.focus?.();
+    if (this.rendering) return; // a screen being built may send (a board asked for)
+    this.rendering = true;
+    try {
+      const kind = this.view();
+      if (!this.screen || this.screen.kind !== kind) {
+        this.screen = screens[kind](this);
+        this.screen.kind = kind;
+        this.root.replaceChildren(this.screen.el);
+        this.screen.focus?.();
+      }
+      this.screen.update(msg);
+      this.announce();
+    } finally {
+      this.rendering = false;
     }
-    this.screen.update(msg);
-    this.announce();
   }
 
   /** The status line, also told to a screen reader: at once for a refusal or an error. */

@@ -100,7 +100,7 @@ export class BoardView {
     this.el.style.setProperty("--ch", `${ch}px`);
     this.el.style.setProperty("--gap", `${gap}px`);
     const top = this.cols.getBoundingClientRect().top;
-    const reserve = window.innerWidth < 700 ? 64 : 24;
+    const reserve = window.innerWidth < 700 ? 64 : 96; // the buttons and the status line below
     const room = Math.max(ch * 3, window.innerHeight - top - reserve);
     let tallest = ch;
     for (const col of this.cols.children) {

@@ -442,7 +442,7 @@ export function boards(c) {
       ask();
     } }, h("label", { class: "lbl", for: "board-code" }, "Game code (c)"), codeIn, h("button", { type: "submit" }, "Show")),
     body, h("div", { class: "row actions" }, button("Back (Esc)", () => c.close(), { id: "back", class: "plain" })), ch.status);
-  ask();
+  queueMicrotask(ask); // once this screen is the one shown
   return {
     el,
     update() {
@@ -494,7 +494,7 @@ export function history(c) {
   const el = h("section", { class: "screen history" }, ch.link, h("h1", {}, "Your races"), head, body,
     h("div", { class: "row actions" }, button("↑ page", () => page(-1), { class: "plain" }), button("page ↓", () => page(1), { class: "plain" }),
       button("Back (Esc)", () => c.close(), { id: "back", class: "plain" })), ch.status);
-  ask();
+  queueMicrotask(ask); // once this screen is the one shown
   return {
     el,
     update() {
