@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import hashlib
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -23,12 +24,13 @@ import pytest
 from client.app import YukonApp
 from client.config import TokenStore
 from protocol import Game
+from server.app import ServeOptions, open_server
 from server.connection import RaceServer
+from server.rooms import HubConfig
 from solver import solve
 
 from ..client.helpers import keys_for, racing, until
 from ..server.tcp_proxy import TcpProxy
-from ..server.wire import running_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -72,8 +74,28 @@ def winning_line(code: str = CODE) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def server_at(tmp_path: Path) -> AsyncIterator[RaceServer]:
-    async with running_server(f"sqlite:///{tmp_path}/web.db", tmp_path) as server:
+async def server_at(tmp_path: Path, **config: Any) -> AsyncIterator[RaceServer]:
+    """The server as ``yukon serve`` wires it (as tests/server/wire.py does), on port 0,
+    with a short countdown and ``config`` (a password, say) on top."""
+    hub = HubConfig(
+        countdown_s=0.2,
+        resume_window_s=5.0,
+        bucket_capacity=200,
+        bucket_rate=100,
+        max_connections_per_address=0,
+        max_registrations_per_address=0,
+        max_rooms_per_address=0,
+        **config,
+    )
+    options = ServeOptions(
+        host="127.0.0.1",
+        port=0,
+        db=f"sqlite:///{tmp_path}/web.db",
+        spool=tmp_path / "spool.jsonl",
+        hub=hub,
+        solver_processes=0,
+    )
+    async with open_server(options) as server:
         yield server
 
 
@@ -100,7 +122,14 @@ class Player:
 
     @classmethod
     async def open(
-        cls, browser: Any, base: str, name: str, path: str = "/", **options: Any
+        cls,
+        browser: Any,
+        base: str,
+        name: str,
+        path: str = "/",
+        *,
+        welcome: bool = True,
+        **options: Any,
     ) -> Player:
         """A new browser at ``base + path`` that registers ``name`` on the first visit."""
         options.setdefault("viewport", {"width": 1280, "height": 800})
@@ -114,7 +143,8 @@ class Player:
         await page.goto(base + path)
         await page.fill("#ask-name", name)
         await page.press("#ask-name", "Enter")
-        await player.until(lambda: any(f["t"] == "welcome" for f in player.received), "welcome")
+        if welcome:
+            await player.until(lambda: player.of("welcome"), "welcome")
         return player
 
     async def close(self) -> None:
@@ -561,4 +591,102 @@ async def test_a_terminal_client_and_a_browser_race(browser: Any, tmp_path: Path
             names = [r["name"] for r in alice.of("result")[-1]["ranks"]]
             assert sorted(names) == ["alice", "terry"]
             await alice.page.wait_for_selector("table >> text=terry")
+        await alice.close()
+
+
+async def test_options_hints_a_spectator_and_a_checked_secret_deal(
+    browser: Any, tmp_path: Path
+) -> None:
+    async with server_at(tmp_path) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        alice = await Player.open(browser, base, "alice")
+        # Every option of the form reaches the create: a random Relaxed deal with take-back,
+        # no undo, hints, two players, five minutes.
+        await alice.page.select_option("#variant", "R")
+        await alice.page.check("#opt-t")
+        await alice.page.uncheck("#undo")
+        await alice.page.check("#hints")
+        await alice.page.select_option("#players", "2")
+        await alice.page.select_option("#time", "300")
+        await alice.page.keyboard.press("Escape")
+        await alice.page.click("#create")
+        await alice.until(lambda: alice.of("room"), "the room")
+        create = next(f for f in alice.sent if f["t"] == "create")
+        assert create == {
+            "t": "create",
+            "rules": "RT",
+            "max_players": 2,
+            "undo": False,
+            "time_limit": 300,
+            "hints": True,
+        }
+        room = alice.of("room")[-1]
+        assert room["code"] is None and len(room["commitment"]) == 64
+        await alice.page.wait_for_selector(f"text={room['commitment']}")
+        await alice.page.click("#start")
+        await alice.until(lambda: alice.of("race"), "the race")
+        await alice.page.wait_for_selector(".board .pc.up")
+        assert await alice.page.locator("#undo").is_hidden()
+        # A hint: the server's next move of a winning line lights up, and is played.
+        await alice.page.keyboard.press("h")
+        await alice.until(lambda: alice.of("hint_answer"), "the hint")
+        hint = alice.of("hint_answer")[-1]
+        await alice.page.wait_for_selector(".status >> text=hint:")
+        if hint["verdict"] == "win":
+            await alice.page.wait_for_selector(".pc.hinted")
+            assert (await alice.play_keys(hint["move"]))["t"] == "accepted"
+        # bob opens the invite link while the race runs: he watches, and sees no card.
+        bob = await Player.open(browser, base, "bob", f"/r/{room['room']}")
+        await bob.until(
+            lambda: bob.of("room") and bob.of("room")[-1]["you"] == "spectator", "watch"
+        )
+        await bob.page.wait_for_selector(".standings >> text=alice")
+        assert await bob.page.locator(".pc").count() == 0
+        await bob.page.wait_for_selector("text=nobody's cards")
+        await alice.page.keyboard.press("r")
+        await alice.page.keyboard.press("y")
+        await alice.until(lambda: alice.of("result"), "the result")
+        result = alice.of("result")[-1]
+        assert result["code"] and result["salt"]
+        # The revealed code checks against the commitment (WebCrypto on this page).
+        await alice.page.wait_for_selector("#fairness.good >> text=deal checked")
+        await bob.page.wait_for_selector("#fairness.good >> text=deal checked")
+        await bob.page.wait_for_selector("text=The race is over")
+        if hint["verdict"] == "win":
+            await alice.page.wait_for_selector("table >> text=(hint)")
+        # The SHA-256 a plain-http page falls back on gives WebCrypto's answer.
+        version = re.search(r"/static/([0-9a-f]+)/", await alice.page.content())
+        assert version is not None
+        text = f"{result['code']}:{result['salt']}"
+        ours = await alice.page.evaluate(
+            """async ([url, text]) => { const m = await import(url);
+            return [...m.sha256(new TextEncoder().encode(text))]
+              .map((b) => b.toString(16).padStart(2, "0")).join(""); }""",
+            [f"/static/{version.group(1)}/commit.js", text],
+        )
+        assert ours == hashlib.sha256(text.encode()).hexdigest() == room["commitment"]
+        assert check_fairness(alice.received, result["code"]) > 0
+        check_fairness(bob.received, result["code"])  # a spectator: no card at all
+        await alice.close()
+        await bob.close()
+
+
+async def test_a_private_server_asks_for_its_password(browser: Any, tmp_path: Path) -> None:
+    async with server_at(tmp_path, password="open sesame") as server:
+        base = f"http://127.0.0.1:{server.port}"
+        alice = await Player.open(browser, base, "alice", welcome=False)
+        await alice.page.wait_for_selector("#ask-password")
+        await alice.page.fill("#ask-password", "wrong")
+        await alice.page.press("#ask-password", "Enter")
+        await alice.page.wait_for_selector("text=the password is wrong or missing")
+        await alice.page.fill("#ask-password", "open sesame")
+        await alice.page.press("#ask-password", "Enter")
+        await alice.until(lambda: alice.of("welcome"), "welcome")
+        await alice.page.wait_for_selector("#new-room")
+        # The next visit needs neither the name nor the password.
+        await alice.page.reload()
+        await alice.page.wait_for_selector("#new-room")
+        assert len(alice.of("welcome")) == 2
+        hellos = [f for f in alice.sent if f["t"] == "hello"]
+        assert hellos[-1]["password"] == "open sesame" and "token" in hellos[-1]
         await alice.close()
