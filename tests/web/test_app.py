@@ -213,6 +213,14 @@ class Player:
         await self.dest(dest, card).click(position=GRIP)
         return await self.answered(before, move)
 
+    async def play_taps(self, move: str) -> Any:
+        """``move`` on a touch screen: tap the card, then its place."""
+        card, dest = move.split(">")
+        before = self.answers()
+        await self.card(card).tap(position=GRIP)
+        await self.dest(dest, card).tap(position=GRIP)
+        return await self.answered(before, move)
+
     async def play_double(self, move: str) -> Any:
         card, _ = move.split(">")
         before = self.answers()
@@ -431,9 +439,16 @@ async def test_a_refusal_the_keyboard_and_a_phone(
     line = winning_line()
     async with server_at(tmp_path) as server:
         base = f"http://127.0.0.1:{server.port}"
-        alice = await Player.open(browser, base, "alice", viewport={"width": 390, "height": 844})
+        alice = await Player.open(
+            browser,
+            base,
+            "alice",
+            viewport={"width": 390, "height": 844},
+            has_touch=True,
+            is_mobile=True,
+        )
         await start_alone(alice)
-        # A refused move changes nothing and shows the server's own reason.
+        # A refused move (two taps) changes nothing and shows the server's own reason.
         before = await alice.columns()
         start = Game.from_code(CODE)
         wrong = next(
@@ -441,7 +456,7 @@ async def test_a_refusal_the_keyboard_and_a_phone(
             for d in range(2, 8)
             if f"{start.column(1)[-1]}>{d}" not in start.legal_moves()
         )
-        answer = await alice.play_clicks(wrong)
+        answer = await alice.play_taps(wrong)
         assert answer["t"] == "refused"
         await alice.page.wait_for_selector(f".status.error >> text={answer['reason']}")
         assert answer["reason"] in await alice.page.locator("#live-now").inner_text()
@@ -450,7 +465,8 @@ async def test_a_refusal_the_keyboard_and_a_phone(
         await alice.page.keyboard.press("3")
         await alice.page.keyboard.press("Escape")
         assert await alice.page.locator(".pc.held").count() == 0
-        for move in line[:24]:
+        assert (await alice.play_taps(line[0]))["t"] == "accepted"
+        for move in line[1:24]:
             assert (await alice.play_keys(move))["t"] == "accepted", move
         # All seven columns across the phone, the longest (22 cards) on the screen.
         boxes = await alice.page.evaluate(
