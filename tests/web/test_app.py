@@ -386,8 +386,20 @@ async def test_two_browsers_race_through_an_invite_link(
         await shot(alice, artifacts, "results")
         assert check_fairness(alice.received, CODE) > len(line)
         check_fairness(bob.received, CODE)
-        await alice.close()
-        await bob.close()
+
+        # carol joins the finished room from the lobby's form; alice's m is a rematch.
+        carol = await Player.open(browser, base, "carol")
+        await carol.page.fill("#room-code", room.lower())
+        await carol.page.keyboard.press("Enter")
+        await carol.until(lambda: carol.of("room"), "carol in the room")
+        await alice.page.keyboard.press("m")
+        for p in (alice, bob, carol):
+            await p.until(lambda p=p: p.of("room")[-1]["state"] == "lobby", "the rematch")
+        await bob.page.wait_for_selector("#ready")
+        await carol.page.wait_for_selector("#ready")
+        await alice.page.wait_for_selector("text=Waiting for bob, carol to be ready")
+        for p in (alice, bob, carol):
+            await p.close()
 
 
 async def test_a_reload_mid_race_resumes(browser: Any, tmp_path: Path) -> None:
@@ -461,6 +473,15 @@ async def test_a_refusal_the_keyboard_and_a_phone(
         await alice.page.wait_for_selector(f".status.error >> text={answer['reason']}")
         assert answer["reason"] in await alice.page.locator("#live-now").inner_text()
         assert await alice.columns() == before
+        # A screen reader reads the board: columns as lists, cards by name, backs as such.
+        first = start.column(1)[-1]
+        rank = RANK_WORDS[first[0]]
+        column = alice.page.get_by_role("list", name=re.compile(r"^column 1: 0 face-down"))
+        assert await column.get_by_role(
+            "listitem", name=f"{rank} of {SUIT_WORDS[first[1]]}"
+        ).count()
+        backs = alice.page.get_by_role("listitem", name="face-down card")
+        assert await backs.count() == 21
         # The keyboard alone: pick, deeper, drop, home; Escape puts a card back.
         await alice.page.keyboard.press("3")
         await alice.page.keyboard.press("Escape")
