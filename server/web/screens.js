@@ -5,7 +5,7 @@
 
 import { h, fill } from "./dom.js";
 import { keep } from "./net.js";
-import { label, moveLabel, formatMs } from "./session.js";
+import { formatMs } from "./session.js";
 import { BoardView } from "./board.js";
 
 const VARIANTS = [["C", "Classic"], ["R", "Relaxed"], ["S", "Russian"], ["A", "Alaska"], ["M", "Moosehide"]];
@@ -564,4 +564,3 @@ export function helpDialog(c) {
 }
 
 export { helpDialog as help };
-export { label, moveLabel };

@@ -138,6 +138,11 @@ class Player:
         page = await context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
+        # The page's CSP must refuse nothing the client does (a refusal logs an error).
+        page.on(
+            "console",
+            lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None,
+        )
         player = cls(context, page, name)
         player.errors = errors
         await page.goto(base + path)
