@@ -51,6 +51,8 @@ export class BoardView {
   render(race) {
     if (this.drag) { this.dirty = race; return; } // after the drop: a drag is never cut short
     this.race = race;
+    // The last seq drawn: what the page shows is the answer to every move up to it.
+    this.el.dataset.seq = String(race.lastSeq);
     const pick = race.pick;
     const lifted = new Set(race.lifted());
     const dests = new Set(pick ? race.destinations(pick.card) : []);

@@ -306,7 +306,7 @@ export function race(c) {
     update(msg) {
       ch.update();
       head.update();
-      if (s.race && (!msg || msg.t !== "progress")) board.render(s.race);
+      if (s.race && (!msg || msg.t !== "progress" || board.el.dataset.seq !== String(s.race.lastSeq))) board.render(s.race);
       stand.update();
       undo.hidden = !s.undoAllowed;
       hint.hidden = !s.hintsAllowed;

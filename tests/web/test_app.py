@@ -182,8 +182,14 @@ class Player:
         return got
 
     async def answered(self, before: int, move: str) -> Any:
+        """The answer to ``move``, once the page has drawn it (the board's ``data-seq``)."""
         await self.until(lambda: self.answers() > before, f"the answer to {move}")
-        return [f for f in self.received if f["t"] in ("accepted", "refused", "undone")][-1]
+        answer = [f for f in self.received if f["t"] in ("accepted", "refused", "undone")][-1]
+        await self.page.wait_for_function(
+            "(seq) => Number(document.querySelector('.board')?.dataset.seq) >= seq",
+            arg=answer["seq"],
+        )
+        return answer
 
     def card(self, card: str) -> Any:
         return self.page.locator(f'.board .pc.up[data-card="{card}"]')
@@ -328,10 +334,14 @@ async def test_two_browsers_race_through_an_invite_link(
         await alice.page.wait_for_selector("#new-room")
         await shot(alice, artifacts, "lobby")
         room = await create_room(alice)
-        # The room shows its invite link; the address bar is that link.
+        # The room shows its invite link, with a copy button; the address bar is that link.
         invite = await alice.page.input_value("#invite")
         assert invite == f"{base}/r/{room}"
         assert alice.page.url == invite
+        await alice.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        await alice.page.click("#copy")
+        await alice.page.wait_for_selector("text=copied")
+        assert await alice.page.evaluate("() => navigator.clipboard.readText()") == invite
 
         # bob opens the link on a phone and goes straight into the room as a racer.
         bob = await Player.open(
@@ -436,15 +446,31 @@ async def test_a_dropped_connection_resumes_by_itself(browser: Any, tmp_path: Pa
             alice = await Player.open(browser, f"http://127.0.0.1:{proxy.port}", "alice")
             await start_alone(alice)
             await alice.play_drag(line[0])
-            before = await alice.columns()
             await proxy.cut()
             await alice.page.wait_for_selector(".link.away")
+            # A move played while away waits for the connection, with its seq.
+            answers = alice.answers()
+            card, dest = line[1].split(">")
+            cols = await alice.columns()
+            n = next(i + 1 for i, c in enumerate(cols) if card in c)
+            up = cols[n - 1]
+            for key in [str(n), *["ArrowUp"] * (len(up) - 1 - up.index(card)), dest]:
+                await alice.page.keyboard.press(key)
+            await alice.page.wait_for_selector(".status >> text=sent again once the connection")
             await proxy.restore()
             await alice.until(lambda: len(alice.of("race")) == 2, "the resync")
             await alice.page.wait_for_selector(".link.online")
             assert alice.of("race")[-1]["seq"] == 1
-            assert await alice.columns() == before
-            assert (await alice.play_keys(line[1]))["seq"] == 2
+            # Resent after the resync, under the same seq, and played.
+            answer = await alice.answered(answers, line[1])
+            assert answer["t"] == "accepted" and answer["seq"] == 2
+            assert [f["seq"] for f in alice.sent if f["t"] == "move"] == [1, 2]
+            game = Game.from_code(CODE)
+            for move in line[:2]:
+                game.play(move)
+            shown = [game.column(n)[game.face_down_count(n) :] for n in range(1, 8)]
+            assert await alice.columns() == shown
+            assert (await alice.play_keys(line[2]))["seq"] == 3
             await alice.close()
         finally:
             await proxy.cut()
