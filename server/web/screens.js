@@ -256,7 +256,9 @@ function raceHead(c) {
       fill(el, h("span", { class: "where" }, d ? `Daily ${d.date} · attempt ${d.attempt} (${d.practice ? "practice" : "counts"})${d.par ? ` · par ${d.par}` : ""}` : `Room ${r?.room ?? ""}`,
         r ? ` · ${rulesText(r.rules)}` : ""),
       clock,
-      race ? h("span", { class: "figs" }, `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`, race.state !== "playing" ? [" · ", outcome(race.state)] : null) : null);
+      race ? h("span", { class: "figs" }, `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`, race.state !== "playing" ? [" · ", outcome(race.state)] : null) : null,
+      // A secret deal's commitment, for anyone who wants to check it against the code later.
+      r?.commitment ? h("span", { class: "figs commit", title: r.commitment }, `commitment ${r.commitment.slice(0, 12)}…`) : null);
       this.tick();
     },
     tick() {

@@ -221,6 +221,9 @@ class Player:
         card, dest = move.split(">")
         before = self.answers()
         await self.card(card).click(position=GRIP)
+        # Held: the card (with what lies on it) is marked, and its legal places light up.
+        await self.page.wait_for_selector(f'.pc.held[data-card="{card}"]')
+        await self.page.wait_for_selector(".dest")
         await self.dest(dest, card).click(position=GRIP)
         return await self.answered(before, move)
 
