@@ -242,16 +242,18 @@ class Player:
         return await self.answered(before, move)
 
 
-async def create_room(player: Player, code: str = CODE) -> str:
+async def create_room(player: Player, code: str = CODE, *, hints: bool = False) -> str:
     rooms = len(player.of("room"))
     await player.page.fill("#code", code)
+    if hints:
+        await player.page.check("#hints")
     await player.page.click("#create")
     await player.until(lambda: len(player.of("room")) > rooms, "the room")
     return str(player.of("room")[-1]["room"])
 
 
-async def start_alone(player: Player, code: str = CODE) -> str:
-    room = await create_room(player, code)
+async def start_alone(player: Player, code: str = CODE, *, hints: bool = False) -> str:
+    room = await create_room(player, code, hints=hints)
     races = len(player.of("race"))
     await player.page.click("#start")
     await player.until(lambda: len(player.of("race")) > races, "the race")
@@ -424,7 +426,7 @@ async def test_a_reload_mid_race_resumes(browser: Any, tmp_path: Path) -> None:
     line = winning_line()
     async with server_at(tmp_path) as server:
         alice = await Player.open(browser, f"http://127.0.0.1:{server.port}", "alice")
-        await start_alone(alice)
+        await start_alone(alice, hints=True)
         for move in line[:3]:
             await alice.play_keys(move)
         before = await alice.columns()
@@ -437,6 +439,15 @@ async def test_a_reload_mid_race_resumes(browser: Any, tmp_path: Path) -> None:
         answer = await alice.play_clicks(line[3])
         assert answer["t"] == "accepted" and answer["seq"] == 4
         assert [f["seq"] for f in alice.sent if f["t"] == "move"] == [1, 2, 3, 4]
+        # A hint (this room gives them): the next move of a winning line lights up.
+        await alice.page.click("#hint")
+        await alice.until(lambda: alice.of("hint_answer"), "the hint")
+        hint = alice.of("hint_answer")[-1]
+        assert hint["verdict"] == "win" and hint["seq"] == 4
+        card, dest = hint["move"].split(">")
+        await alice.page.wait_for_selector(f'.pc.hinted[data-card="{card}"]')
+        await alice.page.wait_for_selector(f".hinted[data-dest='{dest}']")
+        assert (await alice.play_keys(hint["move"]))["t"] == "accepted"
         await alice.close()
 
 
@@ -760,4 +771,20 @@ async def test_a_private_server_asks_for_its_password(browser: Any, tmp_path: Pa
         assert len(alice.of("welcome")) == 2
         hellos = [f for f in alice.sent if f["t"] == "hello"]
         assert hellos[-1]["password"] == "open sesame" and "token" in hellos[-1]
+        # Another browser: a name taken already is asked again, with the server's reason.
+        other = await Player.open(browser, base, "Alice", welcome=False)
+        await other.page.wait_for_selector("#ask-password")
+        await other.page.fill("#ask-password", "open sesame")
+        await other.page.press("#ask-password", "Enter")
+        await other.until(
+            lambda: any(f.get("code") == "name_taken" for f in other.of("error")), "name_taken"
+        )
+        await other.page.wait_for_selector("#ask-name")
+        problem = other.of("error")[-1]["text"]
+        await other.page.wait_for_selector(f".problem >> text={problem}")
+        await other.page.fill("#ask-name", "bob")
+        await other.page.press("#ask-name", "Enter")
+        await other.until(lambda: other.of("welcome"), "bob's welcome")
+        await other.page.wait_for_selector("#new-room")
         await alice.close()
+        await other.close()
