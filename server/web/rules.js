@@ -100,7 +100,8 @@ export function buildsOn(variant, card, top) {
 /**
  * Parse a view: `<rules> <foundations> <col1>/.../<col7>` with face-down cards as "??".
  * Checks what the engine checks (rules.md section 10, "What makes a position valid"), so a
- * view this accepts is one the engine accepts.
+ * view this accepts is one the engine accepts. Known face-down cards in lower case (full
+ * position notation, which a runner never receives) are refused: a view has only "??".
  * @param {string} text
  * @returns {{rules: string, foundations: {S: number, H: number, D: number, C: number},
  *   columns: string[][]}} foundation heights 0-13; columns bottom to top.
