@@ -95,6 +95,12 @@ export class Client {
       default: break;
     }
     for (const m of out) this.link.send(m); // resent moves after a resync
+    if (s.outOfStep) {
+      // The view could not follow an accepted move: a new connection's resync brings the
+      // server's own view (protocol 4.15), as the terminal client does.
+      s.outOfStep = false;
+      this.link.ws?.close();
+    }
     this.saveLog();
     if (msg.t === "room" && msg.max_players === 1) {
       // Kept across reloads: a resumed daily room comes without its daily_deal (4.16).

@@ -222,7 +222,10 @@ export class Session {
     this.fairness = null;
     this.awaitingResync = false;
     this.lost = false;
-    /** The last `hint_answer`'s mark: the first one makes the run hinted. */
+    /** My view could not follow the server: the app reconnects for a fresh resync. */
+    this.outOfStep = false;
+    /** Others whose state just changed, for a screen reader (app.js announces them). */
+    this.news = null;
   }
 
   say(text, kind = "info") {
