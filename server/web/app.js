@@ -18,14 +18,25 @@ function inviteCode(path) {
 }
 
 /** Errors that answer a hello: the connection stops until the player has done something. */
-const HELLO_ERRORS = new Set(["name_taken", "name_invalid", "bad_token", "password", "too_many_names", "version"]);
+const HELLO_ERRORS = new Set([
+  "name_taken",
+  "name_invalid",
+  "bad_token",
+  "password",
+  "too_many_names",
+  "version",
+]);
 
 export class Client {
   constructor(root) {
     this.root = root;
     this.session = new Session();
     this.session.dailies = readJson(localStorage, "yukon.dailies") ?? {};
-    this.link = new Link({ url: serverUrl(), onMessage: (m) => this.message(m), onStatus: (k, t, c) => this.linkStatus(k, t, c) });
+    this.link = new Link({
+      url: serverUrl(),
+      onMessage: (m) => this.message(m),
+      onStatus: (k, t, c) => this.linkStatus(k, t, c),
+    });
     /** The invite this page was opened with: joined once the welcome came. */
     this.invite = inviteCode(location.pathname);
     this.autoJoin = null;
@@ -43,7 +54,9 @@ export class Client {
     setInterval(() => this.screen?.tick?.(), 100);
   }
 
-  now() { return performance.now(); }
+  now() {
+    return performance.now();
+  }
 
   start() {
     this.render();
@@ -76,7 +89,10 @@ export class Client {
       case "welcome":
         this.everOnline = true;
         this.ask = null;
-        if (s.awaitingResync) setTimeout(() => { if (s.resyncMissed()) this.render(); }, 1500);
+        if (s.awaitingResync)
+          setTimeout(() => {
+            if (s.resyncMissed()) this.render();
+          }, 1500);
         if (this.invite) {
           // A resumed room comes with the welcome; then the join is refused and ignored.
           this.autoJoin = this.invite;
@@ -84,15 +100,26 @@ export class Client {
           this.link.send({ t: "join", room: this.autoJoin });
         }
         break;
-      case "error": this.error(msg); break;
+      case "error":
+        this.error(msg);
+        break;
       case "result":
-        checkDeal(s.room?.commitment, msg.code, msg.salt).then((f) => { s.fairness = f; this.render(); });
+        checkDeal(s.room?.commitment, msg.code, msg.salt).then((f) => {
+          s.fairness = f;
+          this.render();
+        });
         break;
       case "board_page":
-        if (this.dailyAsk && msg.kind === "daily") { this.dailyAsk = false; this.confirmDaily(msg); }
+        if (this.dailyAsk && msg.kind === "daily") {
+          this.dailyAsk = false;
+          this.confirmDaily(msg);
+        }
         break;
-      case "room": if (this.autoJoin === msg.room) this.autoJoin = null; break;
-      default: break;
+      case "room":
+        if (this.autoJoin === msg.room) this.autoJoin = null;
+        break;
+      default:
+        break;
     }
     for (const m of out) this.link.send(m); // resent moves after a resync
     if (s.outOfStep) {
@@ -105,7 +132,11 @@ export class Client {
     if (msg.t === "room" && msg.max_players === 1) {
       // Kept across reloads: a resumed daily room comes without its daily_deal (4.16).
       const last = Object.fromEntries(Object.entries(s.dailies).slice(-8));
-      try { localStorage.setItem("yukon.dailies", JSON.stringify(last)); } catch { /* full */ }
+      try {
+        localStorage.setItem("yukon.dailies", JSON.stringify(last));
+      } catch {
+        /* full */
+      }
     }
     this.syncUrl();
     this.render(msg);
@@ -115,14 +146,21 @@ export class Client {
     const s = this.session;
     if (HELLO_ERRORS.has(msg.code)) {
       this.link.stop();
-      if (msg.code === "bad_token") { keep.set("token", null); this.ask = "name"; }
-      else if (msg.code === "password") { keep.set("password", null); this.ask = "password"; }
-      else if (msg.code === "version") this.ask = null;
+      if (msg.code === "bad_token") {
+        keep.set("token", null);
+        this.ask = "name";
+      } else if (msg.code === "password") {
+        keep.set("password", null);
+        this.ask = "password";
+      } else if (msg.code === "version") this.ask = null;
       else this.ask = "name";
       this.askProblem = msg.text;
       return;
     }
-    if (msg.code === "unavailable" && !this.link.online) { this.link.ws?.close(); return; }
+    if (msg.code === "unavailable" && !this.link.online) {
+      this.link.ws?.close();
+      return;
+    }
     if (this.autoJoin) {
       const code = this.autoJoin;
       if (msg.code === "race_running" || msg.code === "room_full") {
@@ -145,11 +183,18 @@ export class Client {
     try {
       if (!race || !s.room || s.result || s.room.state !== "racing") sessionStorage.removeItem("yukon.race");
       else {
-        sessionStorage.setItem("yukon.race", JSON.stringify({
-          room: s.room.room, played: race.played.slice(-200), pending: [...race.pending],
-        }));
+        sessionStorage.setItem(
+          "yukon.race",
+          JSON.stringify({
+            room: s.room.room,
+            played: race.played.slice(-200),
+            pending: [...race.pending],
+          }),
+        );
       }
-    } catch { /* storage full or off: a drop still resumes, a reload without resends */ }
+    } catch {
+      /* storage full or off: a drop still resumes, a reload without resends */
+    }
   }
 
   restoreLog(msg, now) {
@@ -211,13 +256,20 @@ export class Client {
     }
   }
 
-  open(overlay) { this.overlay = overlay; this.render(); }
-  close() { this.overlay = null; this.render(); }
+  open(overlay) {
+    this.overlay = overlay;
+    this.render();
+  }
+  close() {
+    this.overlay = null;
+    this.render();
+  }
 
   confirmDaily(page) {
-    const q = page.you === null
-      ? `Today's daily deal (${page.date}): your one attempt that counts on the leaderboard${page.par ? ` (par ${page.par} moves)` : ""}. Start now?`
-      : `Today's daily deal (${page.date}): you have played the attempt that counts; this one is practice. Start now?`;
+    const q =
+      page.you === null
+        ? `Today's daily deal (${page.date}): your one attempt that counts on the leaderboard${page.par ? ` (par ${page.par} moves)` : ""}. Start now?`
+        : `Today's daily deal (${page.date}): you have played the attempt that counts; this one is practice. Start now?`;
     screens.confirm(this, q, () => this.send({ t: "daily" }));
   }
 
@@ -235,13 +287,21 @@ export class Client {
       if (e.key === "Escape") t.blur();
       return;
     }
-    if (e.key === "?") { screens.help(this); e.preventDefault(); return; }
+    if (e.key === "?") {
+      screens.help(this);
+      e.preventDefault();
+      return;
+    }
     if (this.screen?.key?.(e.key, e)) e.preventDefault();
   }
 }
 
 function readJson(storage, key) {
-  try { return JSON.parse(storage.getItem(key) ?? "null"); } catch { return null; }
+  try {
+    return JSON.parse(storage.getItem(key) ?? "null");
+  } catch {
+    return null;
+  }
 }
 
 const root = document.getElementById("app");

@@ -20,9 +20,18 @@ function cardEl(card, extra = {}) {
   if (card === "??") return h("div", { class: "pc down", role: "listitem", "aria-label": "face-down card" });
   const red = card[1] === "H" || card[1] === "D";
   const shown = label(card);
-  return h("div", { class: `pc up${red ? " red" : ""}`, role: "listitem", "aria-label": cardLabel(card), "data-card": card, ...extra },
+  return h(
+    "div",
+    {
+      class: `pc up${red ? " red" : ""}`,
+      role: "listitem",
+      "aria-label": cardLabel(card),
+      "data-card": card,
+      ...extra,
+    },
     h("span", { class: "ix", "aria-hidden": "true" }, shown.slice(0, -1), h("b", {}, shown.slice(-1))),
-    h("span", { class: "pip", "aria-hidden": "true" }, shown.slice(-1)));
+    h("span", { class: "pip", "aria-hidden": "true" }, shown.slice(-1)),
+  );
 }
 
 export class BoardView {
@@ -44,12 +53,17 @@ export class BoardView {
     this.el.addEventListener("pointermove", (e) => this.move(e));
     this.el.addEventListener("pointerup", (e) => this.up(e));
     this.el.addEventListener("pointercancel", () => this.end());
-    this.el.addEventListener("contextmenu", (e) => { if (this.press) e.preventDefault(); });
+    this.el.addEventListener("contextmenu", (e) => {
+      if (this.press) e.preventDefault();
+    });
   }
 
   /** Draw `race` (a RaceBoard); the held card's destinations and a hinted move light up. */
   render(race) {
-    if (this.drag) { this.dirty = race; return; } // after the drop: a drag is never cut short
+    if (this.drag) {
+      this.dirty = race;
+      return;
+    } // after the drop: a drag is never cut short
     this.race = race;
     // The last seq drawn: what the page shows is the answer to every move up to it.
     this.el.dataset.seq = String(race.lastSeq);
@@ -58,33 +72,52 @@ export class BoardView {
     const dests = new Set(pick ? race.destinations(pick.card) : []);
     const [hintCard, hintDest] = race.hint ? race.hint.split(">") : [null, null];
     const tops = race.tops();
-    this.found.replaceChildren(...SUITS.split("").map((s, i) => {
-      const top = tops[i];
-      const slot = h("div", {
-        class: `slot found${dests.has("F") && pick && pick.card[1] === s ? " dest" : ""}${hintDest === "F" && hintCard?.[1] === s ? " hinted" : ""}`,
-        "data-dest": "F", "data-suit": s,
-        "aria-label": `${SUIT_WORDS[s]} foundation: ${top ? `up to the ${cardLabel(top)}` : "empty"}`,
-      }, top ? cardEl(top, { "data-source": "0", class: `pc up found-top${top[1] === "H" || top[1] === "D" ? " red" : ""}${lifted.has(top) ? " held" : ""}` })
-        : h("span", { class: "ghost-suit", "aria-hidden": "true" }, GLYPH[s]));
-      return slot;
-    }));
-    this.cols.replaceChildren(...[1, 2, 3, 4, 5, 6, 7].map((n) => {
-      const cards = race.column(n);
-      const down = cards.filter((c) => c === "??").length;
-      const top = cards[cards.length - 1];
-      const name = `column ${n}: ${cards.length ? `${down} face-down, ${cards.length - down} face-up, top ${cardLabel(top)}` : "empty"}`;
-      const col = h("div", {
-        class: `col${dests.has(String(n)) ? " dest" : ""}${hintDest === String(n) ? " hinted" : ""}`,
-        role: "list", "data-dest": String(n), "aria-label": name,
-      }, h("span", { class: "col-n", "aria-hidden": "true" }, n));
-      cards.forEach((c) => {
-        const el = cardEl(c, c === "??" ? {} : { "data-source": String(n) });
-        if (lifted.has(c)) el.classList.add("held");
-        if (c === hintCard) el.classList.add("hinted");
-        col.append(el);
-      });
-      return col;
-    }));
+    this.found.replaceChildren(
+      ...SUITS.split("").map((s, i) => {
+        const top = tops[i];
+        const slot = h(
+          "div",
+          {
+            class: `slot found${dests.has("F") && pick && pick.card[1] === s ? " dest" : ""}${hintDest === "F" && hintCard?.[1] === s ? " hinted" : ""}`,
+            "data-dest": "F",
+            "data-suit": s,
+            "aria-label": `${SUIT_WORDS[s]} foundation: ${top ? `up to the ${cardLabel(top)}` : "empty"}`,
+          },
+          top
+            ? cardEl(top, {
+                "data-source": "0",
+                class: `pc up found-top${top[1] === "H" || top[1] === "D" ? " red" : ""}${lifted.has(top) ? " held" : ""}`,
+              })
+            : h("span", { class: "ghost-suit", "aria-hidden": "true" }, GLYPH[s]),
+        );
+        return slot;
+      }),
+    );
+    this.cols.replaceChildren(
+      ...[1, 2, 3, 4, 5, 6, 7].map((n) => {
+        const cards = race.column(n);
+        const down = cards.filter((c) => c === "??").length;
+        const top = cards[cards.length - 1];
+        const name = `column ${n}: ${cards.length ? `${down} face-down, ${cards.length - down} face-up, top ${cardLabel(top)}` : "empty"}`;
+        const col = h(
+          "div",
+          {
+            class: `col${dests.has(String(n)) ? " dest" : ""}${hintDest === String(n) ? " hinted" : ""}`,
+            role: "list",
+            "data-dest": String(n),
+            "aria-label": name,
+          },
+          h("span", { class: "col-n", "aria-hidden": "true" }, n),
+        );
+        cards.forEach((c) => {
+          const el = cardEl(c, c === "??" ? {} : { "data-source": String(n) });
+          if (lifted.has(c)) el.classList.add("held");
+          if (c === hintCard) el.classList.add("hinted");
+          col.append(el);
+        });
+        return col;
+      }),
+    );
     this.layout();
   }
 
@@ -134,9 +167,13 @@ export class BoardView {
     const destEl = e.target.closest("[data-dest]");
     if (!cardEl && !destEl) return;
     this.press = {
-      id: e.pointerId, x: e.clientX, y: e.clientY,
-      card: cardEl?.dataset.card ?? null, source: cardEl ? Number(cardEl.dataset.source) : null,
-      dest: destEl?.dataset.dest ?? null, el: cardEl,
+      id: e.pointerId,
+      x: e.clientX,
+      y: e.clientY,
+      card: cardEl?.dataset.card ?? null,
+      source: cardEl ? Number(cardEl.dataset.source) : null,
+      dest: destEl?.dataset.dest ?? null,
+      el: cardEl,
     };
     if (cardEl) {
       e.preventDefault(); // no text selection, no scrolling: this press may become a drag
@@ -180,7 +217,8 @@ export class BoardView {
     ghost.style.transform = `translate(${rect.left}px, ${rect.top}px)`;
     // The block leaves its place; where it may go lights up.
     const lifted = new Set(block);
-    for (const el of this.el.querySelectorAll(".pc.up")) if (lifted.has(el.dataset.card)) el.classList.add("lifting");
+    for (const el of this.el.querySelectorAll(".pc.up"))
+      if (lifted.has(el.dataset.card)) el.classList.add("lifting");
     const dests = new Set(race.destinations(p.card));
     for (const el of this.el.querySelectorAll("[data-dest]")) {
       const d = el.dataset.dest;

@@ -15,12 +15,20 @@ const FINAL = new Set([4000, 4001]);
  * terminal client keeps them per server too (client/config.py).
  */
 export const keep = {
-  get: (key) => { try { return localStorage.getItem(`yukon.${key}`); } catch { return null; } },
+  get: (key) => {
+    try {
+      return localStorage.getItem(`yukon.${key}`);
+    } catch {
+      return null;
+    }
+  },
   set: (key, value) => {
     try {
       if (value === null) localStorage.removeItem(`yukon.${key}`);
       else localStorage.setItem(`yukon.${key}`, value);
-    } catch { /* private mode: kept for this page only */ }
+    } catch {
+      /* private mode: kept for this page only */
+    }
   },
 };
 
@@ -108,9 +116,10 @@ export class Link {
       if (this.stopped) return;
       if (FINAL.has(event.code)) {
         this.stopped = true;
-        const why = event.code === 4001
-          ? "this player is playing in another tab or window"
-          : "the server speaks another protocol version";
+        const why =
+          event.code === 4001
+            ? "this player is playing in another tab or window"
+            : "the server speaks another protocol version";
         this.onStatus("stopped", why, event.code);
         return;
       }
@@ -128,7 +137,9 @@ export class Link {
     let wait = this.wait * (0.75 + Math.random() * 0.5);
     if (code === 1013) wait = Math.max(wait, 3);
     this.onStatus("away", `connection lost; trying again in ${wait.toFixed(1)} s`, code);
-    this.timer = setTimeout(() => { if (!this.stopped) this.open(); }, wait * 1000);
+    this.timer = setTimeout(() => {
+      if (!this.stopped) this.open();
+    }, wait * 1000);
   }
 
   /** Send one message; false when there is no connection with a welcome to send it on. */

@@ -78,16 +78,28 @@ export class RaceBoard {
     this.legal = null;
   }
 
-  count() { return SUITS.split("").reduce((n, s) => n + this.view.foundations[s], 0); }
-  get rules() { return this.view.rules; }
-  column(n) { return this.view.columns[n - 1]; }
+  count() {
+    return SUITS.split("").reduce((n, s) => n + this.view.foundations[s], 0);
+  }
+  get rules() {
+    return this.view.rules;
+  }
+  column(n) {
+    return this.view.columns[n - 1];
+  }
   /** The face-up cards of column n (1-7), bottom to top: "??" always come first. */
-  faceUp(n) { return this.column(n).filter((c) => c !== "??"); }
+  faceUp(n) {
+    return this.column(n).filter((c) => c !== "??");
+  }
   /** The top card of each foundation in the order S H D C, or null. */
   tops() {
-    return SUITS.split("").map((s) => (this.view.foundations[s] ? RANKS[this.view.foundations[s] - 1] + s : null));
+    return SUITS.split("").map((s) =>
+      this.view.foundations[s] ? RANKS[this.view.foundations[s] - 1] + s : null,
+    );
   }
-  legalMoves() { return (this.legal ??= legalMoves(this.view)); }
+  legalMoves() {
+    return (this.legal ??= legalMoves(this.view));
+  }
 
   elapsedMs(now) {
     if (this.finalMs !== null) return this.finalMs;
@@ -121,7 +133,12 @@ export class RaceBoard {
     } catch {
       ok = false;
     }
-    Object.assign(this, { score: msg.score, moves: msg.moves, state: msg.state, foundations: msg.foundations });
+    Object.assign(this, {
+      score: msg.score,
+      moves: msg.moves,
+      state: msg.state,
+      foundations: msg.foundations,
+    });
     this.clockMs = msg.elapsed_ms;
     this.clockAt = now;
     this.changed();
@@ -134,7 +151,12 @@ export class RaceBoard {
     this.played.push([msg.seq, null]);
     this.lastSeq = Math.max(this.lastSeq, msg.seq);
     this.view = parseView(msg.view);
-    Object.assign(this, { score: msg.score, moves: msg.moves, state: msg.state, foundations: msg.foundations });
+    Object.assign(this, {
+      score: msg.score,
+      moves: msg.moves,
+      state: msg.state,
+      foundations: msg.foundations,
+    });
     this.clockMs = msg.elapsed_ms;
     this.clockAt = now;
     this.changed();
@@ -154,8 +176,10 @@ export class RaceBoard {
    * unanswered one goes again, in order, under its own seq.
    */
   resync(race, now) {
-    const again = [...this.played.filter(([s]) => s > race.seq), ...[...this.pending].filter(([s]) => s > race.seq)]
-      .sort((a, b) => a[0] - b[0]);
+    const again = [
+      ...this.played.filter(([s]) => s > race.seq),
+      ...[...this.pending].filter(([s]) => s > race.seq),
+    ].sort((a, b) => a[0] - b[0]);
     const played = this.played.filter(([s]) => s <= race.seq);
     this.load(race, now);
     this.changed();
@@ -186,13 +210,21 @@ export class RaceBoard {
   /** Where `card` may go by the rules: "1".."7" and "F". */
   destinations(card) {
     if (!card) return [];
-    try { return destinations(this.view, card); } catch { return []; }
+    try {
+      return destinations(this.view, card);
+    } catch {
+      return [];
+    }
   }
 
   /** The column a double tap sends `card` to: the longest that takes it, then an empty one. */
   tableauFor(card) {
-    const cols = this.legalMoves().filter((m) => m.startsWith(card + ">") && m[3] !== "F").map((m) => Number(m[3]));
-    const filled = cols.filter((d) => this.column(d).length).sort((a, b) => this.column(b).length - this.column(a).length || a - b);
+    const cols = this.legalMoves()
+      .filter((m) => m.startsWith(card + ">") && m[3] !== "F")
+      .map((m) => Number(m[3]));
+    const filled = cols
+      .filter((d) => this.column(d).length)
+      .sort((a, b) => this.column(b).length - this.column(a).length || a - b);
     const empty = cols.filter((d) => !this.column(d).length).sort((a, b) => a - b);
     return [...filled, ...empty][0] ?? null;
   }
@@ -243,11 +275,21 @@ export class Session {
     return "room";
   }
 
-  get undoAllowed() { return this.room ? this.room.undo : true; }
-  get hintsAllowed() { return !!this.room?.hints; }
-  get isHost() { return !!this.room && this.room.host === this.me; }
-  get isDaily() { return !!this.room && this.room.max_players === 1; }
-  raceDone() { return !!this.race && this.race.isDone(this.undoAllowed); }
+  get undoAllowed() {
+    return this.room ? this.room.undo : true;
+  }
+  get hintsAllowed() {
+    return !!this.room?.hints;
+  }
+  get isHost() {
+    return !!this.room && this.room.host === this.me;
+  }
+  get isDaily() {
+    return !!this.room && this.room.max_players === 1;
+  }
+  raceDone() {
+    return !!this.race && this.race.isDone(this.undoAllowed);
+  }
 
   countdownLeft(now) {
     return this.countdownUntil === null ? null : Math.max(0, this.countdownUntil - now);
@@ -264,7 +306,10 @@ export class Session {
 
   standWatch(now) {
     const ms = this.clockMs(now);
-    if (!this.race && ms !== null) { this.watchMs = ms; this.watchAt = null; }
+    if (!this.race && ms !== null) {
+      this.watchMs = ms;
+      this.watchAt = null;
+    }
   }
 
   /** Take one server message; the messages to send because of it. `now`: ms, monotonic. */
@@ -276,49 +321,82 @@ export class Session {
         this.awaitingResync = this.lost && !!this.room;
         this.lost = false;
         break;
-      case "room": this.onRoom(msg, now); break;
-      case "left": this.outside(); this.say(`you left room ${msg.room}`); break;
-      case "countdown": this.countdownUntil = now + msg.ms; this.starting = true; break;
+      case "room":
+        this.onRoom(msg, now);
+        break;
+      case "left":
+        this.outside();
+        this.say(`you left room ${msg.room}`);
+        break;
+      case "countdown":
+        this.countdownUntil = now + msg.ms;
+        this.starting = true;
+        break;
       case "daily_deal":
         this.daily = msg;
         this.race = null;
         this.starting = true;
-        this.say(`daily deal ${msg.date}, attempt ${msg.attempt}: ${msg.practice ? "practice" : "the attempt that counts"}`);
+        this.say(
+          `daily deal ${msg.date}, attempt ${msg.attempt}: ${msg.practice ? "practice" : "the attempt that counts"}`,
+        );
         break;
-      case "race": return this.onRace(msg, now);
-      case "accepted": this.onAccepted(msg, now); break;
+      case "race":
+        return this.onRace(msg, now);
+      case "accepted":
+        this.onAccepted(msg, now);
+        break;
       case "refused": {
         const move = this.race ? this.race.answered(msg.seq) : null;
         this.say(move ? `${moveLabel(move)}: ${msg.reason}` : msg.reason, "error");
         break;
       }
       case "undone":
-        if (this.race) { this.race.undone(msg, now); this.say(`took back ${moveLabel(msg.move)}`); }
+        if (this.race) {
+          this.race.undone(msg, now);
+          this.say(`took back ${moveLabel(msg.move)}`);
+        }
         break;
-      case "progress": this.onProgress(msg, now); break;
+      case "progress":
+        this.onProgress(msg, now);
+        break;
       case "result":
         this.result = msg;
         this.countdownUntil = null;
         if (this.race) this.race.pick = null;
         this.say("the race is over");
         break;
-      case "board_page": this.board = msg; break;
-      case "history_page": this.history = msg; break;
-      case "hint_answer": this.onHint(msg); break;
+      case "board_page":
+        this.board = msg;
+        break;
+      case "history_page":
+        this.history = msg;
+        break;
+      case "hint_answer":
+        this.onHint(msg);
+        break;
       case "error":
         if (this.race) this.race.hintAsked = false;
         if (msg.seq !== null && msg.seq !== undefined && this.race) this.race.answered(msg.seq);
         if (msg.code === "room_closed") this.outside();
         this.say(msg.text, "error");
         break;
-      default: break; // a type this client does not know: ignored (protocol 1.3)
+      default:
+        break; // a type this client does not know: ignored (protocol 1.3)
     }
     return [];
   }
 
   outside() {
-    Object.assign(this, { room: null, race: null, progress: null, result: null, daily: null,
-      countdownUntil: null, startView: null, fairness: null });
+    Object.assign(this, {
+      room: null,
+      race: null,
+      progress: null,
+      result: null,
+      daily: null,
+      countdownUntil: null,
+      startView: null,
+      fairness: null,
+    });
   }
 
   onRoom(msg, now) {
@@ -344,7 +422,11 @@ export class Session {
     this.room = msg;
     if (msg.state !== "countdown") this.countdownUntil = null;
     if (msg.state === "lobby" || msg.state === "finished") this.starting = false;
-    if (msg.state === "lobby") { this.race = null; this.progress = null; this.result = null; }
+    if (msg.state === "lobby") {
+      this.race = null;
+      this.progress = null;
+      this.result = null;
+    }
   }
 
   tellChanges(old, now) {
@@ -358,7 +440,8 @@ export class Session {
       if (!q) continue;
       if (q.connected && !p.connected) news.push(`${n} lost the connection`);
       else if (!q.connected && p.connected) news.push(`${n} is back`);
-      else if (p.ready !== q.ready && n !== now.host && now.state === "lobby") news.push(`${n} is ${p.ready ? "ready" : "not ready"}`);
+      else if (p.ready !== q.ready && n !== now.host && now.state === "lobby")
+        news.push(`${n} is ${p.ready ? "ready" : "not ready"}`);
     }
     if (now.host !== old.host) news.push(`${now.host} is the host now`);
     if (old.state === "finished" && now.state === "lobby") news.push("rematch: a new deal; say ready");
@@ -404,7 +487,8 @@ export class Session {
   }
 
   stuckText() {
-    return this.undoAllowed ? "stuck: no legal move left. u takes back a move, r resigns"
+    return this.undoAllowed
+      ? "stuck: no legal move left. u takes back a move, r resigns"
       : "stuck: no legal move left, and this room has no undo";
   }
 
@@ -415,8 +499,11 @@ export class Session {
     this.watchMs = msg.elapsed_ms;
     this.watchAt = racing ? now : null;
     /** Others whose state changed: told to a screen reader (app.js). */
-    this.news = msg.players.filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
-      .map((p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`);
+    this.news = msg.players
+      .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
+      .map(
+        (p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`,
+      );
     const race = this.race;
     if (!race || !this.me) return;
     const mine = msg.players.find((p) => p.name === this.me);
@@ -428,8 +515,12 @@ export class Session {
     race.clockMs = msg.elapsed_ms;
     race.clockAt = now;
     if (mine.state !== was) {
-      const say = { resigned: ["you resigned; the others race on", "error"], timeout: ["time is up", "error"],
-        stuck: [this.stuckText(), "error"], won: ["all 52 cards home: you won!", "good"] }[mine.state];
+      const say = {
+        resigned: ["you resigned; the others race on", "error"],
+        timeout: ["time is up", "error"],
+        stuck: [this.stuckText(), "error"],
+        won: ["all 52 cards home: you won!", "good"],
+      }[mine.state];
       if (say) this.say(...say);
     }
   }
@@ -473,8 +564,12 @@ export class Session {
   standings() {
     if (!this.progress) return [];
     const race = this.race;
-    return this.progress.players.map((p) => (race && p.name === this.me && race.moves > p.moves
-      ? { ...p, state: race.state, foundations: race.foundations, score: race.score, moves: race.moves } : p))
+    return this.progress.players
+      .map((p) =>
+        race && p.name === this.me && race.moves > p.moves
+          ? { ...p, state: race.state, foundations: race.foundations, score: race.score, moves: race.moves }
+          : p,
+      )
       .sort(byProgress);
   }
 
@@ -483,7 +578,10 @@ export class Session {
   playing() {
     const race = this.race;
     if (!race) return null;
-    if (race.isDone(this.undoAllowed)) { this.say("your race is over; wait for the others", "error"); return null; }
+    if (race.isDone(this.undoAllowed)) {
+      this.say("your race is over; wait for the others", "error");
+      return null;
+    }
     return race;
   }
 
@@ -518,8 +616,14 @@ export class Session {
     const race = this.playing();
     if (!race) return [];
     if (!race.pick || race.pick.source === 0) {
-      if (race.pick) { this.step(-1); return []; }
-      if (!race.rules.includes("T")) { this.say("pick a card first: 1-7, or click it"); return []; }
+      if (race.pick) {
+        this.step(-1);
+        return [];
+      }
+      if (!race.rules.includes("T")) {
+        this.say("pick a card first: 1-7, or click it");
+        return [];
+      }
       return this.pickFoundation(null);
     }
     return this.sendMove(race, `${race.pick.card}>F`);
@@ -527,11 +631,18 @@ export class Session {
 
   pickFoundation(suit) {
     const race = this.race;
-    if (!race.rules.includes("T")) { this.say("a card on a foundation stays there (these rules have no take-back)"); return []; }
+    if (!race.rules.includes("T")) {
+      this.say("a card on a foundation stays there (these rules have no take-back)");
+      return [];
+    }
     const tops = race.tops();
     const order = suit === null ? [0, 1, 2, 3] : [SUITS.indexOf(suit)];
     for (const i of order) {
-      if (tops[i]) { race.pick = { source: 0, card: tops[i] }; race.tapAt = null; return []; }
+      if (tops[i]) {
+        race.pick = { source: 0, card: tops[i] };
+        race.tapAt = null;
+        return [];
+      }
     }
     this.say("the foundations are empty");
     return [];
@@ -546,16 +657,25 @@ export class Session {
     if (p.source === 0) {
       const tops = race.tops().filter(Boolean);
       const i = tops.indexOf(p.card);
-      if (i >= 0) race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
+      if (i >= 0)
+        race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
       return;
     }
     const up = race.faceUp(p.source);
     const i = up.indexOf(p.card);
-    if (i < 0) { race.pick = null; return; }
+    if (i < 0) {
+      race.pick = null;
+      return;
+    }
     race.pick = { source: p.source, card: up[Math.max(0, Math.min(up.length - 1, i - delta))] };
   }
 
-  cancel() { if (this.race) { this.race.pick = null; this.race.tapAt = null; } }
+  cancel() {
+    if (this.race) {
+      this.race.pick = null;
+      this.race.tapAt = null;
+    }
+  }
 
   /**
    * Enter (or a click on the held card): home when it can go; a second tap within
@@ -565,7 +685,10 @@ export class Session {
     const race = this.playing();
     if (!race) return [];
     const p = race.pick;
-    if (!p) { this.say("pick a card first: 1-7, or click it"); return []; }
+    if (!p) {
+      this.say("pick a card first: 1-7, or click it");
+      return [];
+    }
     const last = race.tapAt;
     race.tapAt = null;
     const double = last && last.card === p.card && now - last.at <= DOUBLE_TAP_MS;
@@ -580,7 +703,10 @@ export class Session {
 
   toColumn(race, card) {
     const dest = race.tableauFor(card);
-    if (dest === null) { this.say(`no column takes the ${label(card)} now`); return []; }
+    if (dest === null) {
+      this.say(`no column takes the ${label(card)} now`);
+      return [];
+    }
     return this.sendMove(race, `${card}>${dest}`);
   }
 
@@ -611,12 +737,18 @@ export class Session {
     const p = race.pick;
     if (dest === "F") {
       if (!p) return this.pickFoundation(null);
-      if (p.source === 0) { this.cancel(); return []; }
+      if (p.source === 0) {
+        this.cancel();
+        return [];
+      }
       return this.sendMove(race, `${p.card}>F`);
     }
     const n = Number(dest);
     if (!p) return this.pressColumn(n);
-    if (p.source === n) { this.cancel(); return []; }
+    if (p.source === n) {
+      this.cancel();
+      return [];
+    }
     return this.sendMove(race, `${p.card}>${n}`);
   }
 
@@ -630,8 +762,14 @@ export class Session {
   undo() {
     const race = this.race;
     if (!race) return [];
-    if (!this.undoAllowed) { this.say("this room has no undo", "error"); return []; }
-    if (race.isDone(true)) { this.say("your race is over", "error"); return []; }
+    if (!this.undoAllowed) {
+      this.say("this room has no undo", "error");
+      return [];
+    }
+    if (race.isDone(true)) {
+      this.say("your race is over", "error");
+      return [];
+    }
     this.cancel();
     return [{ t: "undo", seq: race.takeSeq(null) }];
   }
@@ -645,8 +783,14 @@ export class Session {
   askHint() {
     const race = this.playing();
     if (!race) return [];
-    if (!this.hintsAllowed) { this.say("this room gives no hints", "error"); return []; }
-    if (race.hintAsked) { this.say("still thinking about the last hint…"); return []; }
+    if (!this.hintsAllowed) {
+      this.say("this room gives no hints", "error");
+      return [];
+    }
+    if (race.hintAsked) {
+      this.say("still thinking about the last hint…");
+      return [];
+    }
     race.hintAsked = true;
     this.say("thinking…");
     return [{ t: "hint" }];
