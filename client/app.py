@@ -84,7 +84,7 @@ Select { width: 16; }
 #board { width: 1fr; min-width: 44; max-width: 60; }
 #standings { width: 1fr; min-width: 34; border-left: vkey $panel-lighten-1; }
 
-#watch-note { height: 1; margin: 1 1 0 1; }
+#watch-note { height: auto; margin: 1 1 0 1; }
 #watch-standings { height: 1fr; margin: 1 0; }
 Button { width: auto; min-width: 8; }
 
@@ -145,11 +145,14 @@ class YukonApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         backoff: Sequence[float] = BACKOFF,
         cafile: Path | None = None,
+        invite: str | None = None,
     ) -> None:
+        """``invite``: the room code of an invite link (``yukon play LINK``), which the
+        client joins once the server welcomes it (or watches, when it is racing or full)."""
         super().__init__()
         self.url = url
         self.clock = clock
-        self.session = Session(ascii=ascii)
+        self.session = Session(ascii=ascii, invite=invite)
         self.key = key or url
         self.link_state = LinkStatus("connecting", f"connecting to {self.where}")
         #: The status serial when the link last changed: older statuses give way to it.

@@ -38,6 +38,11 @@ class Host(Protocol):
         """The server in words."""
 
     @property
+    def url(self) -> str:
+        """The address the client dialled (``ws://`` or ``wss://``): a room's invite
+        link is made from it (invite.py)."""
+
+    @property
     def link_state(self) -> LinkStatus:
         """What the connection is doing."""
 

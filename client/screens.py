@@ -53,6 +53,7 @@ from .widgets import (
     TickBox,
     describe_rules,
     outcome_cell,
+    room_invite,
 )
 
 __all__ = [
@@ -172,6 +173,18 @@ class Base(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_copy_link(self) -> None:
+        """``c``: the room's invite link to the clipboard, by the terminal (OSC 52, which
+        Textual's ``copy_to_clipboard`` writes). Whether the terminal took it cannot be
+        known (some ignore OSC 52; tmux passes it on only with ``set-clipboard on``), so
+        the status says so, and the link stays on the screen to select by hand."""
+        link = room_invite(self.client)
+        if link is None:
+            return
+        self.app.copy_to_clipboard(link)
+        self.session.say(f"copied the invite link, if the terminal allows it: {link}")
+        self.client.sync()
 
 
 # -- lobby ---------------------------------------------------------------------------------
@@ -386,6 +399,7 @@ class RoomScreen(Base):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "ready", "ready"),
         Binding("s", "start", "start"),
+        Binding("c", "copy_link", "copy the invite link"),
         Binding("l", "leave", "leave"),
         Binding("question_mark", "help", "help"),
     ]
@@ -410,15 +424,14 @@ class RoomScreen(Base):
         room = self.session.room
         if room is None:
             return ""
-        if room.you == "spectator":
-            return "l leave · ? help"
-        if room.state == "countdown":
-            return "l leave · ? help"
+        copy = "c copy link · " if room_invite(self.client) is not None else ""
+        if room.you == "spectator" or room.state == "countdown":
+            return f"{copy}l leave · ? help"
         if self.session.is_host:
-            return "s start · l leave · ? help"
+            return f"s start · {copy}l leave · ? help"
         if room.state == "finished":
-            return "l leave · ? help"
-        return "space ready · l leave · ? help"
+            return f"{copy}l leave · ? help"
+        return f"space ready · {copy}l leave · ? help"
 
     def _me_ready(self) -> bool:
         room, me = self.session.room, self.session.me
@@ -467,7 +480,10 @@ class RoomScreen(Base):
                 text.append("Everyone is ready: press s to start", style="bold #5fd75f")
                 if len(room.players) == 1:
                     text.append(" (a race alone is fine)", style="#8a8a8a")
-            text.append(f"\nOthers join with the room code {room.room}", style="#8a8a8a")
+            text.append(
+                f"\nOthers join with the room code {room.room} or the invite link above",
+                style="#8a8a8a",
+            )
         else:
             text.append(f"{room.host} starts the race when everyone is ready", style="#8a8a8a")
         return text
@@ -614,8 +630,9 @@ class RaceScreen(Base):
 class WatchScreen(Base):
     """A race seen from the stands: everyone's progress, nobody's cards."""
 
-    HINTS = "l leave · ? help"
+    HINTS = "c copy link · l leave · ? help"
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy_link", "copy the invite link"),
         Binding("l", "leave", "leave"),
         Binding("question_mark", "help", "help"),
     ]
@@ -646,6 +663,11 @@ class WatchScreen(Base):
             text.append(f" · {describe_rules(room.rules)} · host {room.host}", style="#8a8a8a")
             if room.spectators > 1:
                 text.append(f" · {room.spectators} watching", style="#8a8a8a")
+            link = room_invite(self.client)
+            if link is not None:
+                text.append("\nInvite link ", style="#8a8a8a")
+                text.append(link, style="bold #87d7ff")
+                text.append("  (c copies it)", style="#8a8a8a")
             note.update(text)
 
     def action_leave(self) -> None:
@@ -1127,6 +1149,8 @@ HELP = """\
 
 [b]Everywhere[/b]
   [b]?[/b] this help    [b]l[/b] leave the room / back to the lobby    [b]ctrl+q[/b] quit
+  [b]c[/b]        in a room or watching: copy the room's invite link (others
+           open it in a browser, or run yukon play LINK)
 
 [dim]Esc or ? closes this help[/dim]"""
 

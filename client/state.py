@@ -28,6 +28,7 @@ from protocol.messages import (
     Hint,
     HintAnswer,
     HistoryPage,
+    Join,
     Left,
     Message,
     MoveMsg,
@@ -40,6 +41,7 @@ from protocol.messages import (
     Room,
     Undo,
     Undone,
+    Watch,
     Welcome,
 )
 from protocol.times import format_ms
@@ -65,6 +67,13 @@ DONE_STATES = frozenset({"won", "resigned", "timeout", "abandoned"})
 FOUNDATION = 0
 
 _RANKS = "A23456789TJQK"
+
+#: The errors that answer a ``join`` or a ``watch`` (docs/protocol.md 5.1 and 5.3).
+_ENTRY_ERRORS = frozenset(
+    {"wrong_state", "already_in_room", "no_such_room", "race_running", "room_full"}
+)
+#: A ``join`` refused with one of these is tried again as a ``watch``: what it says.
+_WATCH_INSTEAD = {"race_running": "is racing", "room_full": "is full"}
 
 
 def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
@@ -437,6 +446,14 @@ class Session:
     #: The check of a revealed deal against its commitment, for the results: what it
     #: found, and whether that is good news. None: nothing was committed to.
     fairness: tuple[str, bool] | None = None
+    #: The room an invite link (``yukon play LINK``) goes to, until the server lets this
+    #: client in or says why not; and, once a ``join`` was refused because the race runs
+    #: or the room is full, why (``"is racing"``, ``"is full"``): it is watched instead.
+    invite: str | None = None
+    invite_watch: str = ""
+    #: The link's room let this client in before its ``join`` was answered (the token
+    #: resumed it there): the ``already_in_room`` still to come is no news.
+    _invite_echo: str | None = field(default=None, init=False, repr=False)
     _lost: bool = field(default=False, init=False, repr=False)
 
     # -- the phase decides the screen ---------------------------------------------------------
@@ -506,8 +523,10 @@ class Session:
             self.resume_s = msg.resume_s
             self.awaiting_resync = self._lost and self.room is not None
             self._lost = False
+            return self._follow_invite()
         elif isinstance(msg, Room):
             self._room(msg, now)
+            self._invite_answered(msg)
         elif isinstance(msg, Left):
             self._outside()
             self.say(f"you left room {msg.room}")
@@ -546,7 +565,50 @@ class Session:
         elif isinstance(msg, HintAnswer):
             self._hint_answer(msg)
         elif isinstance(msg, Error):
+            if self.invite is not None and msg.code in _ENTRY_ERRORS:
+                return self._invite_refused(msg)
+            echo, self._invite_echo = self._invite_echo, None
+            if msg.code == "already_in_room" and self.room is not None and self.room.room == echo:
+                return []
             self._error(msg)
+        return []
+
+    # -- an invite link ---------------------------------------------------------------------
+
+    def _follow_invite(self) -> list[Message]:
+        """After a welcome: go to the invite link's room, as a racer first (or, after a
+        ``join`` refused as racing or full, as a spectator). Asked again after a welcome
+        that follows a reconnect, if the server had not answered yet."""
+        code = self.invite
+        if code is None:
+            return []
+        if self.invite_watch:
+            self.say(f"room {code} {self.invite_watch}: watching it instead…")
+            return [Watch(code)]
+        self.say(f"joining room {code}…")
+        return [Join(code)]
+
+    def _invite_answered(self, msg: Room) -> None:
+        """The invite link's room took this client in: the link is done."""
+        if self.invite is None or msg.room != self.invite:
+            return
+        self.invite = None
+        self._invite_echo = msg.room
+        if msg.you == "spectator" and self.invite_watch:
+            self.say(f"room {msg.room} {self.invite_watch}: you watch it")
+
+    def _invite_refused(self, msg: Error) -> list[Message]:
+        """The server refused the link's ``join`` or ``watch``: a room racing or full is
+        watched instead; anything else ends the link here, said in the lobby."""
+        code = self.invite
+        assert code is not None
+        if msg.code in _WATCH_INSTEAD and not self.invite_watch:
+            self.invite_watch = _WATCH_INSTEAD[msg.code]
+            return self._follow_invite()
+        self.invite = None
+        if msg.code == "already_in_room" and self.room is not None and self.room.room == code:
+            return []  # back in it already (the token resumed this client there)
+        self.say(f"invite link to room {code}: {msg.text}", "error")
         return []
 
     def _check_deal(self, result: Result) -> tuple[str, bool] | None:

@@ -25,6 +25,7 @@ from protocol.messages import PlayerProgress, RankEntry, Room
 
 from .cards import GLYPHS, SUIT_ORDER, is_red, label
 from .host import Host, host
+from .invite import invite_link
 from .state import DONE_STATES, FOUNDATION, RaceBoard, Session, format_ms
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "describe_rules",
     "outcome_cell",
     "outcome_text",
+    "room_invite",
 ]
 
 # Colours: cards look like cards (a light face, red or black ink), backs are blue.
@@ -60,6 +62,18 @@ def describe_rules(rules: str) -> str:
         return Rules.parse(rules).describe()
     except YukonError:
         return rules
+
+
+def room_invite(client: Host) -> str | None:
+    """The invite link of the session's room, or None: no room, or a daily room, which
+    nobody else may enter (``join`` and ``watch`` say ``no_such_room``)."""
+    room = client.session.room
+    if room is None or room.max_players == 1:
+        return None
+    try:
+        return invite_link(client.url, room.room)
+    except ValueError:  # not a ws:// or wss:// address: nothing a browser could open
+        return None
 
 
 def outcome_text(state: str) -> str:
@@ -485,6 +499,11 @@ class RoomView(Live):
         role = "  (you watch)" if room.you == "spectator" else ""
         out.append(role, style="#8a8a8a")
         out.append("\n")
+        link = room_invite(self.client)
+        if link is not None:
+            out.append("Invite link ", style="#8a8a8a")
+            out.append(link, style="bold #87d7ff")
+            out.append("  (c copies it)\n", style="#8a8a8a")
         minutes = room.time_limit // 60
         limit = f"{minutes} min" if room.time_limit % 60 == 0 else f"{room.time_limit} s"
         hints = " · hints" if room.hints else ""

@@ -292,6 +292,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     from client.app import YukonApp
     from client.config import LOCAL_KEY, TokenStore, data_dir, local_db_url
+    from client.invite import LinkError, parse_target
     from protocol.messages import normalize_name
 
     if args.name is not None:
@@ -300,11 +301,17 @@ def cmd_play(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"yukon play: --name: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    url = args.url.strip()
-    if "://" not in url:
-        url = "ws://" + url
-    if not url.startswith(("ws://", "wss://")):
-        print(f"yukon play: {args.url} is not a ws:// or wss:// address", file=sys.stderr)
+    try:
+        target = parse_target(args.url)  # a server, or a room's invite link
+    except LinkError as exc:
+        print(f"yukon play: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.local and target.room is not None:
+        print(
+            f"yukon play: --local starts a server of your own; {args.url.strip()} is a room"
+            " on another server (drop one of them)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     store = TokenStore()
     where = data_dir()
@@ -324,12 +331,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if not args.local:
         app = YukonApp(
-            url,
+            target.url,
             name=args.name,
             password=args.password,
             ascii=args.ascii,
             store=store,
             cafile=cafile,
+            invite=target.room,
         )
         app.run()
         return app.return_code or 0  # 1: a certificate not trusted, or refused
@@ -585,10 +593,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "play",
         help="race in the terminal",
-        description="Race in the terminal: on a server, or alone with --local.",
+        description="Race in the terminal: on a server, or alone with --local. Given a"
+        " room's invite link, go straight to that room: join it, or watch it when its race"
+        " is running or it is full.",
     )
     p.add_argument(
-        "url", nargs="?", default="ws://127.0.0.1:8765", help="server (default ws://127.0.0.1:8765)"
+        "url",
+        nargs="?",
+        default="ws://127.0.0.1:8765",
+        metavar="ADDRESS",
+        help="a server, ws://HOST:PORT or wss://HOST:PORT (default ws://127.0.0.1:8765; no"
+        " scheme: ws://), or a room's invite link, http(s)://HOST:PORT/r/ROOMCODE (the room"
+        " screen shows it)",
     )
     p.add_argument(
         "--name",

@@ -7,6 +7,7 @@ and the client its token in directories of the test's own (XDG variables).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -115,7 +116,16 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     ("argv", "message"),
     [
         (["play", "--name", "   "], "yukon play: --name: a name needs at least one character"),
-        (["play", "http://example.org"], "yukon play: http://example.org is not a ws:// or wss://"),
+        (["play", "http://example.org"], "yukon play: http://example.org is not a room's invite"),
+        # Links that cannot be a room's (client/invite.py; more in test_invite.py).
+        (["play", "http://example.org/room/K7WQM"], "yukon play: http://example.org/room/K7WQM is"),
+        (
+            ["play", "https://example.org/r/K7WQ"],
+            "yukon play: https://example.org/r/K7WQ: 'K7WQ' is",
+        ),
+        (["play", "ftp://example.org/r/K7WQM"], "yukon play: ftp://example.org/r/K7WQM: a ftp://"),
+        (["play", "http://example.org:x/r/K7WQM"], "yukon play: http://example.org:x/r/K7WQM: the"),
+        (["play", "--local", "example.org/r/K7WQM"], "yukon play: --local starts a server of"),
         (["play", "--cafile", "/no/such.pem"], "yukon play: --cafile: /no/such.pem is not a file"),
     ],
 )
@@ -125,3 +135,59 @@ def test_play_refuses_bad_arguments_in_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_play_an_invite_link_in_a_real_terminal(tmp_path: Path) -> None:
+    """``yukon serve``, a host's ``yukon play`` that shows its room's link, and a second
+    ``yukon play LINK`` that goes straight into that room, each in its own process."""
+    if TMUX is None:
+        pytest.skip("tmux is not installed")
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "yukon", "serve", "--port", "0", "--solver-processes", "0"],
+            stderr=out,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    terms: list[Terminal] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"listening on (ws://\S+)", log.read_text())):
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        address = found.group(1)
+
+        def player(name: str, target: str) -> Terminal:
+            env = {
+                "XDG_CONFIG_HOME": str(tmp_path / name / "config"),
+                "XDG_DATA_HOME": str(tmp_path / name / "data"),
+                "PYTHONPATH": str(ROOT),
+                "TERM": "xterm-256color",
+                "LANG": os.environ.get("LANG", "C.UTF-8"),
+            }
+            command = f"{shlex.quote(sys.executable)} -m yukon play {target} --name {name}"
+            term = Terminal(f"yukon-test-{os.getpid()}-{tmp_path.name[-8:]}-{name}", command, env)
+            terms.append(term)
+            return term
+
+        ann = player("Ann", address)
+        ann.wait_for("Join or watch a room")
+        ann.keys("n")
+        screen = ann.wait_for("Invite link ")
+        link = re.search(r"Invite link (http://\S+/r/([A-Z0-9]{5}))", screen)
+        assert link, screen
+        assert link.group(1) == f"http://{address.removeprefix('ws://')}/r/{link.group(2)}"
+
+        bob = player("Bob", link.group(1))
+        screen = bob.wait_for("Bob (you)")
+        assert f"Room {link.group(2)}" in screen and "space ready" in screen
+        ann.wait_for("Bob joined")
+        bob.keys("C-q")
+        screen = bob.wait_for("EXIT=0")
+        assert "Traceback" not in screen
+    finally:
+        for term in terms:
+            term.close()
+        server.terminate()
+        server.wait(timeout=10)
