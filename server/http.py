@@ -394,7 +394,8 @@ class HttpPages:
             return _text(exc.status, _one_line(exc.text), extra)
 
     def _web_route(self, path: str) -> str | None:
-        """The client file a path names (``""``: the page), None if it names none.
+        """The client file a path names (``""``: the page, ``WebClient.INVITE``: the page
+        at an invite link), None if it names none.
 
         Only a table lookup: the path is compared with the names read at start, so no
         ``..``, encoded dot, NUL or long path can reach anything else. A malformed invite
@@ -410,7 +411,7 @@ class HttpPages:
                     f"no room code {_shown(invite.group(1))}: an invite link is /r/ and the"
                     f" room's 5 characters from {ROOM_ALPHABET}",
                 )
-            return ""
+            return WebClient.INVITE
         if path.startswith(_STATIC):
             version, _, name = path[len(_STATIC) :].partition("/")
             if version == self.web.version and name in self.web.files:
@@ -547,6 +548,8 @@ class WebClient:
     #: The modules the page loads, in the order it needs them (``modulepreload``): the
     #: browser then fetches them all at once instead of one import after another.
     ENTRY = "app.js"
+    #: ``respond``'s name for the page at an invite link (no file can be called that).
+    INVITE = "/r/"
 
     def __init__(self, files: Mapping[str, bytes]) -> None:
         for name in files:
@@ -561,14 +564,21 @@ class WebClient:
             name: StaticFile(body, CONTENT_TYPES["." + name.rpartition(".")[2]], _etag(body))
             for name, body in files.items()
         }
-        prefix = f"{_STATIC}{self.version}"
         modules = sorted(n for n in files if n.endswith((".js", ".mjs")) and n != self.ENTRY)
-        html = _TEMPLATES.get_template("client.html").render(
-            static=prefix,
-            entry=self.ENTRY,
-            modules=modules,
-            styles=sorted(n for n in files if n.endswith(".css")),
-        )
+
+        def render(root: str) -> str:
+            # Every URL relative to the page (``root`` leads back to the server's root
+            # from it), so that behind a proxy that serves the game under a path prefix
+            # (https://example.org/yukon/) the page still finds its files.
+            return _TEMPLATES.get_template("client.html").render(
+                root=root,
+                static=f"{root}{_STATIC[1:]}{self.version}",
+                entry=self.ENTRY,
+                modules=modules,
+                styles=sorted(n for n in files if n.endswith(".css")),
+            )
+
+        html, invite_html = render(""), render("../")
         styles = re.findall(r"<style>(.*?)</style>", html, re.S)
         hashes = " ".join(
             "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
@@ -580,7 +590,11 @@ class WebClient:
             f"style-src 'self' {hashes}; connect-src 'self'; img-src 'self' data:; "
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         )
+        #: The page at ``/``, and the same page at ``/r/<room>`` (its URLs one level up).
         self.page = StaticFile(html.encode(), "text/html; charset=utf-8", _etag(html.encode()))
+        self.invite_page = StaticFile(
+            invite_html.encode(), "text/html; charset=utf-8", _etag(invite_html.encode())
+        )
 
     @classmethod
     def load(cls) -> WebClient:
@@ -594,13 +608,15 @@ class WebClient:
         return WebClient.load()
 
     def size(self) -> int:
-        """Bytes of every file the client is made of (the page included)."""
+        """Bytes of every file the client is made of (the page, as ``/`` serves it,
+        included)."""
         return len(self.page.body) + sum(len(f.body) for f in self.files.values())
 
     def respond(self, name: str, if_none_match: str | None) -> Response:
-        """The page (``name`` ""), or one file; 304 when the browser has it already."""
-        if name == "":
-            item, cache = self.page, "no-cache"
+        """The page (``name`` "", or ``INVITE`` at an invite link), or one file; 304 when
+        the browser has it already."""
+        if name in ("", self.INVITE):
+            item, cache = self.page if name == "" else self.invite_page, "no-cache"
             extra = [
                 ("Content-Security-Policy", self.csp),
                 ("Referrer-Policy", "no-referrer"),

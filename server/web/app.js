@@ -6,14 +6,14 @@
 // Screens (screens.js) are built when the phase changes and updated in place after each
 // message, so that a text box keeps its focus and a drag on the board is never cut short.
 
-import { Link, keep, serverUrl } from "./net.js";
+import { Link, keep, serverUrl, appBase } from "./net.js";
 import { Session, RaceBoard } from "./session.js";
 import { checkDeal } from "./commit.js";
 import * as screens from "./screens.js";
 
 /** An invite link's room code (/r/K7WQM), or null. */
 function inviteCode(path) {
-  const m = /^\/r\/([A-Za-z0-9]{5})$/.exec(path);
+  const m = /\/r\/([A-Za-z0-9]{5})$/.exec(path);
   return m ? m[1].toUpperCase() : null;
 }
 
@@ -59,6 +59,9 @@ export class Client {
   }
 
   start() {
+    // The page's links are relative to where it was served; the address bar changes
+    // (syncUrl), so they are made absolute first.
+    for (const a of document.querySelectorAll("a[href]")) a.setAttribute("href", a.href);
     this.render();
     if (!this.ask) this.link.start();
   }
@@ -211,7 +214,8 @@ export class Client {
   /** The address bar shows the room's invite link while in an ordinary room. */
   syncUrl() {
     const room = this.session.room;
-    const path = room && room.max_players > 1 ? `/r/${room.room}` : this.invite ? location.pathname : "/";
+    const base = appBase();
+    const path = room && room.max_players > 1 ? `${base}r/${room.room}` : this.invite ? location.pathname : base;
     if (location.pathname !== path) history.replaceState(null, "", path);
   }
 

@@ -32,9 +32,18 @@ export const keep = {
   },
 };
 
+/**
+ * Where the game lives on its server: "/", or "/yukon/" behind a proxy that serves it
+ * under a path prefix. The page is there, or at <base>r/ROOMCODE (an invite link).
+ */
+export function appBase(path = window.location.pathname) {
+  const invite = /^(.*\/)r\/[A-Za-z0-9]{5}$/.exec(path);
+  return invite ? invite[1] : path.slice(0, path.lastIndexOf("/") + 1);
+}
+
 /** The websocket URL of the server that served this page (ws: or wss: like the page). */
 export function serverUrl(loc = window.location) {
-  return `${loc.protocol === "https:" ? "wss:" : "ws:"}//${loc.host}/`;
+  return `${loc.protocol === "https:" ? "wss:" : "ws:"}//${loc.host}${appBase(loc.pathname)}`;
 }
 
 export class Link {

@@ -4,7 +4,7 @@
 // the session after every message; `key` takes the terminal client's keys for it.
 
 import { h, fill } from "./dom.js";
-import { keep } from "./net.js";
+import { keep, appBase } from "./net.js";
 import { formatMs } from "./session.js";
 import { BoardView } from "./board.js";
 
@@ -377,7 +377,7 @@ export function room(c) {
       const r = s.room;
       if (!r) return;
       el.querySelector("#room-title").textContent = `Room ${r.room}`;
-      const url = `${location.origin}/r/${r.room}`;
+      const url = `${location.origin}${appBase()}r/${r.room}`;
       if (link.value !== url) link.value = url;
       invite.hidden = r.max_players === 1;
       fill(

@@ -321,6 +321,48 @@ async def shot(player: Player, artifacts: Path, name: str) -> None:
     await player.page.screenshot(path=str(artifacts / f"web-{name}.png"), full_page=False)
 
 
+class PrefixProxy:
+    """A reverse proxy that serves the game under ``/yukon/``, as a site might: it strips
+    the prefix from each connection's request line (one request per connection: the
+    server closes after every answer but a websocket's) and passes the bytes on."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.port = 0
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            writer.close()
+            return
+        method, path, rest = head.split(b" ", 2)
+        if not path.startswith(b"/yukon/"):
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        up_writer.write(b" ".join((method, path[len(b"/yukon") :], rest)))
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError, asyncio.CancelledError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
 # -- the tests ------------------------------------------------------------------------------
 
 
@@ -737,7 +779,7 @@ async def test_options_hints_a_spectator_and_a_checked_secret_deal(
         if hint["verdict"] == "win":
             await alice.page.wait_for_selector("table >> text=(hint)")
         # The SHA-256 a plain-http page falls back on gives WebCrypto's answer.
-        version = re.search(r"/static/([0-9a-f]+)/", await alice.page.content())
+        version = re.search(r"static/([0-9a-f]+)/", await alice.page.content())
         assert version is not None
         text = f"{result['code']}:{result['salt']}"
         ours = await alice.page.evaluate(
@@ -788,3 +830,26 @@ async def test_a_private_server_asks_for_its_password(browser: Any, tmp_path: Pa
         await other.page.wait_for_selector("#new-room")
         await alice.close()
         await other.close()
+
+
+async def test_the_game_under_a_proxy_s_path_prefix(browser: Any, tmp_path: Path) -> None:
+    """Every URL the page uses is relative to it: under /yukon/ it finds its files, its
+    websocket and its invite links there too."""
+    async with server_at(tmp_path) as server:
+        proxy = PrefixProxy(server.port)
+        await proxy.start()
+        try:
+            base = f"http://127.0.0.1:{proxy.port}/yukon"
+            alice = await Player.open(browser, base, "alice", "/")
+            room = await create_room(alice)
+            invite = await alice.page.input_value("#invite")
+            assert invite == f"{base}/r/{room}" == alice.page.url
+            link = await alice.page.get_attribute(".top-links a", "href")
+            assert link == f"{base}/leaderboard"
+            bob = await Player.open(browser, base, "bob", f"/r/{room}")
+            await bob.until(lambda: bob.of("room"), "bob in the room")
+            assert [p["name"] for p in bob.of("room")[-1]["players"]] == ["alice", "bob"]
+            await alice.close()
+            await bob.close()
+        finally:
+            await proxy.close()

@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -50,8 +51,11 @@ async def get(port: int, path: str, *headers: str, method: str = "GET") -> Reply
     return Reply(int(status_line.split(" ")[1]), found, body)
 
 
-def static_urls(page: bytes) -> list[str]:
-    return re.findall(r'(?:src|href)="(/static/[^"]+)"', page.decode())
+def static_urls(page: bytes, at: str = "/") -> list[str]:
+    """The client files a page served at ``at`` names, as paths from the server's root
+    (the page names them relative to itself)."""
+    found = re.findall(r'(?:src|href)="((?:\.\./)?static/[^"]+)"', page.decode())
+    return [urljoin(at, url) for url in found]
 
 
 async def test_the_page_and_its_files(tmp_path: Path) -> None:
@@ -68,10 +72,15 @@ async def test_the_page_and_its_files(tmp_path: Path) -> None:
         again = await get(server.port, "/", f"If-None-Match: {page.headers['etag']}")
         assert again.status == 304 and again.body == b""
 
-        # An invite link serves the same page, in any case; a malformed code is a 404.
+        # An invite link serves the same page (its URLs a level up), in any case; a
+        # malformed code is a 404.
+        urls = static_urls(page.body)
         for path in ("/r/K7WQM", "/r/k7wqm", "/r/23456"):
             reply = await get(server.port, path)
-            assert reply.status == 200 and reply.body == page.body, path
+            assert reply.status == 200, path
+            assert reply.headers["content-security-policy"] == csp
+            assert static_urls(reply.body, path) == urls
+            assert reply.body.replace(b'"../', b'"') == page.body
         for path in ("/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/", "/r/%4B7WQM"):
             reply = await get(server.port, path)
             assert reply.status == 404, path
@@ -82,7 +91,6 @@ async def test_the_page_and_its_files(tmp_path: Path) -> None:
                 assert "an invite link is /r/ and the room's 5 characters" in text, path
 
         # Every file the page names: its type, immutable caching, an ETag, 304 on it.
-        urls = static_urls(page.body)
         assert len(urls) == len(WebClient.load().files)
         for url in urls:
             reply = await get(server.port, url)
