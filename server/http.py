@@ -1,4 +1,5 @@
-"""Plain HTTP on the websocket port: ``/healthz``, ``/metrics`` and ``/leaderboard``.
+"""Plain HTTP on the websocket port: the browser client (``/``, ``/r/ROOM``, ``/static/``),
+``/healthz``, ``/metrics`` and ``/leaderboard``.
 
 One port keeps running a server simple: a load balancer's health check, Prometheus and a
 browser reach the server where the players do, through the same proxy and firewall rule.
@@ -11,18 +12,30 @@ websockets' parser refuses it and half-closes the connection without a response
 Everything here is read-only, and the leaderboard keeps the rule the wire protocol keeps
 (``leaderboard.py``): a daily deal's game code stays hidden until its day is over, since
 whoever knows the code knows the deal.
+
+The browser client (``server/web/``: plain ES modules and a stylesheet) is read from the
+package once, when the pages are built (``WebClient``), and answered from memory: a
+request's path is only ever looked up in that table, never joined onto a path on disk.
+Its files live under ``/static/<version>/``, where the version is a hash of them all, so
+a browser may keep them for good (``immutable``) and a new server's files get new URLs;
+the page itself is revalidated each time (``no-cache``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
 import email.utils
+import functools
+import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -35,10 +48,13 @@ from protocol.times import format_ms
 
 from .connection import RaceServer
 from .daily import code_public, code_public_at, day_begun, utc_date
+from .rooms import ROOM_ALPHABET
 from .storage.sql import Board, BoardEntry, describe_error
 
 __all__ = [
     "HttpPages",
+    "WebClient",
+    "StaticFile",
     "HttpError",
     "BoardQuery",
     "DailyPage",
@@ -60,6 +76,22 @@ MAX_PAGE_NUMBER = 999_999
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _PATHS = ("/healthz", "/metrics", "/leaderboard")
+#: ``/r/<room code>``: an invite link, the client page, which then joins that room.
+_INVITE = re.compile(r"/r/([^/]*)")
+_ROOM_CODE = re.compile(f"[{ROOM_ALPHABET}]{{5}}", re.IGNORECASE)
+_STATIC = "/static/"
+_NOT_FOUND = "try / (the game), /leaderboard, /healthz or /metrics"
+#: The client's file types, by ending. Only these files of ``server/web`` are served;
+#: others there (a vendored library's licence, the script that fetched it) are not.
+CONTENT_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+_WEB_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*")
+#: What a browser may keep without asking again: the URL changes when the file does.
+IMMUTABLE = "public, max-age=31536000, immutable"
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _BOARD_PARAMS = ("date", "page", "format")
 #: The page uses nothing but its own inline style: no script, no outside request.
@@ -319,9 +351,16 @@ class HttpPages:
     """
 
     def __init__(
-        self, server: RaceServer, *, ping_timeout: float = 2.0, query_timeout: float = 5.0
+        self,
+        server: RaceServer,
+        *,
+        ping_timeout: float = 2.0,
+        query_timeout: float = 5.0,
+        web: WebClient | None = None,
     ) -> None:
         self.server = server
+        #: The browser client, read once (the package's files unless a test gives others).
+        self.web = web if web is not None else WebClient.packaged()
         #: A health check must answer quickly even when the database hangs: a probe that
         #: times out tells an operator less than a 503 with a reason.
         self.ping_timeout = ping_timeout
@@ -329,24 +368,22 @@ class HttpPages:
         self.query_timeout = query_timeout
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
-        """One response per request; None (the websocket's own answer) for ``/``."""
+        """One response per request (a websocket upgrade never comes here: see
+        ``RaceServer._process_request``)."""
         # Origin-form ("/path?query") is all a browser, a probe or Prometheus sends.
         path, _, query = request.path.partition("?")
-        if path == "/":
-            # The websocket endpoint: websockets explains that it wants an upgrade (426).
-            return None
         try:
-            if path not in _PATHS:
-                raise HttpError(
-                    HTTPStatus.NOT_FOUND,
-                    f"no page at {_shown(path)}; try /leaderboard, /healthz or /metrics",
-                )
+            web = self._web_route(path)
+            if web is None and path not in _PATHS:
+                raise HttpError(HTTPStatus.NOT_FOUND, f"no page at {_shown(path)}; {_NOT_FOUND}")
             if request.method != "GET":
                 raise HttpError(
                     HTTPStatus.METHOD_NOT_ALLOWED,
                     f"{request.method} is not allowed here; only GET",
                     allow="GET",
                 )
+            if web is not None:
+                return self.web.respond(web, request.headers.get("If-None-Match"))
             if path == "/healthz":
                 return await self.healthz()
             if path == "/metrics":
@@ -355,6 +392,36 @@ class HttpPages:
         except HttpError as exc:
             extra = [("Allow", exc.allow)] if exc.allow else []
             return _text(exc.status, _one_line(exc.text), extra)
+
+    def _web_route(self, path: str) -> str | None:
+        """The client file a path names (``""``: the page, ``WebClient.INVITE``: the page
+        at an invite link), None if it names none.
+
+        Only a table lookup: the path is compared with the names read at start, so no
+        ``..``, encoded dot, NUL or long path can reach anything else. A malformed invite
+        link is a 404 that says what a room code looks like.
+        """
+        if path == "/":
+            return ""
+        invite = _INVITE.fullmatch(path)
+        if invite is not None:
+            if _ROOM_CODE.fullmatch(invite.group(1)) is None:
+                raise HttpError(
+                    HTTPStatus.NOT_FOUND,
+                    f"no room code {_shown(invite.group(1))}: an invite link is /r/ and the"
+                    f" room's 5 characters from {ROOM_ALPHABET}",
+                )
+            return WebClient.INVITE
+        if path.startswith(_STATIC):
+            version, _, name = path[len(_STATIC) :].partition("/")
+            if version == self.web.version and name in self.web.files:
+                return name
+            raise HttpError(
+                HTTPStatus.NOT_FOUND,
+                f"no file at {_shown(path)}: this server's client files are under"
+                f" {_STATIC}{self.web.version}/ (reload the page)",
+            )
+        return None
 
     async def healthz(self) -> Response:
         """200 "ok" only when the database answers: a server without its database cannot
@@ -431,3 +498,142 @@ class HttpPages:
             cache="no-cache",
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
         )
+
+
+# -- the browser client -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFile:
+    """One file of the client as it is served: its bytes, type and entity tag."""
+
+    body: bytes
+    content_type: str
+    etag: str
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def _served(name: str) -> bool:
+    return "." in name and "." + name.rpartition(".")[2] in CONTENT_TYPES
+
+
+def _read_tree(root: Traversable, prefix: str = "") -> dict[str, bytes]:
+    """Every file to serve under ``root`` by its relative name (``vendor/msgpack.mjs``),
+    read now."""
+    files: dict[str, bytes] = {}
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        name = prefix + entry.name
+        if entry.is_dir():
+            files.update(_read_tree(entry, name + "/"))
+        elif _served(name):
+            files[name] = entry.read_bytes()
+    return files
+
+
+class WebClient:
+    """The browser client: its page and its files, read and built once, served from memory.
+
+    ``files`` maps a relative name to its content. The page is rendered from
+    ``templates/client.html`` (the shared ``base.html`` frame and style) with the files'
+    URLs in it; its Content-Security-Policy allows scripts and styles from this server
+    only, the one inline style by its hash, and websockets back to this server
+    (``connect-src 'self'``, which covers ``ws:``/``wss:`` on the page's own host and port).
+    """
+
+    #: The modules the page loads, in the order it needs them (``modulepreload``): the
+    #: browser then fetches them all at once instead of one import after another.
+    ENTRY = "app.js"
+    #: ``respond``'s name for the page at an invite link (no file can be called that).
+    INVITE = "/r/"
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        for name in files:
+            if _WEB_NAME.fullmatch(name) is None or not _served(name):
+                raise ValueError(f"server/web/{name}: not a client file this server can serve")
+        digest = hashlib.sha256()
+        for name in sorted(files):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+        #: Changes whenever any file does: part of every file's URL.
+        self.version = digest.hexdigest()[:16]
+        self.files: dict[str, StaticFile] = {
+            name: StaticFile(body, CONTENT_TYPES["." + name.rpartition(".")[2]], _etag(body))
+            for name, body in files.items()
+        }
+        modules = sorted(n for n in files if n.endswith((".js", ".mjs")) and n != self.ENTRY)
+
+        def render(root: str) -> str:
+            # Every URL relative to the page (``root`` leads back to the server's root
+            # from it), so that behind a proxy that serves the game under a path prefix
+            # (https://example.org/yukon/) the page still finds its files.
+            return _TEMPLATES.get_template("client.html").render(
+                root=root,
+                static=f"{root}{_STATIC[1:]}{self.version}",
+                entry=self.ENTRY,
+                modules=modules,
+                styles=sorted(n for n in files if n.endswith(".css")),
+            )
+
+        html, invite_html = render(""), render("../")
+        styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+        hashes = " ".join(
+            "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
+            for s in styles
+        )
+        #: No inline script at all; the one inline style (base.html's) by its hash.
+        self.csp = (
+            "default-src 'none'; script-src 'self'; "
+            f"style-src 'self' {hashes}; connect-src 'self'; img-src 'self' data:; "
+            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        )
+        #: The page at ``/``, and the same page at ``/r/<room>`` (its URLs one level up).
+        self.page = StaticFile(html.encode(), "text/html; charset=utf-8", _etag(html.encode()))
+        self.invite_page = StaticFile(
+            invite_html.encode(), "text/html; charset=utf-8", _etag(invite_html.encode())
+        )
+
+    @classmethod
+    def load(cls) -> WebClient:
+        """The client shipped in this package (``server/web``, package data)."""
+        return cls(_read_tree(resources.files("server") / "web"))
+
+    @staticmethod
+    @functools.cache
+    def packaged() -> WebClient:
+        """``load``, once per process: every server in it serves the same files."""
+        return WebClient.load()
+
+    def size(self) -> int:
+        """Bytes of every file the client is made of (the page, as ``/`` serves it,
+        included)."""
+        return len(self.page.body) + sum(len(f.body) for f in self.files.values())
+
+    def respond(self, name: str, if_none_match: str | None) -> Response:
+        """The page (``name`` "", or ``INVITE`` at an invite link), or one file; 304 when
+        the browser has it already."""
+        if name in ("", self.INVITE):
+            item, cache = self.page if name == "" else self.invite_page, "no-cache"
+            extra = [
+                ("Content-Security-Policy", self.csp),
+                ("Referrer-Policy", "no-referrer"),
+                ("ETag", item.etag),
+            ]
+        else:
+            item, cache = self.files[name], IMMUTABLE
+            extra = [("ETag", item.etag)]
+        if if_none_match is not None and item.etag in (t.strip() for t in if_none_match.split(",")):
+            headers = Headers(
+                [
+                    ("Date", email.utils.formatdate(usegmt=True)),
+                    ("Connection", "close"),
+                    ("Content-Length", "0"),
+                    ("Cache-Control", cache),
+                    *extra,
+                ]
+            )
+            return Response(HTTPStatus.NOT_MODIFIED.value, "Not Modified", headers, b"")
+        return _response(HTTPStatus.OK, item.body, item.content_type, cache=cache, extra=extra)

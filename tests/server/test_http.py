@@ -530,7 +530,7 @@ async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
         for path in ("/nope", "/leaderboard/", "/leaderboard.json", "/healthz/x", "/METRICS"):
             reply = await fetch(server, path)
             assert reply.status == 404, path
-            assert "try /leaderboard, /healthz or /metrics" in reply.text
+            assert "try / (the game), /leaderboard, /healthz or /metrics" in reply.text
 
         for method, path in (
             ("POST", "/leaderboard"),
@@ -543,8 +543,8 @@ async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
             assert reply.headers["allow"] == "GET"
             assert reply.text == f"{method} is not allowed here; only GET\n"
 
-        # "/" is the websocket's: a plain request is told to upgrade, as before.
-        assert (await fetch(server, "/")).status == 426
+        # "/" without an upgrade is the browser client's page (tests/web/test_serving.py).
+        assert (await fetch(server, "/")).status == 200
 
 
 async def _send_raw(server: RaceServer, raw: bytes) -> tuple[bytes, float]:
@@ -641,7 +641,7 @@ def test_the_templates_are_package_data() -> None:
     root = resources.files("server") / "templates"
     assert {"base.html", "leaderboard.html", "style.css"} <= {p.name for p in root.iterdir()}
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
-    assert '"templates/*.html", "templates/*.css"' in pyproject
+    assert '"templates/*.html",\n    "templates/*.css",' in pyproject
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,312 @@
+// The browser client's entry point: the link to the server, the session, which screen
+// shows, and the keys. It speaks docs/protocol.md like any outside client: a hello with
+// the token kept for this server (or a name, the first time), the room and race messages
+// into the session (session.js), the player's actions out as messages.
+//
+// Screens (screens.js) are built when the phase changes and updated in place after each
+// message, so that a text box keeps its focus and a drag on the board is never cut short.
+
+import { Link, keep, serverUrl, appBase } from "./net.js";
+import { Session, RaceBoard } from "./session.js";
+import { checkDeal } from "./commit.js";
+import * as screens from "./screens.js";
+
+/** An invite link's room code (/r/K7WQM), or null. */
+function inviteCode(path) {
+  const m = /\/r\/([A-Za-z0-9]{5})$/.exec(path);
+  return m ? m[1].toUpperCase() : null;
+}
+
+/** Errors that answer a hello: the connection stops until the player has done something. */
+const HELLO_ERRORS = new Set([
+  "name_taken",
+  "name_invalid",
+  "bad_token",
+  "password",
+  "too_many_names",
+  "version",
+]);
+
+export class Client {
+  constructor(root) {
+    this.root = root;
+    this.session = new Session();
+    this.session.dailies = readJson(localStorage, "yukon.dailies") ?? {};
+    this.link = new Link({
+      url: serverUrl(),
+      onMessage: (m) => this.message(m),
+      onStatus: (k, t, c) => this.linkStatus(k, t, c),
+    });
+    /** The invite this page was opened with: joined once the welcome came. */
+    this.invite = inviteCode(location.pathname);
+    this.autoJoin = null;
+    /** What the player must type before anything else: "name", "password" or null. */
+    this.ask = keep.get("token") ? null : "name";
+    this.askProblem = "";
+    /** A page over the phase: "boards" or "history" (with its own state), or null. */
+    this.overlay = null;
+    this.linkState = { kind: "connecting", text: "connecting…" };
+    this.screen = null;
+    this.dailyAsk = false;
+    this.everOnline = false;
+    document.addEventListener("keydown", (e) => this.key(e));
+    window.addEventListener("resize", () => this.screen?.resize?.());
+    setInterval(() => this.screen?.tick?.(), 100);
+  }
+
+  now() {
+    return performance.now();
+  }
+
+  start() {
+    // The page's links are relative to where it was served; the address bar changes
+    // (syncUrl), so they are made absolute first.
+    for (const a of document.querySelectorAll("a[href]")) a.setAttribute("href", a.href);
+    this.render();
+    if (!this.ask) this.link.start();
+  }
+
+  /** Send messages; false (and a word to the player) when the link is down. */
+  send(...msgs) {
+    let ok = true;
+    for (const m of msgs) ok = this.link.send(m) && ok;
+    if (!ok) this.session.say("not connected: this is sent again once the connection is back", "error");
+    this.render();
+    return ok;
+  }
+
+  linkStatus(kind, text, code) {
+    const wasOnline = this.linkState.kind === "online";
+    this.linkState = { kind, text };
+    if (wasOnline && kind !== "online") this.session.connectionLost(this.now());
+    if (kind === "stopped" && code === 4001) this.session.say(text, "error");
+    this.render();
+  }
+
+  message(msg) {
+    const s = this.session;
+    const now = this.now();
+    if (msg.t === "race" && !s.race && s.room) this.restoreLog(msg, now);
+    const out = s.receive(msg, now);
+    switch (msg.t) {
+      case "welcome":
+        this.everOnline = true;
+        this.ask = null;
+        if (s.awaitingResync)
+          setTimeout(() => {
+            if (s.resyncMissed()) this.render();
+          }, 1500);
+        if (this.invite) {
+          // A resumed room comes with the welcome; then the join is refused and ignored.
+          this.autoJoin = this.invite;
+          this.invite = null;
+          this.link.send({ t: "join", room: this.autoJoin });
+        }
+        break;
+      case "error":
+        this.error(msg);
+        break;
+      case "result":
+        checkDeal(s.room?.commitment, msg.code, msg.salt).then((f) => {
+          s.fairness = f;
+          this.render();
+        });
+        break;
+      case "board_page":
+        if (this.dailyAsk && msg.kind === "daily") {
+          this.dailyAsk = false;
+          this.confirmDaily(msg);
+        }
+        break;
+      case "room":
+        if (this.autoJoin === msg.room) this.autoJoin = null;
+        break;
+      default:
+        break;
+    }
+    for (const m of out) this.link.send(m); // resent moves after a resync
+    if (s.outOfStep) {
+      // The view could not follow an accepted move: a new connection's resync brings the
+      // server's own view (protocol 4.15), as the terminal client does.
+      s.outOfStep = false;
+      this.link.ws?.close();
+    }
+    this.saveLog();
+    if (msg.t === "room" && msg.max_players === 1) {
+      // Kept across reloads: a resumed daily room comes without its daily_deal (4.16).
+      const last = Object.fromEntries(Object.entries(s.dailies).slice(-8));
+      try {
+        localStorage.setItem("yukon.dailies", JSON.stringify(last));
+      } catch {
+        /* full */
+      }
+    }
+    this.syncUrl();
+    this.render(msg);
+  }
+
+  error(msg) {
+    const s = this.session;
+    if (HELLO_ERRORS.has(msg.code)) {
+      this.link.stop();
+      if (msg.code === "bad_token") {
+        keep.set("token", null);
+        this.ask = "name";
+      } else if (msg.code === "password") {
+        keep.set("password", null);
+        this.ask = "password";
+      } else if (msg.code === "version") this.ask = null;
+      else this.ask = "name";
+      this.askProblem = msg.text;
+      return;
+    }
+    if (msg.code === "unavailable" && !this.link.online) {
+      this.link.ws?.close();
+      return;
+    }
+    if (this.autoJoin) {
+      const code = this.autoJoin;
+      if (msg.code === "race_running" || msg.code === "room_full") {
+        this.autoJoin = null;
+        this.link.send({ t: "watch", room: code });
+        s.say(`room ${code} is ${msg.code === "room_full" ? "full" : "racing"}: you watch`);
+      } else if (msg.code === "already_in_room") {
+        this.autoJoin = null; // resumed in a room: the invite is not needed
+        s.status = { ...s.status, text: "", serial: s.status.serial + 1 };
+      } else if (msg.code === "no_such_room") {
+        this.autoJoin = null;
+      }
+    }
+  }
+
+  /** The moves of my race, kept for this tab: a reload resumes and resends as a drop does. */
+  saveLog() {
+    const s = this.session;
+    const race = s.race;
+    try {
+      if (!race || !s.room || s.result || s.room.state !== "racing") sessionStorage.removeItem("yukon.race");
+      else {
+        sessionStorage.setItem(
+          "yukon.race",
+          JSON.stringify({
+            room: s.room.room,
+            played: race.played.slice(-200),
+            pending: [...race.pending],
+          }),
+        );
+      }
+    } catch {
+      /* storage full or off: a drop still resumes, a reload without resends */
+    }
+  }
+
+  restoreLog(msg, now) {
+    const log = readJson(sessionStorage, "yukon.race");
+    const s = this.session;
+    if (!log || log.room !== s.room.room || s.starting) return;
+    const race = new RaceBoard(msg, now);
+    race.played = log.played;
+    race.pending = new Map(log.pending);
+    race.resyncing = true;
+    s.race = race;
+  }
+
+  /** The address bar shows the room's invite link while in an ordinary room. */
+  syncUrl() {
+    const room = this.session.room;
+    const base = appBase();
+    const path = room && room.max_players > 1 ? `${base}r/${room.room}` : this.invite ? location.pathname : base;
+    if (location.pathname !== path) history.replaceState(null, "", path);
+  }
+
+  // -- screens ---------------------------------------------------------------------------
+
+  view() {
+    if (this.ask) return this.ask;
+    if (this.overlay) return this.overlay.kind;
+    return this.session.phase();
+  }
+
+  render(msg) {
+    if (this.rendering) return; // a screen being built may send (a board asked for)
+    this.rendering = true;
+    try {
+      const kind = this.view();
+      if (!this.screen || this.screen.kind !== kind) {
+        this.screen = screens[kind](this);
+        this.screen.kind = kind;
+        this.root.replaceChildren(this.screen.el);
+        this.screen.focus?.();
+      }
+      this.screen.update(msg);
+      this.announce();
+    } finally {
+      this.rendering = false;
+    }
+  }
+
+  /** The status line, also told to a screen reader: at once for a refusal or an error. */
+  announce() {
+    const st = this.session.status;
+    if (st.serial !== this.told && st.text) {
+      this.told = st.serial;
+      const region = document.getElementById(st.kind === "error" ? "live-now" : "live");
+      region.textContent = st.text;
+    }
+    const news = this.session.news;
+    if (news?.length) {
+      document.getElementById("live").textContent = news.join("; ");
+      this.session.news = null;
+    }
+  }
+
+  open(overlay) {
+    this.overlay = overlay;
+    this.render();
+  }
+  close() {
+    this.overlay = null;
+    this.render();
+  }
+
+  confirmDaily(page) {
+    const q =
+      page.you === null
+        ? `Today's daily deal (${page.date}): your one attempt that counts on the leaderboard${page.par ? ` (par ${page.par} moves)` : ""}. Start now?`
+        : `Today's daily deal (${page.date}): you have played the attempt that counts; this one is practice. Start now?`;
+    screens.confirm(this, q, () => this.send({ t: "daily" }));
+  }
+
+  askDaily() {
+    if (this.dailyAsk) return;
+    this.dailyAsk = this.send({ t: "board", kind: "daily", limit: 1 });
+  }
+
+  /** Keys: the terminal client's (client/screens.py BINDINGS), on whatever screen shows. */
+  key(e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (document.querySelector("dialog[open]")) return; // a dialog answers its own keys
+    const t = e.target;
+    if (t instanceof HTMLElement && t.matches("input, select, textarea")) {
+      if (e.key === "Escape") t.blur();
+      return;
+    }
+    if (e.key === "?") {
+      screens.help(this);
+      e.preventDefault();
+      return;
+    }
+    if (this.screen?.key?.(e.key, e)) e.preventDefault();
+  }
+}
+
+function readJson(storage, key) {
+  try {
+    return JSON.parse(storage.getItem(key) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+const root = document.getElementById("app");
+if (root) new Client(root).start();

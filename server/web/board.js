@@ -1,0 +1,272 @@
+// The race board: four foundations and seven columns drawn from my view, and the pointer
+// on it (mouse, pen and touch alike, through pointer events): drag a face-up card with
+// what lies on it, click a card then its place, double-click or double-tap to send it home
+// or to a column. What the pointer means is decided by the session (session.js); this file
+// only reports it through `act`.
+//
+// A face-down card is drawn as a back with no name: the view holds only "??" for it, so
+// nothing about it can reach the page (docs/architecture.md, "Fairness").
+
+import { h } from "./dom.js";
+import { cardLabel, SUITS } from "./rules.js";
+import { label, DOUBLE_TAP_MS } from "./session.js";
+
+const SUIT_WORDS = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
+/** A press that moves this far (px) is a drag, not a click. */
+const DRAG_PX = 6;
+
+function cardEl(card, extra = {}) {
+  if (card === "??") return h("div", { class: "pc down", role: "listitem", "aria-label": "face-down card" });
+  const red = card[1] === "H" || card[1] === "D";
+  const shown = label(card);
+  return h(
+    "div",
+    {
+      class: `pc up${red ? " red" : ""}`,
+      role: "listitem",
+      "aria-label": cardLabel(card),
+      "data-card": card,
+      ...extra,
+    },
+    h("span", { class: "ix", "aria-hidden": "true" }, shown.slice(0, -1), h("b", {}, shown.slice(-1))),
+    h("span", { class: "pip", "aria-hidden": "true" }, shown.slice(-1)),
+  );
+}
+
+export class BoardView {
+  /**
+   * @param {(what: string, ...args: any[]) => void} act "click" (source, card), "double"
+   *   (source, card), "dest" (dest), "drop" (source, card, dest)
+   */
+  constructor(act) {
+    this.act = act;
+    this.el = h("div", { class: "board", role: "region", "aria-label": "Your board", tabindex: "0" });
+    this.found = h("div", { class: "founds" });
+    this.cols = h("div", { class: "cols" });
+    this.el.append(this.found, this.cols);
+    this.press = null;
+    this.drag = null;
+    this.lastClick = null;
+    this.dirty = null;
+    this.el.addEventListener("pointerdown", (e) => this.down(e));
+    this.el.addEventListener("pointermove", (e) => this.move(e));
+    this.el.addEventListener("pointerup", (e) => this.up(e));
+    this.el.addEventListener("pointercancel", () => this.end());
+    this.el.addEventListener("contextmenu", (e) => {
+      if (this.press) e.preventDefault();
+    });
+  }
+
+  /** Draw `race` (a RaceBoard); the held card's destinations and a hinted move light up. */
+  render(race) {
+    if (this.drag) {
+      this.dirty = race;
+      return;
+    } // after the drop: a drag is never cut short
+    this.race = race;
+    // The last seq drawn: what the page shows is the answer to every move up to it.
+    this.el.dataset.seq = String(race.lastSeq);
+    const pick = race.pick;
+    const lifted = new Set(race.lifted());
+    const dests = new Set(pick ? race.destinations(pick.card) : []);
+    const [hintCard, hintDest] = race.hint ? race.hint.split(">") : [null, null];
+    const tops = race.tops();
+    this.found.replaceChildren(
+      ...SUITS.split("").map((s, i) => {
+        const top = tops[i];
+        const slot = h(
+          "div",
+          {
+            class: `slot found${dests.has("F") && pick && pick.card[1] === s ? " dest" : ""}${hintDest === "F" && hintCard?.[1] === s ? " hinted" : ""}`,
+            "data-dest": "F",
+            "data-suit": s,
+            "aria-label": `${SUIT_WORDS[s]} foundation: ${top ? `up to the ${cardLabel(top)}` : "empty"}`,
+          },
+          top
+            ? cardEl(top, {
+                "data-source": "0",
+                class: `pc up found-top${top[1] === "H" || top[1] === "D" ? " red" : ""}${lifted.has(top) ? " held" : ""}`,
+              })
+            : h("span", { class: "ghost-suit", "aria-hidden": "true" }, GLYPH[s]),
+        );
+        return slot;
+      }),
+    );
+    this.cols.replaceChildren(
+      ...[1, 2, 3, 4, 5, 6, 7].map((n) => {
+        const cards = race.column(n);
+        const down = cards.filter((c) => c === "??").length;
+        const top = cards[cards.length - 1];
+        const name = `column ${n}: ${cards.length ? `${down} face-down, ${cards.length - down} face-up, top ${cardLabel(top)}` : "empty"}`;
+        const col = h(
+          "div",
+          {
+            class: `col${dests.has(String(n)) ? " dest" : ""}${hintDest === String(n) ? " hinted" : ""}`,
+            role: "list",
+            "data-dest": String(n),
+            "aria-label": name,
+          },
+          h("span", { class: "col-n", "aria-hidden": "true" }, n),
+        );
+        cards.forEach((c) => {
+          const el = cardEl(c, c === "??" ? {} : { "data-source": String(n) });
+          if (lifted.has(c)) el.classList.add("held");
+          if (c === hintCard) el.classList.add("hinted");
+          col.append(el);
+        });
+        return col;
+      }),
+    );
+    this.layout();
+  }
+
+  /**
+   * Sizes from the space there is: seven columns across the board's width, and each
+   * column's cards spread to fit the height left in the window (a phone held upright shows
+   * all seven, 18 cards deep). Set through element.style: the CSP allows no style attribute.
+   */
+  layout() {
+    const width = this.el.clientWidth || 700;
+    const gap = width < 500 ? 3 : 8;
+    const cw = Math.max(30, Math.min(96, Math.floor((width - 6 * gap) / 7)));
+    const ch = Math.round(cw * 1.4);
+    this.el.style.setProperty("--cw", `${cw}px`);
+    this.el.style.setProperty("--ch", `${ch}px`);
+    this.el.style.setProperty("--gap", `${gap}px`);
+    const top = this.cols.getBoundingClientRect().top;
+    const reserve = window.innerWidth < 700 ? 64 : 96; // the buttons and the status line below
+    const room = Math.max(ch * 3, window.innerHeight - top - reserve);
+    let tallest = ch;
+    for (const col of this.cols.children) {
+      const cards = [...col.querySelectorAll(".pc")];
+      const down = cards.filter((c) => c.classList.contains("down")).length;
+      let u = ch * 0.27;
+      let d = ch * 0.12;
+      const spread = down * d + Math.max(0, cards.length - down - 1) * u;
+      if (spread + ch > room && spread > 0) {
+        const k = (room - ch) / spread;
+        u *= k;
+        d *= k;
+      }
+      let y = 0;
+      cards.forEach((c, i) => {
+        c.style.top = `${Math.round(y)}px`;
+        y += i < down ? d : u;
+      });
+      tallest = Math.max(tallest, (cards.length ? y - (cards.length - 1 < down ? d : u) : 0) + ch);
+    }
+    this.cols.style.minHeight = `${Math.ceil(tallest)}px`;
+  }
+
+  // -- the pointer -------------------------------------------------------------------------
+
+  down(e) {
+    if (e.button !== 0 || this.press) return;
+    const cardEl = e.target.closest(".pc.up[data-source]");
+    const destEl = e.target.closest("[data-dest]");
+    if (!cardEl && !destEl) return;
+    this.press = {
+      id: e.pointerId,
+      x: e.clientX,
+      y: e.clientY,
+      card: cardEl?.dataset.card ?? null,
+      source: cardEl ? Number(cardEl.dataset.source) : null,
+      dest: destEl?.dataset.dest ?? null,
+      el: cardEl,
+    };
+    if (cardEl) {
+      e.preventDefault(); // no text selection, no scrolling: this press may become a drag
+      this.el.setPointerCapture?.(e.pointerId);
+    }
+  }
+
+  move(e) {
+    const p = this.press;
+    if (!p || p.id !== e.pointerId || !p.card) return;
+    if (!this.drag) {
+      if (Math.hypot(e.clientX - p.x, e.clientY - p.y) < DRAG_PX) return;
+      this.startDrag(p);
+    }
+    const g = this.drag.ghost;
+    g.style.transform = `translate(${e.clientX - this.drag.dx}px, ${e.clientY - this.drag.dy}px)`;
+    const over = this.target(e.clientX, e.clientY);
+    for (const el of this.el.querySelectorAll(".over")) if (el !== over) el.classList.remove("over");
+    over?.classList.add("over");
+  }
+
+  startDrag(p) {
+    const race = this.race;
+    const col = p.source ? race.faceUp(p.source) : [p.card];
+    const block = col.slice(Math.max(0, col.indexOf(p.card)));
+    const rect = p.el.getBoundingClientRect();
+    const ghost = h("div", { class: "drag-ghost", "aria-hidden": "true" });
+    block.forEach((c, i) => {
+      const el = cardEl(c);
+      el.removeAttribute("role");
+      el.style.top = `${i * Math.round(rect.height * 0.27)}px`;
+      ghost.append(el);
+    });
+    ghost.style.width = `${rect.width}px`;
+    ghost.style.setProperty("--cw", `${rect.width}px`);
+    ghost.style.setProperty("--ch", `${rect.height}px`);
+    ghost.style.left = "0px";
+    ghost.style.top = "0px";
+    document.body.append(ghost);
+    this.drag = { ghost, dx: p.x - rect.left, dy: p.y - rect.top };
+    ghost.style.transform = `translate(${rect.left}px, ${rect.top}px)`;
+    // The block leaves its place; where it may go lights up.
+    const lifted = new Set(block);
+    for (const el of this.el.querySelectorAll(".pc.up"))
+      if (lifted.has(el.dataset.card)) el.classList.add("lifting");
+    const dests = new Set(race.destinations(p.card));
+    for (const el of this.el.querySelectorAll("[data-dest]")) {
+      const d = el.dataset.dest;
+      if (dests.has(d) && (d !== "F" || el.dataset.suit === p.card[1])) el.classList.add("dest");
+    }
+  }
+
+  target(x, y) {
+    const el = document.elementFromPoint(x, y)?.closest("[data-dest]");
+    return el && this.el.contains(el) ? el : null;
+  }
+
+  up(e) {
+    const p = this.press;
+    if (!p || p.id !== e.pointerId) return;
+    if (this.drag) {
+      const over = this.target(e.clientX, e.clientY);
+      const dest = over?.dataset.dest;
+      this.end();
+      if (dest && dest !== String(p.source)) this.act("drop", p.source, p.card, dest);
+      else this.act("redraw");
+      return;
+    }
+    this.end();
+    if (p.card) {
+      const now = performance.now();
+      const last = this.lastClick;
+      const double = last && last.card === p.card && now - last.at <= DOUBLE_TAP_MS;
+      this.lastClick = double ? null : { card: p.card, at: now };
+      if (double && p.source) this.act("double", p.source, p.card);
+      else this.act("click", p.source, p.card);
+    } else if (p.dest) {
+      this.lastClick = null;
+      this.act("dest", p.dest);
+    }
+  }
+
+  end() {
+    this.press = null;
+    if (this.drag) {
+      this.drag.ghost.remove();
+      this.drag = null;
+      for (const el of this.el.querySelectorAll(".over")) el.classList.remove("over");
+    }
+    if (this.dirty) {
+      const race = this.dirty;
+      this.dirty = null;
+      this.render(race);
+    }
+  }
+}

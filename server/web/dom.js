@@ -1,0 +1,40 @@
+// Building DOM from plain calls, with no framework: h("button", {class: "x", onclick}, "text").
+// Text always goes in as text nodes (player names are whatever players typed), and no
+// style attribute is ever written: the page's Content-Security-Policy forbids inline style,
+// so sizes and positions go through element.style, which it allows.
+
+/**
+ * @param {string} tag
+ * @param {Object<string, any>} [props] `class`, `on<event>` handlers, `data-*`, `aria-*` and
+ *   other attributes; null, undefined and false leave an attribute out, true writes it empty.
+ * @param {...(Node|string|number|null|false|Array)} children
+ * @returns {HTMLElement}
+ */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key === "class") el.className = value;
+    else if (key === "value" || key === "checked") el[key] = value;
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  add(el, children);
+  return el;
+}
+
+function add(el, children) {
+  for (const child of children) {
+    if (Array.isArray(child)) add(el, child);
+    else if (child !== null && child !== undefined && child !== false) {
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+}
+
+/** Replace everything inside `el`. */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  add(el, children);
+  return el;
+}

@@ -1,0 +1,160 @@
+// The websocket to the race server, as docs/protocol.md asks a client to keep it: binary
+// msgpack frames (section 1.3), a hello on every connection (4.2), and reconnecting with
+// backoff after a drop (6.1), so that a resume (4.15) follows by itself. It knows nothing
+// of rooms or races: every message goes to `onMessage`, every change of the link to
+// `onStatus`.
+
+import { encode, decode } from "./vendor/msgpack.mjs";
+
+/** Close codes after which the protocol says not to reconnect on our own (section 6.1). */
+const FINAL = new Set([4000, 4001]);
+
+/**
+ * The player's token and the server's password, kept in this browser for this server. The
+ * page comes from the server it plays on, so the origin's storage is that server's: the
+ * terminal client keeps them per server too (client/config.py).
+ */
+export const keep = {
+  get: (key) => {
+    try {
+      return localStorage.getItem(`yukon.${key}`);
+    } catch {
+      return null;
+    }
+  },
+  set: (key, value) => {
+    try {
+      if (value === null) localStorage.removeItem(`yukon.${key}`);
+      else localStorage.setItem(`yukon.${key}`, value);
+    } catch {
+      /* private mode: kept for this page only */
+    }
+  },
+};
+
+/**
+ * Where the game lives on its server: "/", or "/yukon/" behind a proxy that serves it
+ * under a path prefix. The page is there, or at <base>r/ROOMCODE (an invite link).
+ */
+export function appBase(path = window.location.pathname) {
+  const invite = /^(.*\/)r\/[A-Za-z0-9]{5}$/.exec(path);
+  return invite ? invite[1] : path.slice(0, path.lastIndexOf("/") + 1);
+}
+
+/** The websocket URL of the server that served this page (ws: or wss: like the page). */
+export function serverUrl(loc = window.location) {
+  return `${loc.protocol === "https:" ? "wss:" : "ws:"}//${loc.host}${appBase(loc.pathname)}`;
+}
+
+export class Link {
+  /**
+   * @param {{url: string, onMessage: (msg: object) => void,
+   *   onStatus: (kind: string, text: string, code?: number) => void}} options
+   */
+  constructor({ url, onMessage, onStatus }) {
+    this.url = url;
+    this.onMessage = onMessage;
+    this.onStatus = onStatus;
+    /** @type {WebSocket|null} */
+    this.ws = null;
+    /** A `welcome` came on the current socket: messages other than hello may go. */
+    this.online = false;
+    /** The name to register with, until a token is kept (the first visit). */
+    this.name = null;
+    this.wait = 0;
+    this.timer = 0;
+    this.stopped = true;
+  }
+
+  /** Connect (again) now, if there is something to say hello with. */
+  start() {
+    this.stopped = false;
+    clearTimeout(this.timer);
+    if (!keep.get("token") && !this.name) return;
+    this.open();
+  }
+
+  /** Close for good (until `start`): a name or password must be asked first. */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    const ws = this.ws;
+    this.ws = null;
+    this.online = false;
+    if (ws) ws.close(1000);
+  }
+
+  open() {
+    const ws = new WebSocket(this.url);
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    this.online = false;
+    this.onStatus("connecting", "connecting…");
+    ws.onopen = () => {
+      // The hello goes at once: a registration must never be left hanging (protocol 4.2).
+      const hello = { t: "hello", v: 1 };
+      const token = keep.get("token");
+      if (token) hello.token = token;
+      else hello.name = this.name;
+      const password = keep.get("password");
+      if (password) hello.password = password;
+      ws.send(encode(hello));
+    };
+    ws.onmessage = (event) => {
+      if (ws !== this.ws) return; // an old socket's last frames: its state is gone
+      let msg;
+      try {
+        msg = decode(new Uint8Array(event.data));
+      } catch {
+        return; // the server sends only msgpack maps; anything else is ignored
+      }
+      if (msg === null || typeof msg !== "object" || typeof msg.t !== "string") return;
+      if (msg.t === "welcome") {
+        keep.set("token", msg.token);
+        this.name = null;
+        this.online = true;
+        this.wait = 0;
+        this.onStatus("online", `connected as ${msg.name}`);
+      }
+      this.onMessage(msg);
+    };
+    ws.onclose = (event) => {
+      if (ws !== this.ws) return;
+      this.ws = null;
+      this.online = false;
+      if (this.stopped) return;
+      if (FINAL.has(event.code)) {
+        this.stopped = true;
+        const why =
+          event.code === 4001
+            ? "this player is playing in another tab or window"
+            : "the server speaks another protocol version";
+        this.onStatus("stopped", why, event.code);
+        return;
+      }
+      this.retry(event.code);
+    };
+  }
+
+  /**
+   * Try again later: 0.5 s, doubling to 15 s, each with a jitter of ±25 % (protocol 6.1),
+   * and at least a few seconds after 1013 (the server is full, not gone).
+   */
+  retry(code = 0) {
+    clearTimeout(this.timer);
+    this.wait = this.wait ? Math.min(this.wait * 2, 15) : 0.5;
+    let wait = this.wait * (0.75 + Math.random() * 0.5);
+    if (code === 1013) wait = Math.max(wait, 3);
+    this.onStatus("away", `connection lost; trying again in ${wait.toFixed(1)} s`, code);
+    this.timer = setTimeout(() => {
+      if (!this.stopped) this.open();
+    }, wait * 1000);
+  }
+
+  /** Send one message; false when there is no connection with a welcome to send it on. */
+  send(msg) {
+    if (!this.ws || !this.online || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(encode(msg));
+    return true;
+  }
+}

@@ -1,0 +1,1171 @@
+// The screens: the first visit's name (or a private server's password), the lobby, a
+// room, the race, watching, the results, the leaderboards and the history; and the help
+// and yes/no dialogs. Each is built once when it comes up and then `update`d in place from
+// the session after every message; `key` takes the terminal client's keys for it.
+
+import { h, fill } from "./dom.js";
+import { keep, appBase } from "./net.js";
+import { formatMs } from "./session.js";
+import { BoardView } from "./board.js";
+
+const VARIANTS = [
+  ["C", "Classic"],
+  ["R", "Relaxed"],
+  ["S", "Russian"],
+  ["A", "Alaska"],
+  ["M", "Moosehide"],
+];
+const OPTIONS = [
+  ["E", "open spaces"],
+  ["G", "groups"],
+  ["T", "take-back"],
+];
+const TIMES = [
+  [300, "5 min"],
+  [600, "10 min"],
+  [900, "15 min"],
+  [1800, "30 min"],
+  [3600, "60 min"],
+];
+const OUTCOME = {
+  playing: "playing",
+  stuck: "stuck",
+  won: "won",
+  resigned: "resigned",
+  timeout: "out of time",
+  abandoned: "abandoned",
+};
+const GAME_CODE = /^YU1-[CRSAM]E?G?T?-([A-Z]{7}|[A-Z2-7]{26})$/;
+
+function rulesText(rules) {
+  const v = VARIANTS.find(([k]) => k === rules[0]);
+  const opts = OPTIONS.filter(([k]) => rules.slice(1).includes(k)).map(([, t]) => t);
+  return [v ? v[1] : rules, ...opts].join(", ");
+}
+
+/** The connection's state and the status line, shared by every screen. */
+function chrome(c) {
+  const link = h("p", { class: "link" });
+  const status = h("p", { class: "status", "aria-hidden": "true" });
+  return {
+    link,
+    status,
+    update() {
+      const st = c.linkState;
+      link.className = `link ${st.kind}`;
+      link.textContent = st.kind === "online" ? `● ${st.text}` : `○ ${st.text}`;
+      const s = c.session.status;
+      status.className = `status ${s.kind}`;
+      status.textContent = s.text;
+    },
+  };
+}
+
+function button(text, onclick, extra = {}) {
+  return h("button", { type: "button", onclick, ...extra }, text);
+}
+
+function outcome(state) {
+  return h("span", { class: `badge ${state}` }, OUTCOME[state] ?? state);
+}
+
+// -- the first visit: a name; a private server: its password --------------------------------
+
+function askScreen(c, what) {
+  const ch = chrome(c);
+  const secret = what === "password";
+  const input = h("input", {
+    id: `ask-${what}`,
+    type: secret ? "password" : "text",
+    maxlength: secret ? 128 : 20,
+    autocomplete: secret ? "current-password" : "nickname",
+    required: true,
+    "aria-describedby": `ask-${what}-why`,
+  });
+  const problem = h("p", { class: "problem", role: "alert" });
+  const form = h(
+    "form",
+    {
+      class: "card ask",
+      onsubmit: (e) => {
+        e.preventDefault();
+        const value = secret ? input.value : input.value.trim();
+        if (!value) return;
+        if (secret) keep.set("password", value);
+        else c.link.name = value;
+        c.ask = null;
+        c.askProblem = "";
+        c.link.start();
+        c.render();
+      },
+    },
+    h("h1", {}, secret ? "This server is private" : "Your name"),
+    problem,
+    h(
+      "p",
+      { id: `ask-${what}-why`, class: "summary" },
+      secret
+        ? "Ask whoever runs it for the password. This browser keeps it for this server."
+        : c.invite
+          ? `You are invited to room ${c.invite}. Others see this name (1-20 characters); it is yours on this server from now on, kept in this browser.`
+          : "Others see this name (1-20 characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.",
+    ),
+    h("label", { for: `ask-${what}` }, secret ? "Password" : "Name"),
+    " ",
+    input,
+    " ",
+    h("button", { type: "submit" }, secret ? "Go" : "Play"),
+  );
+  return {
+    el: h("section", { class: "screen" }, ch.link, form, ch.status),
+    focus: () => input.focus(),
+    update() {
+      ch.update();
+      problem.textContent = c.askProblem;
+    },
+  };
+}
+
+export const name = (c) => askScreen(c, "name");
+export const password = (c) => askScreen(c, "password");
+
+// -- the lobby ------------------------------------------------------------------------------
+
+export function lobby(c) {
+  const ch = chrome(c);
+  const variant = h(
+    "select",
+    { id: "variant", "aria-label": "Variant" },
+    VARIANTS.map(([k, t]) => h("option", { value: k }, `${k} ${t}`)),
+  );
+  const opts = OPTIONS.map(([k, t]) =>
+    h("input", { type: "checkbox", id: `opt-${k.toLowerCase()}`, "data-opt": k }),
+  );
+  const code = h("input", {
+    id: "code",
+    placeholder: "YU1-C-AAAAAAB",
+    maxlength: 48,
+    "aria-label": "or a game code",
+    autocomplete: "off",
+  });
+  const undo = h("input", { type: "checkbox", id: "undo", checked: true });
+  const hints = h("input", { type: "checkbox", id: "hints" });
+  const players = h(
+    "select",
+    { id: "players", "aria-label": "Players" },
+    [2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { value: n, selected: n === 4 }, n)),
+  );
+  const time = h(
+    "select",
+    { id: "time", "aria-label": "Time limit" },
+    TIMES.map(([s, t]) => h("option", { value: s, selected: s === 1800 }, t)),
+  );
+  const roomCode = h("input", {
+    id: "room-code",
+    placeholder: "K7WQM",
+    maxlength: 16,
+    "aria-label": "Room code",
+    autocomplete: "off",
+  });
+
+  const create = () => {
+    const typed = code.value.trim().toUpperCase();
+    const msg = {
+      t: "create",
+      max_players: Number(players.value),
+      undo: undo.checked,
+      time_limit: Number(time.value),
+      hints: hints.checked,
+    };
+    if (typed) {
+      if (!GAME_CODE.test(typed)) {
+        c.session.say(`game code: ${typed} is not a code like YU1-C-AAAAAAB`, "error");
+        c.render();
+        return;
+      }
+      msg.code = typed;
+    } else
+      msg.rules =
+        variant.value +
+        opts
+          .filter((o) => o.checked)
+          .map((o) => o.dataset.opt)
+          .join("");
+    c.send(msg);
+  };
+  const enter = (t) => {
+    const r = roomCode.value.trim();
+    if (!r) {
+      roomCode.focus();
+      c.session.say("type the room code, then Enter (or Watch)");
+      c.render();
+      return;
+    }
+    c.send({ t, room: r });
+  };
+  const tick = (input, text) => h("label", { class: "tick" }, input, " ", text);
+  const el = h(
+    "section",
+    { class: "screen lobby" },
+    ch.link,
+    h("h1", {}, "Lobby"),
+    h(
+      "form",
+      {
+        class: "card box",
+        id: "new-room",
+        "aria-labelledby": "new-room-h",
+        onsubmit: (e) => {
+          e.preventDefault();
+          create();
+        },
+      },
+      h("h2", { id: "new-room-h" }, "New room"),
+      h(
+        "div",
+        { class: "row" },
+        h("span", { class: "lbl" }, "Rules"),
+        variant,
+        ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`)),
+      ),
+      h("div", { class: "row" }, h("label", { class: "lbl", for: "code" }, "or code"), code),
+      h(
+        "div",
+        { class: "row" },
+        h("span", { class: "lbl" }, "Options"),
+        tick(undo, "undo"),
+        tick(hints, "hints"),
+        h("span", { class: "summary" }, "(hinted runs rank last)"),
+      ),
+      h(
+        "div",
+        { class: "row" },
+        h("label", { class: "lbl", for: "players" }, "Players"),
+        players,
+        h("label", { class: "lbl2", for: "time" }, "Time"),
+        time,
+        h("button", { type: "submit", id: "create" }, "Create room (n)"),
+      ),
+    ),
+    h(
+      "form",
+      {
+        class: "card box",
+        id: "join-box",
+        onsubmit: (e) => {
+          e.preventDefault();
+          enter("join");
+        },
+      },
+      h("h2", {}, "Join or watch a room"),
+      h(
+        "div",
+        { class: "row" },
+        h("label", { class: "lbl", for: "room-code" }, "Room code"),
+        roomCode,
+        h("button", { type: "submit", id: "join" }, "Join (j)"),
+        button("Watch (w)", () => enter("watch"), { id: "watch", class: "plain" }),
+      ),
+    ),
+    h(
+      "div",
+      { class: "card box", id: "alone-box" },
+      h("h2", {}, "On your own"),
+      h(
+        "div",
+        { class: "row" },
+        button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
+        button("Leaderboards (l)", () => c.open(boardsState()), { id: "boards", class: "plain" }),
+        button("History (h)", () => c.open(historyState()), { id: "history", class: "plain" }),
+      ),
+    ),
+    ch.status,
+  );
+  return {
+    el,
+    update: ch.update,
+    key(k) {
+      const act = {
+        n: create,
+        j: () => enter("join"),
+        w: () => enter("watch"),
+        d: () => c.askDaily(),
+        l: () => c.open(boardsState()),
+        h: () => c.open(historyState()),
+      }[k];
+      if (!act) return false;
+      if ((k === "j" || k === "w") && !roomCode.value.trim()) {
+        roomCode.focus();
+        return true;
+      }
+      act();
+      return true;
+    },
+  };
+}
+
+// -- a room before its race (and a finished room one joined late) ---------------------------
+
+export function room(c) {
+  const ch = chrome(c);
+  const s = c.session;
+  const info = h("div", { class: "room-info" });
+  const link = h("input", { id: "invite", readonly: true, "aria-label": "Invite link", value: "" });
+  const copied = h("span", { class: "summary", role: "status" });
+  const copy = button(
+    "Copy link",
+    async () => {
+      link.select();
+      let ok = false;
+      try {
+        await navigator.clipboard.writeText(link.value);
+        ok = true;
+      } catch {
+        ok = document.execCommand?.("copy") ?? false;
+      }
+      copied.textContent = ok ? "copied" : "select the link and copy it";
+    },
+    { id: "copy", class: "plain" },
+  );
+  const invite = h(
+    "div",
+    { class: "row invite" },
+    h("label", { class: "lbl", for: "invite" }, "Invite"),
+    link,
+    copy,
+    copied,
+  );
+  const players = h("ul", { class: "players", "aria-label": "Players" });
+  const note = h("p", { class: "note" });
+  const count = h("p", { class: "countdown", "aria-live": "off" });
+  const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
+  const start = button("Start (s)", () => c.send({ t: "start" }), { id: "start" });
+  const leave = button("Leave (l)", () => c.send({ t: "leave" }), { id: "leave", class: "plain" });
+  const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
+  const toggleReady = () => {
+    const r = s.room;
+    if (r && r.you === "player" && !s.isHost && r.state === "lobby")
+      c.send({ t: "ready", ready: !meReady() });
+  };
+  const el = h(
+    "section",
+    { class: "screen room" },
+    ch.link,
+    h("h1", { id: "room-title" }, "Room"),
+    h(
+      "div",
+      { class: "card box" },
+      info,
+      invite,
+      players,
+      note,
+      count,
+      h("div", { class: "row" }, ready, start, leave),
+    ),
+    ch.status,
+  );
+  const tick = () => {
+    const left = s.countdownLeft(c.now());
+    count.hidden = left === null;
+    if (left !== null) count.textContent = String(Math.max(1, Math.ceil(left / 1000)));
+  };
+  return {
+    el,
+    tick,
+    update() {
+      ch.update();
+      const r = s.room;
+      if (!r) return;
+      el.querySelector("#room-title").textContent = `Room ${r.room}`;
+      const url = `${location.origin}${appBase()}r/${r.room}`;
+      if (link.value !== url) link.value = url;
+      invite.hidden = r.max_players === 1;
+      fill(
+        info,
+        h(
+          "p",
+          { class: "deal" },
+          `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
+          r.code ? [" · deal ", h("code", {}, r.code)] : null,
+        ),
+        r.commitment
+          ? h(
+              "p",
+              { class: "summary" },
+              "Commitment to the deal: ",
+              h("code", { class: "hash" }, r.commitment),
+            )
+          : null,
+      );
+      fill(
+        players,
+        r.players.map((p) =>
+          h(
+            "li",
+            {},
+            h("span", { class: "pname" }, p.name),
+            p.name === r.host ? h("span", { class: "badge won" }, "host") : null,
+            h("span", { class: `badge ${p.ready ? "won" : "stuck"}` }, p.ready ? "ready" : "not ready"),
+            p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
+            p.name === s.me ? h("span", { class: "summary" }, " (you)") : null,
+          ),
+        ),
+        r.spectators ? h("li", { class: "summary" }, `${r.spectators} watching`) : null,
+      );
+      const lobbyState = r.state === "lobby";
+      ready.hidden = !(r.you === "player" && lobbyState && !s.isHost);
+      ready.textContent = meReady() ? "Not ready (space)" : "Ready (space)";
+      start.hidden = !(r.you === "player" && lobbyState && s.isHost);
+      let text;
+      if (r.state === "countdown") text = "Get ready: the race starts in";
+      else if (r.state === "finished") text = `Waiting for ${r.host} to start a rematch`;
+      else if (r.you === "spectator") text = `You watch; ${r.host} starts the race`;
+      else if (s.isHost) {
+        const waiting = r.players.filter((p) => !p.ready).map((p) => p.name);
+        text = waiting.length
+          ? `Waiting for ${waiting.join(", ")} to be ready`
+          : `Everyone is ready: press s to start${r.players.length === 1 ? " (a race alone is fine)" : ""}`;
+        text += `. Others join with the room code ${r.room} or the link.`;
+      } else text = `${r.host} starts the race when everyone is ready`;
+      note.textContent = text;
+      tick();
+    },
+    key(k) {
+      if (k === " ") toggleReady();
+      else if (k === "s") {
+        if (s.isHost) c.send({ t: "start" });
+      } else if (k === "l") c.send({ t: "leave" });
+      else return false;
+      return true;
+    },
+  };
+}
+
+// -- the race ------------------------------------------------------------------------------
+
+function standingsEl(c) {
+  const list = h("ol", { class: "standings" });
+  return {
+    el: h("aside", { class: "card side", "aria-label": "Standings" }, h("h2", {}, "Standings"), list),
+    update() {
+      const s = c.session;
+      fill(
+        list,
+        s
+          .standings()
+          .map((p) =>
+            h(
+              "li",
+              { class: p.name === s.me ? "me" : "" },
+              h("span", { class: "pname" }, p.name),
+              " ",
+              outcome(p.state),
+              p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
+              h(
+                "span",
+                { class: "bar", "aria-hidden": "true" },
+                h("span", { class: "fill", "data-n": p.foundations }),
+              ),
+              h(
+                "span",
+                { class: "figs" },
+                `${p.foundations}/52 home · ${p.score} pts · ${p.moves} mv${p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : ""}`,
+              ),
+            ),
+          ),
+      );
+      for (const bar of list.querySelectorAll(".fill"))
+        bar.style.width = `${(Number(bar.dataset.n) * 100) / 52}%`;
+    },
+  };
+}
+
+function raceHead(c) {
+  const el = h("div", { class: "race-head" });
+  const clock = h("span", { class: "clock", role: "timer", "aria-label": "race clock" });
+  return {
+    el,
+    update() {
+      const s = c.session;
+      const r = s.room;
+      const race = s.race;
+      const d = s.isDaily ? s.daily : null;
+      fill(
+        el,
+        h(
+          "span",
+          { class: "where" },
+          d
+            ? `Daily ${d.date} · attempt ${d.attempt} (${d.practice ? "practice" : "counts"})${d.par ? ` · par ${d.par}` : ""}`
+            : `Room ${r?.room ?? ""}`,
+          r ? ` · ${rulesText(r.rules)}` : "",
+        ),
+        clock,
+        race
+          ? h(
+              "span",
+              { class: "figs" },
+              `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
+              race.state !== "playing" ? [" · ", outcome(race.state)] : null,
+            )
+          : null,
+        // A secret deal's commitment, for anyone who wants to check it against the code later.
+        r?.commitment
+          ? h(
+              "span",
+              { class: "figs commit", title: r.commitment },
+              `commitment ${r.commitment.slice(0, 12)}…`,
+            )
+          : null,
+      );
+      this.tick();
+    },
+    tick() {
+      const ms = c.session.clockMs(c.now());
+      clock.textContent = ms === null ? "" : formatMs(ms);
+    },
+  };
+}
+
+export function race(c) {
+  const ch = chrome(c);
+  const s = c.session;
+  const head = raceHead(c);
+  const board = new BoardView((what, ...args) => {
+    const now = c.now();
+    const out =
+      what === "click" && args[0] === 0
+        ? s.clickDest("F")
+        : what === "click"
+          ? s.clickCard(args[0], args[1], now)
+          : what === "double"
+            ? s.double(args[0], args[1])
+            : what === "dest"
+              ? s.clickDest(args[0])
+              : what === "drop"
+                ? s.drop(args[0], args[1], args[2])
+                : [];
+    c.send(...out);
+  });
+  const stand = standingsEl(c);
+  const undo = button("Undo (u)", () => c.send(...s.undo()), { id: "undo", class: "plain" });
+  const hint = button("Hint (h)", () => c.send(...s.askHint()), { id: "hint", class: "plain" });
+  const resign = button("Resign (r)", () => askResign(), { id: "resign", class: "plain" });
+  const leave = button("Leave (l)", () => doLeave(), { id: "leave", class: "plain" });
+  const help = button("Keys (?)", () => helpDialog(c), { class: "plain" });
+  const askResign = () => {
+    if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
+  };
+  const doLeave = () => {
+    if (s.raceDone() || !s.race) c.send({ t: "leave" });
+    else {
+      s.say("you are racing: resign first (r), then leave", "error");
+      c.render();
+    }
+  };
+  const el = h(
+    "section",
+    { class: "screen race" },
+    ch.link,
+    head.el,
+    h("div", { class: "race-body" }, board.el, stand.el),
+    h("div", { class: "row actions" }, undo, hint, resign, leave, help),
+    ch.status,
+  );
+  const keys = {
+    f: () => s.pressFoundation(),
+    ArrowUp: () => s.step(1),
+    k: () => s.step(1),
+    ArrowDown: () => s.step(-1),
+    j: () => s.step(-1),
+    Enter: () => s.tap(c.now()),
+    " ": () => s.tap(c.now()),
+    Escape: () => s.cancel(),
+    u: () => s.undo(),
+    h: () => s.askHint(),
+  };
+  return {
+    el,
+    tick: () => head.tick(),
+    resize: () => board.layout(),
+    focus: () => board.el.focus({ preventScroll: true }),
+    update(msg) {
+      ch.update();
+      head.update();
+      if (s.race && (!msg || msg.t !== "progress" || board.el.dataset.seq !== String(s.race.lastSeq)))
+        board.render(s.race);
+      stand.update();
+      undo.hidden = !s.undoAllowed;
+      hint.hidden = !s.hintsAllowed;
+      const done = s.raceDone();
+      resign.hidden = done;
+      leave.hidden = !done;
+    },
+    key(k) {
+      if (/^[1-7]$/.test(k)) c.send(...s.pressColumn(Number(k)));
+      else if (k === "r") askResign();
+      else if (k === "l") doLeave();
+      else if (keys[k]) c.send(...(keys[k]() ?? []));
+      else return false;
+      return true;
+    },
+  };
+}
+
+export function watch(c) {
+  const ch = chrome(c);
+  const head = raceHead(c);
+  const stand = standingsEl(c);
+  const el = h(
+    "section",
+    { class: "screen watch" },
+    ch.link,
+    head.el,
+    h("p", { class: "note" }, "You watch this race: everyone's progress, nobody's cards."),
+    stand.el,
+    h(
+      "div",
+      { class: "row actions" },
+      button("Leave (l)", () => c.send({ t: "leave" }), { id: "leave", class: "plain" }),
+    ),
+    ch.status,
+  );
+  return {
+    el,
+    tick: () => head.tick(),
+    update() {
+      ch.update();
+      head.update();
+      stand.update();
+    },
+    key(k) {
+      if (k !== "l") return false;
+      c.send({ t: "leave" });
+      return true;
+    },
+  };
+}
+
+// -- the results ------------------------------------------------------------------------------
+
+function table(heads, rows, mine = () => false) {
+  return h(
+    "div",
+    { class: "card scroll" },
+    h(
+      "table",
+      {},
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          heads.map((t) =>
+            h(
+              "th",
+              { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" },
+              t,
+            ),
+          ),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        rows.map((cells, i) =>
+          h(
+            "tr",
+            { class: mine(i) ? "me" : "" },
+            cells.map((x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x))),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+const num = (x) => h("td", { class: "num" }, x);
+
+export function results(c) {
+  const ch = chrome(c);
+  const s = c.session;
+  const head = h("div", { class: "results-head" });
+  const body = h("div");
+  const rematch = button("Rematch (m)", () => c.send({ t: "rematch" }), { id: "rematch" });
+  const again = button("Again (a)", () => c.send({ t: "daily" }), { id: "again" });
+  const board = () => {
+    const r = s.result;
+    if (s.isDaily && s.daily) c.open(boardsState({ date: s.daily.date }));
+    else if (r?.code) c.open(boardsState({ code: r.code }));
+    else c.open(boardsState());
+  };
+  const el = h(
+    "section",
+    { class: "screen results" },
+    ch.link,
+    h("h1", {}, "Results"),
+    head,
+    body,
+    h(
+      "div",
+      { class: "row actions" },
+      rematch,
+      again,
+      button("Leaderboard (b)", board, { id: "leaderboard", class: "plain" }),
+      button("History (h)", () => c.open(historyState()), { id: "history-btn", class: "plain" }),
+      button("Lobby (l)", () => c.send({ t: "leave" }), { id: "lobby", class: "plain" }),
+    ),
+    ch.status,
+  );
+  return {
+    el,
+    update() {
+      ch.update();
+      const r = s.result;
+      const room = s.room;
+      if (!r || !room) return;
+      const me = r.ranks.find((x) => x.name === s.me);
+      const d = s.isDaily ? s.daily : null;
+      fill(
+        head,
+        h(
+          "p",
+          { class: "big" },
+          me?.outcome === "won"
+            ? `You won in ${formatMs(me.time_ms)}!`
+            : me
+              ? `You finished #${me.rank} of ${r.ranks.length}`
+              : "The race is over",
+          me?.hinted
+            ? h("span", { class: "summary" }, "  With a hint: ranked after every run without one")
+            : null,
+        ),
+        d
+          ? h(
+              "p",
+              {},
+              `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
+              d.par ? ` · par ${d.par} moves` : "",
+            )
+          : null,
+        h(
+          "p",
+          { class: "deal" },
+          r.code
+            ? ["Game code ", h("code", {}, r.code), ` (${rulesText(room.rules)})`]
+            : "The game code stays secret until 00:35 UTC the next day",
+        ),
+        s.fairness
+          ? h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text)
+          : null,
+      );
+      fill(
+        body,
+        table(
+          ["#", "player", "outcome", "time", "moves", "score", "cards"],
+          r.ranks.map((x) => [
+            num(x.rank),
+            x.name,
+            h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
+            num(formatMs(x.time_ms)),
+            num(x.moves),
+            num(x.score),
+            num(`${x.foundations}/52`),
+          ]),
+          (i) => r.ranks[i].name === s.me,
+        ),
+      );
+      rematch.hidden = !!d || !s.isHost;
+      again.hidden = !d;
+    },
+    key(k) {
+      const act = {
+        m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
+        a: () => s.isDaily && c.send({ t: "daily" }),
+        b: board,
+        h: () => c.open(historyState()),
+        l: () => c.send({ t: "leave" }),
+        Escape: () => c.send({ t: "leave" }),
+      }[k];
+      if (!act) return false;
+      act();
+      return true;
+    },
+  };
+}
+
+// -- leaderboards ---------------------------------------------------------------------------
+
+const today = () => new Date().toISOString().slice(0, 10);
+const shiftDay = (date, days) =>
+  new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
+
+function boardsState({ date = null, code = null } = {}) {
+  return { kind: "boards", board: code ? "deal" : "daily", date, code, offset: 0, around: false, limit: 20 };
+}
+
+export function boards(c) {
+  const ch = chrome(c);
+  const st = c.overlay;
+  const s = c.session;
+  const head = h("div", { class: "board-head" });
+  const body = h("div");
+  const codeIn = h("input", {
+    id: "board-code",
+    placeholder: "YU1-C-AAAAAAB",
+    "aria-label": "Game code",
+    autocomplete: "off",
+  });
+  const ask = () => {
+    const msg = { t: "board", kind: st.board, offset: st.offset, limit: st.limit, around: st.around };
+    if (st.board === "daily") {
+      if (st.date) msg.date = st.date;
+    } else msg.code = st.code;
+    st.around = false;
+    s.board = null;
+    c.send(msg);
+  };
+  const matches = (p) =>
+    p && p.kind === st.board && (st.board === "daily" ? !st.date || p.date === st.date : p.code === st.code);
+  const day = (n) => {
+    if (st.board !== "daily") return;
+    st.date = shiftDay(st.date ?? today(), n);
+    st.offset = 0;
+    ask();
+  };
+  const page = (n) => {
+    const p = s.board;
+    const offset = Math.max(0, st.offset + n * st.limit);
+    if (offset !== st.offset && (n < 0 || (matches(p) && offset < p.total))) {
+      st.offset = offset;
+      ask();
+    }
+  };
+  const todayBoard = () => {
+    Object.assign(st, { board: "daily", date: null, code: null, offset: 0 });
+    ask();
+  };
+  const mine = () => {
+    st.around = true;
+    ask();
+  };
+  const el = h(
+    "section",
+    { class: "screen boards" },
+    ch.link,
+    h("h1", {}, "Leaderboards"),
+    head,
+    h(
+      "div",
+      { class: "row" },
+      button("← day", () => day(-1), { class: "plain", id: "prev-day" }),
+      button("today (t)", todayBoard, { class: "plain" }),
+      button("day →", () => day(1), { class: "plain", id: "next-day" }),
+      button("your row (y)", mine, { class: "plain", id: "mine" }),
+      button("↑ page", () => page(-1), { class: "plain" }),
+      button("page ↓", () => page(1), { class: "plain" }),
+    ),
+    h(
+      "form",
+      {
+        class: "row",
+        onsubmit: (e) => {
+          e.preventDefault();
+          const code = codeIn.value.trim().toUpperCase();
+          if (!GAME_CODE.test(code)) {
+            s.say(`game code: ${code} is not a code like YU1-C-AAAAAAB`, "error");
+            c.render();
+            return;
+          }
+          Object.assign(st, { board: "deal", code, offset: 0 });
+          codeIn.blur();
+          ask();
+        },
+      },
+      h("label", { class: "lbl", for: "board-code" }, "Game code (c)"),
+      codeIn,
+      h("button", { type: "submit" }, "Show"),
+    ),
+    body,
+    h(
+      "div",
+      { class: "row actions" },
+      button("Back (Esc)", () => c.close(), { id: "back", class: "plain" }),
+    ),
+    ch.status,
+  );
+  queueMicrotask(ask); // once this screen is the one shown
+  return {
+    el,
+    update() {
+      ch.update();
+      const p = s.board;
+      const ok = matches(p);
+      if (ok && st.board === "daily" && !st.date) st.date = p.date;
+      if (ok) st.offset = p.offset;
+      fill(
+        head,
+        h(
+          "p",
+          { class: "deal", id: "board-title" },
+          st.board === "daily"
+            ? [
+                `Daily deal ${st.date ?? "today"}`,
+                ok
+                  ? ` · ${p.total} player${p.total === 1 ? "" : "s"}${p.par !== null && p.par !== undefined ? ` · par ${p.par}` : ""}`
+                  : "",
+                ok ? (p.code ? [" · ", h("code", {}, p.code)] : " · code secret until the day is over") : "",
+              ]
+            : [`Game code ${st.code}`, ok ? ` · ${p.total} player${p.total === 1 ? "" : "s"}` : ""],
+        ),
+        ok && p.commitment
+          ? h(
+              "p",
+              { class: "summary" },
+              "Commitment ",
+              h("code", { class: "hash" }, p.commitment),
+              p.salt ? [", salt ", h("code", { class: "hash" }, p.salt)] : "",
+            )
+          : null,
+      );
+      if (!ok) {
+        fill(body, h("p", { class: "summary" }, "loading…"));
+        return;
+      }
+      const rows = [...p.rows];
+      const you = p.you;
+      const onPage = you && rows.some((r) => r.name === you.name && r.rank === you.rank);
+      if (you && !onPage) rows.push(you);
+      fill(
+        body,
+        rows.length
+          ? table(
+              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos"],
+              rows.map((r) => [
+                num(r.rank),
+                r.name,
+                h("td", {}, outcome(r.outcome), r.hinted ? " (hint)" : ""),
+                num(formatMs(r.time_ms)),
+                num(r.moves),
+                num(r.score),
+                num(`${r.foundations}/52`),
+                num(r.undos),
+              ]),
+              (i) => you && rows[i].name === you.name,
+            )
+          : h("p", { class: "summary" }, "nobody on this board yet"),
+      );
+    },
+    key(k) {
+      const act = {
+        ArrowLeft: () => day(-1),
+        ArrowRight: () => day(1),
+        t: todayBoard,
+        y: mine,
+        PageDown: () => page(1),
+        PageUp: () => page(-1),
+        c: () => codeIn.focus(),
+        Escape: () => c.close(),
+        q: () => c.close(),
+      }[k];
+      if (!act) return false;
+      act();
+      return true;
+    },
+  };
+}
+
+// -- history ----------------------------------------------------------------------------------
+
+function historyState() {
+  return { kind: "history", offset: 0, limit: 20 };
+}
+
+export function history(c) {
+  const ch = chrome(c);
+  const st = c.overlay;
+  const s = c.session;
+  const head = h("p", { class: "deal" });
+  const body = h("div");
+  const ask = () => {
+    s.history = null;
+    c.send({ t: "history", offset: st.offset, limit: st.limit });
+  };
+  const page = (n) => {
+    const total = s.history?.games ?? 0;
+    const offset = Math.max(0, st.offset + n * st.limit);
+    if (offset !== st.offset && (n < 0 || offset < total)) {
+      st.offset = offset;
+      ask();
+    }
+  };
+  const el = h(
+    "section",
+    { class: "screen history" },
+    ch.link,
+    h("h1", {}, "Your races"),
+    head,
+    body,
+    h(
+      "div",
+      { class: "row actions" },
+      button("↑ page", () => page(-1), { class: "plain" }),
+      button("page ↓", () => page(1), { class: "plain" }),
+      button("Back (Esc)", () => c.close(), { id: "back", class: "plain" }),
+    ),
+    ch.status,
+  );
+  queueMicrotask(ask); // once this screen is the one shown
+  return {
+    el,
+    update() {
+      ch.update();
+      const p = s.history;
+      if (!p) {
+        head.textContent = "loading…";
+        fill(body);
+        return;
+      }
+      head.textContent = `${p.games} race${p.games === 1 ? "" : "s"} · ${p.wins} won${p.best_time_ms !== null ? ` · best ${formatMs(p.best_time_ms)}` : ""}${p.games > p.rows.length ? ` · ${p.offset + 1}-${Math.min(p.games, p.offset + p.rows.length)} of ${p.games}` : ""}`;
+      fill(
+        body,
+        p.rows.length
+          ? table(
+              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos"],
+              p.rows.map((r) => [
+                new Date(r.finished_ms).toLocaleString([], {
+                  month: "2-digit",
+                  day: "2-digit",
+                  hour: "2-digit",
+                  minute: "2-digit",
+                }),
+                r.date
+                  ? r.practice
+                    ? `daily ${r.date} (practice)`
+                    : `daily ${r.date}`
+                  : r.room
+                    ? `room ${r.room}`
+                    : "a race",
+                num(`${r.rank}/${r.players}`),
+                h("td", {}, outcome(r.outcome), r.hinted ? " (hint)" : ""),
+                num(formatMs(r.time_ms)),
+                num(r.moves),
+                num(r.score),
+                num(`${r.foundations}/52`),
+                num(r.undos),
+              ]),
+            )
+          : h("p", { class: "summary" }, p.offset ? "no more races" : "no races yet"),
+      );
+    },
+    key(k) {
+      const act = {
+        PageDown: () => page(1),
+        PageUp: () => page(-1),
+        ArrowRight: () => page(1),
+        ArrowLeft: () => page(-1),
+        Escape: () => c.close(),
+        q: () => c.close(),
+      }[k];
+      if (!act) return false;
+      act();
+      return true;
+    },
+  };
+}
+
+// -- dialogs ----------------------------------------------------------------------------------
+
+function dialog(c, content, keys) {
+  const d = h("dialog", { class: "card dlg" }, content);
+  d.addEventListener("keydown", (e) => {
+    const act = keys[e.key];
+    if (act) {
+      e.preventDefault();
+      e.stopPropagation();
+      d.close();
+      act();
+    }
+  });
+  d.addEventListener("close", () => {
+    d.remove();
+    c.screen?.focus?.();
+  });
+  document.body.append(d);
+  d.showModal();
+  return d;
+}
+
+/** A yes/no question: y or Enter says yes, n or Esc no (the terminal's ConfirmScreen). */
+export function confirm(c, question, yes) {
+  let d = null;
+  const answer = (ok) => {
+    d.close();
+    if (ok) yes();
+  };
+  d = dialog(
+    c,
+    [
+      h("p", { class: "big", id: "question" }, question),
+      h(
+        "div",
+        { class: "row" },
+        button("Yes (y)", () => answer(true), { id: "yes" }),
+        button("No (n)", () => answer(false), { id: "no", class: "plain" }),
+      ),
+    ],
+    { y: yes, Enter: yes, n: () => {}, Escape: () => {} },
+  );
+  d.querySelector("#yes").focus();
+}
+
+const HELP = [
+  ["Racing", ""],
+  ["drag", "a face-up card, with the cards on it, onto a column or a foundation"],
+  ["click", "a card to hold it, then a column or a foundation; legal places light up"],
+  ["double-click", "(or double-tap) a card: home if it can go, else the longest column that takes it"],
+  ["1-7", "hold the exposed card of a column; holding a card, drop it there (its own column: deeper)"],
+  ["↑ ↓ k j", "hold a deeper / higher face-up card of the column"],
+  ["f", "the held card to its foundation"],
+  ["Enter, Space", "tap: the held card home; twice quickly: to a column"],
+  ["Esc", "put the card back"],
+  ["u", "undo"],
+  ["h", "a hint, in a room that gives them (your run then ranks last)"],
+  ["r", "resign"],
+  ["l", "leave the room (back to the lobby)"],
+  ["Lobby", ""],
+  ["n j w", "new room, join, watch"],
+  ["d", "today's daily deal"],
+  ["l h", "leaderboards, your history"],
+  ["Room", ""],
+  ["Space", "ready / not ready"],
+  ["s", "start (the host)"],
+  ["Results", ""],
+  ["m", "rematch (the host)"],
+  ["a", "the daily deal again (practice)"],
+  ["b", "the leaderboard"],
+  ["?", "this help; Esc closes it"],
+];
+
+export function helpDialog(c) {
+  const d = dialog(
+    c,
+    [
+      h("h2", {}, "Keys"),
+      h(
+        "dl",
+        { class: "keys" },
+        HELP.map(([k, t]) => (t ? [h("dt", {}, k), h("dd", {}, t)] : h("dt", { class: "sect" }, k))),
+      ),
+      h(
+        "div",
+        { class: "row" },
+        button("Close", () => d.close(), { id: "close-help" }),
+      ),
+    ],
+    { "?": () => {}, Escape: () => {}, q: () => {} },
+  );
+}
+
+export { helpDialog as help };

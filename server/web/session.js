@@ -1,0 +1,798 @@
+// What the client knows, as the server told it, plus the card the player holds: the
+// browser's counterpart of the terminal client's client/state.py, written from
+// docs/protocol.md. No DOM and no socket: `receive` takes a server message and returns the
+// messages to send because of it (resent moves), the player's actions return the messages
+// they make. The screens only draw it.
+//
+// The server is the authority. A move is applied to the local view only when its
+// `accepted` comes (with the card it turned up: the only way a hidden card reaches us), and
+// a move the local rules think illegal is still sent, so that the player reads the
+// server's reason. The rules (rules.js) only help: where a held card may go, where a double
+// tap sends it.
+
+import { parseView, legalMoves, destinations, applyAccepted, RANKS, SUITS } from "./rules.js";
+
+/** A second tap on the same card within this many ms is a double tap. */
+export const DOUBLE_TAP_MS = 400;
+/** States that end a runner's race for good (`stuck` too, in a room without undo). */
+const DONE = new Set(["won", "resigned", "timeout", "abandoned"]);
+const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
+
+/** "7S" as "7♠", "TH" as "10♥": how a player reads a card. */
+export function label(card) {
+  return (card[0] === "T" ? "10" : card[0]) + (GLYPH[card[1]] ?? card[1]);
+}
+
+/** "7S>4" as "7♠ → 4", "AH>F" as "A♥ → foundation". */
+export function moveLabel(move) {
+  const [card, dest] = move.split(">");
+  return `${/^[A2-9TJQK][SHDC]$/.test(card) ? label(card) : card} → ${dest === "F" ? "foundation" : dest}`;
+}
+
+/** A race time as the terminal client and /leaderboard show it: "0:51.7", "1:40:00.0". */
+export function formatMs(ms) {
+  const tenths = Math.floor(ms / 100);
+  const s = Math.floor(tenths / 10);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor(s / 60) % 60;
+  const ss = String(s % 60).padStart(2, "0");
+  const head = h ? `${h}:${String(m).padStart(2, "0")}` : `${m}`;
+  return `${head}:${ss}.${tenths % 10}`;
+}
+
+/** The standings' order: most cards home, best score, then fastest finish among winners. */
+function byProgress(a, b) {
+  const fin = (p) => (p.state === "won" && p.time_ms !== null ? p.time_ms : Infinity);
+  return b.foundations - a.foundations || b.score - a.score || fin(a) - fin(b);
+}
+
+/** My own race: the view (face-down cards "??"), kept in step with the server. */
+export class RaceBoard {
+  constructor(race, now) {
+    /** Sent, not answered yet: seq -> move text (null: an undo). */
+    this.pending = new Map();
+    /** Accepted moves and done undos, in order: a restarted server may ask for them again. */
+    this.played = [];
+    /** The held card: {source: 1-7 or 0 (a foundation), card}. */
+    this.pick = null;
+    this.resyncing = false;
+    this.hintAsked = false;
+    this.hint = null;
+    this.load(race, now);
+  }
+
+  load(race, now) {
+    this.view = parseView(race.view);
+    this.timeLimit = race.time_limit;
+    this.lastSeq = race.seq;
+    this.nextSeq = race.seq + 1;
+    this.score = race.score;
+    this.moves = race.moves;
+    this.state = race.state;
+    this.foundations = this.count();
+    this.clockMs = race.elapsed_ms;
+    this.clockAt = now;
+    this.frozenMs = null;
+    this.finalMs = null;
+    this.tapAt = null;
+    this.legal = null;
+  }
+
+  count() {
+    return SUITS.split("").reduce((n, s) => n + this.view.foundations[s], 0);
+  }
+  get rules() {
+    return this.view.rules;
+  }
+  column(n) {
+    return this.view.columns[n - 1];
+  }
+  /** The face-up cards of column n (1-7), bottom to top: "??" always come first. */
+  faceUp(n) {
+    return this.column(n).filter((c) => c !== "??");
+  }
+  /** The top card of each foundation in the order S H D C, or null. */
+  tops() {
+    return SUITS.split("").map((s) =>
+      this.view.foundations[s] ? RANKS[this.view.foundations[s] - 1] + s : null,
+    );
+  }
+  legalMoves() {
+    return (this.legal ??= legalMoves(this.view));
+  }
+
+  elapsedMs(now) {
+    if (this.finalMs !== null) return this.finalMs;
+    if (this.frozenMs !== null) return this.frozenMs;
+    return Math.max(0, Math.min(this.clockMs + Math.floor(now - this.clockAt), this.timeLimit * 1000));
+  }
+
+  isDone(undo = true) {
+    return this.finalMs !== null || DONE.has(this.state) || (this.state === "stuck" && !undo);
+  }
+
+  changed() {
+    this.legal = null;
+    this.tapAt = null;
+    this.hint = null;
+    const p = this.pick;
+    if (p && !(p.source === 0 ? this.tops().includes(p.card) : this.faceUp(p.source).includes(p.card))) {
+      this.pick = null;
+    }
+  }
+
+  /** Apply an `accepted`; false when the view cannot follow (out of step). */
+  accepted(msg, now) {
+    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return true; // a resend's answer
+    this.pending.delete(msg.seq);
+    this.played.push([msg.seq, msg.move]);
+    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    let ok = true;
+    try {
+      this.view = applyAccepted(this.view, msg.move, msg.turned);
+    } catch {
+      ok = false;
+    }
+    Object.assign(this, {
+      score: msg.score,
+      moves: msg.moves,
+      state: msg.state,
+      foundations: msg.foundations,
+    });
+    this.clockMs = msg.elapsed_ms;
+    this.clockAt = now;
+    this.changed();
+    return ok;
+  }
+
+  undone(msg, now) {
+    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return;
+    this.pending.delete(msg.seq);
+    this.played.push([msg.seq, null]);
+    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    this.view = parseView(msg.view);
+    Object.assign(this, {
+      score: msg.score,
+      moves: msg.moves,
+      state: msg.state,
+      foundations: msg.foundations,
+    });
+    this.clockMs = msg.elapsed_ms;
+    this.clockAt = now;
+    this.changed();
+  }
+
+  /** A refusal or error for `seq`: forget it; the move it was, if any. */
+  answered(seq) {
+    this.lastSeq = Math.max(this.lastSeq, seq);
+    const move = this.pending.get(seq);
+    this.pending.delete(seq);
+    return move ?? null;
+  }
+
+  /**
+   * The resync after a reconnect (protocol 4.15, 4.19, checklist 11): take the server's
+   * view; every accepted move above `race.seq` (a restarted server lost it) and every
+   * unanswered one goes again, in order, under its own seq.
+   */
+  resync(race, now) {
+    const again = [
+      ...this.played.filter(([s]) => s > race.seq),
+      ...[...this.pending].filter(([s]) => s > race.seq),
+    ].sort((a, b) => a[0] - b[0]);
+    const played = this.played.filter(([s]) => s <= race.seq);
+    this.load(race, now);
+    this.changed();
+    this.resyncing = false;
+    this.hintAsked = false;
+    this.played = played;
+    this.pending = new Map(again);
+    if (again.length) this.nextSeq = Math.max(this.nextSeq, again[again.length - 1][0] + 1);
+    return again;
+  }
+
+  takeSeq(move) {
+    const seq = this.nextSeq++;
+    this.pending.set(seq, move);
+    return seq;
+  }
+
+  /** The held card and every card on it (they move together). */
+  lifted() {
+    const p = this.pick;
+    if (!p) return [];
+    if (p.source === 0) return [p.card];
+    const up = this.faceUp(p.source);
+    const i = up.indexOf(p.card);
+    return i < 0 ? [] : up.slice(i);
+  }
+
+  /** Where `card` may go by the rules: "1".."7" and "F". */
+  destinations(card) {
+    if (!card) return [];
+    try {
+      return destinations(this.view, card);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The column a double tap sends `card` to: the longest that takes it, then an empty one. */
+  tableauFor(card) {
+    const cols = this.legalMoves()
+      .filter((m) => m.startsWith(card + ">") && m[3] !== "F")
+      .map((m) => Number(m[3]));
+    const filled = cols
+      .filter((d) => this.column(d).length)
+      .sort((a, b) => this.column(b).length - this.column(a).length || a - b);
+    const empty = cols.filter((d) => !this.column(d).length).sort((a, b) => a - b);
+    return [...filled, ...empty][0] ?? null;
+  }
+}
+
+export class Session {
+  constructor() {
+    this.me = null;
+    this.room = null;
+    this.race = null;
+    this.progress = null;
+    this.result = null;
+    this.daily = null;
+    this.board = null;
+    this.history = null;
+    this.countdownUntil = null;
+    /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
+    this.dailies = {};
+    this.starting = false;
+    this.resumeS = 60;
+    this.watchMs = 0;
+    this.watchAt = null;
+    this.status = { text: "", kind: "info", serial: 0 };
+    /** The first view of the race, when this client saw it begin. */
+    this.startView = null;
+    /** The check of a revealed code against the commitment: {text, good}, or null. */
+    this.fairness = null;
+    this.awaitingResync = false;
+    this.lost = false;
+    /** My view could not follow the server: the app reconnects for a fresh resync. */
+    this.outOfStep = false;
+    /** Others whose state just changed, for a screen reader (app.js announces them). */
+    this.news = null;
+  }
+
+  say(text, kind = "info") {
+    this.status = { text, kind, serial: this.status.serial + 1 };
+  }
+
+  /** lobby, room, race, watch or results: which screen shows. */
+  phase() {
+    const room = this.room;
+    if (!room) return "lobby";
+    if (this.result && room.state === "finished") return "results";
+    if (room.state === "lobby" || room.state === "countdown") return "room";
+    if (this.race) return "race";
+    if (room.you === "spectator" && room.state === "racing") return "watch";
+    return "room";
+  }
+
+  get undoAllowed() {
+    return this.room ? this.room.undo : true;
+  }
+  get hintsAllowed() {
+    return !!this.room?.hints;
+  }
+  get isHost() {
+    return !!this.room && this.room.host === this.me;
+  }
+  get isDaily() {
+    return !!this.room && this.room.max_players === 1;
+  }
+  raceDone() {
+    return !!this.race && this.race.isDone(this.undoAllowed);
+  }
+
+  countdownLeft(now) {
+    return this.countdownUntil === null ? null : Math.max(0, this.countdownUntil - now);
+  }
+
+  /** The clock in the header: my race's, or (watching) the room's run on from `progress`. */
+  clockMs(now) {
+    if (this.race) return this.race.elapsedMs(now);
+    if (!this.progress) return null;
+    let ms = this.watchMs;
+    if (this.watchAt !== null) ms += Math.floor(now - this.watchAt);
+    return Math.max(0, Math.min(ms, this.room ? this.room.time_limit * 1000 : ms));
+  }
+
+  standWatch(now) {
+    const ms = this.clockMs(now);
+    if (!this.race && ms !== null) {
+      this.watchMs = ms;
+      this.watchAt = null;
+    }
+  }
+
+  /** Take one server message; the messages to send because of it. `now`: ms, monotonic. */
+  receive(msg, now) {
+    switch (msg.t) {
+      case "welcome":
+        this.me = msg.name;
+        this.resumeS = msg.resume_s;
+        this.awaitingResync = this.lost && !!this.room;
+        this.lost = false;
+        break;
+      case "room":
+        this.onRoom(msg, now);
+        break;
+      case "left":
+        this.outside();
+        this.say(`you left room ${msg.room}`);
+        break;
+      case "countdown":
+        this.countdownUntil = now + msg.ms;
+        this.starting = true;
+        break;
+      case "daily_deal":
+        this.daily = msg;
+        this.race = null;
+        this.starting = true;
+        this.say(
+          `daily deal ${msg.date}, attempt ${msg.attempt}: ${msg.practice ? "practice" : "the attempt that counts"}`,
+        );
+        break;
+      case "race":
+        return this.onRace(msg, now);
+      case "accepted":
+        this.onAccepted(msg, now);
+        break;
+      case "refused": {
+        const move = this.race ? this.race.answered(msg.seq) : null;
+        this.say(move ? `${moveLabel(move)}: ${msg.reason}` : msg.reason, "error");
+        break;
+      }
+      case "undone":
+        if (this.race) {
+          this.race.undone(msg, now);
+          this.say(`took back ${moveLabel(msg.move)}`);
+        }
+        break;
+      case "progress":
+        this.onProgress(msg, now);
+        break;
+      case "result":
+        this.result = msg;
+        this.countdownUntil = null;
+        if (this.race) this.race.pick = null;
+        this.say("the race is over");
+        break;
+      case "board_page":
+        this.board = msg;
+        break;
+      case "history_page":
+        this.history = msg;
+        break;
+      case "hint_answer":
+        this.onHint(msg);
+        break;
+      case "error":
+        if (this.race) this.race.hintAsked = false;
+        if (msg.seq !== null && msg.seq !== undefined && this.race) this.race.answered(msg.seq);
+        if (msg.code === "room_closed") this.outside();
+        this.say(msg.text, "error");
+        break;
+      default:
+        break; // a type this client does not know: ignored (protocol 1.3)
+    }
+    return [];
+  }
+
+  outside() {
+    Object.assign(this, {
+      room: null,
+      race: null,
+      progress: null,
+      result: null,
+      daily: null,
+      countdownUntil: null,
+      startView: null,
+      fairness: null,
+    });
+  }
+
+  onRoom(msg, now) {
+    this.awaitingResync = false;
+    if (msg.max_players === 1) {
+      if (!this.daily && this.dailies[msg.room]) this.daily = this.dailies[msg.room];
+      else if (this.daily && !this.dailies[msg.room]) this.dailies[msg.room] = this.daily;
+    }
+    const old = this.room;
+    if (old && old.room === msg.room) this.tellChanges(old, msg);
+    else {
+      this.result = null;
+      this.progress = null;
+      if (msg.state !== "racing") this.race = null;
+      if (msg.max_players > 1 && (msg.state === "racing" || msg.state === "countdown")) {
+        this.say(`back in room ${msg.room}: the race goes on`, "good");
+      } else if (msg.max_players > 1) {
+        this.say(`room ${msg.room}: ${msg.players.map((p) => p.name).join(", ")}`);
+      }
+    }
+    if (msg.state !== "racing") this.standWatch(now);
+    else if (this.watchAt === null && this.progress && !this.lost) this.watchAt = now;
+    this.room = msg;
+    if (msg.state !== "countdown") this.countdownUntil = null;
+    if (msg.state === "lobby" || msg.state === "finished") this.starting = false;
+    if (msg.state === "lobby") {
+      this.race = null;
+      this.progress = null;
+      this.result = null;
+    }
+  }
+
+  tellChanges(old, now) {
+    const before = new Map(old.players.map((p) => [p.name, p]));
+    const after = new Map(now.players.map((p) => [p.name, p]));
+    const news = [];
+    for (const n of after.keys()) if (!before.has(n)) news.push(`${n} joined`);
+    for (const n of before.keys()) if (!after.has(n)) news.push(`${n} left`);
+    for (const [n, p] of after) {
+      const q = before.get(n);
+      if (!q) continue;
+      if (q.connected && !p.connected) news.push(`${n} lost the connection`);
+      else if (!q.connected && p.connected) news.push(`${n} is back`);
+      else if (p.ready !== q.ready && n !== now.host && now.state === "lobby")
+        news.push(`${n} is ${p.ready ? "ready" : "not ready"}`);
+    }
+    if (now.host !== old.host) news.push(`${now.host} is the host now`);
+    if (old.state === "finished" && now.state === "lobby") news.push("rematch: a new deal; say ready");
+    if (news.length) this.say(news.join("; "));
+  }
+
+  onRace(msg, now) {
+    const race = this.race;
+    this.countdownUntil = null;
+    this.result = null;
+    if (race && race.resyncing && race.rules === msg.view.split(" ")[0]) {
+      const again = race.resync(msg, now);
+      this.say("connection back: the race goes on", "good");
+      return again.map(([seq, move]) => (move === null ? { t: "undo", seq } : { t: "move", seq, move }));
+    }
+    this.race = new RaceBoard(msg, now);
+    this.startView = msg.seq === 0 && msg.moves === 0 ? msg.view : null;
+    this.fairness = null;
+    const starting = this.starting;
+    this.starting = false;
+    const d = this.daily;
+    const kind = d ? (d.practice ? "practice" : "it counts") : "";
+    if (msg.state === "stuck") this.say(this.stuckText(), "error");
+    else if (starting && d) this.say(`daily deal ${d.date}, attempt ${d.attempt} (${kind}): go!`, "good");
+    else if (starting) this.say("go! drag a card, or click it then its place; ? shows every key", "good");
+    else if (d) this.say(`daily deal ${d.date}, attempt ${d.attempt} (${kind}): back in the race`, "good");
+    else this.say("back in the race", "good");
+    return [];
+  }
+
+  onAccepted(msg, now) {
+    const race = this.race;
+    if (!race) return;
+    if (!race.accepted(msg, now)) {
+      race.resyncing = true;
+      this.outOfStep = true;
+      this.say("out of step with the server: fetching the position again", "error");
+      return;
+    }
+    if (msg.state === "won") this.say("all 52 cards home: you won!", "good");
+    else if (msg.state === "stuck") this.say(this.stuckText(), "error");
+    else this.say(moveLabel(msg.move) + (msg.turned ? `, turned up ${label(msg.turned)}` : ""));
+  }
+
+  stuckText() {
+    return this.undoAllowed
+      ? "stuck: no legal move left. u takes back a move, r resigns"
+      : "stuck: no legal move left, and this room has no undo";
+  }
+
+  onProgress(msg, now) {
+    const racing = this.room?.state === "racing" && !this.lost;
+    const before = new Map((this.progress?.players ?? []).map((p) => [p.name, p.state]));
+    this.progress = msg;
+    this.watchMs = msg.elapsed_ms;
+    this.watchAt = racing ? now : null;
+    /** Others whose state changed: told to a screen reader (app.js). */
+    this.news = msg.players
+      .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
+      .map(
+        (p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`,
+      );
+    const race = this.race;
+    if (!race || !this.me) return;
+    const mine = msg.players.find((p) => p.name === this.me);
+    if (!mine) return;
+    const was = race.state;
+    race.state = mine.state;
+    race.foundations = mine.foundations;
+    if (mine.time_ms !== null) race.finalMs = mine.time_ms;
+    race.clockMs = msg.elapsed_ms;
+    race.clockAt = now;
+    if (mine.state !== was) {
+      const say = {
+        resigned: ["you resigned; the others race on", "error"],
+        timeout: ["time is up", "error"],
+        stuck: [this.stuckText(), "error"],
+        won: ["all 52 cards home: you won!", "good"],
+      }[mine.state];
+      if (say) this.say(...say);
+    }
+  }
+
+  onHint(msg) {
+    const race = this.race;
+    if (!race) return;
+    race.hintAsked = false;
+    race.hinted = true;
+    if (msg.seq !== race.lastSeq || race.pending.size) {
+      this.say("that hint was for an earlier position: h asks again");
+    } else if (msg.verdict === "win" && msg.move) {
+      race.hint = msg.move;
+      this.say(`hint: ${moveLabel(msg.move)}`, "good");
+    } else if (msg.verdict === "lost") {
+      this.say(`hint: no win from here${this.undoAllowed ? ": u takes a move back" : ""}`, "error");
+    } else {
+      this.say("hint: can't tell, this position is too deep to work out quickly");
+    }
+  }
+
+  /** The connection dropped: the clock stands, the next `race` is a resync. */
+  connectionLost(now) {
+    this.standWatch(now);
+    if (this.race && this.race.frozenMs === null) this.race.frozenMs = this.race.elapsedMs(now);
+    this.lost = true;
+    if (this.race) this.race.resyncing = true;
+  }
+
+  /** The welcome came back without my room: the server no longer has it. */
+  resyncMissed() {
+    if (!this.awaitingResync) return false;
+    this.awaitingResync = false;
+    const code = this.room ? this.room.room : "";
+    this.outside();
+    this.say(`room ${code} is gone (the server restarted, or you were away too long)`, "error");
+    return true;
+  }
+
+  /** Standings, leader first; my own line from my race when it is ahead (protocol 4.11). */
+  standings() {
+    if (!this.progress) return [];
+    const race = this.race;
+    return this.progress.players
+      .map((p) =>
+        race && p.name === this.me && race.moves > p.moves
+          ? { ...p, state: race.state, foundations: race.foundations, score: race.score, moves: race.moves }
+          : p,
+      )
+      .sort(byProgress);
+  }
+
+  // -- what the player does in a race ----------------------------------------------------
+
+  playing() {
+    const race = this.race;
+    if (!race) return null;
+    if (race.isDone(this.undoAllowed)) {
+      this.say("your race is over; wait for the others", "error");
+      return null;
+    }
+    return race;
+  }
+
+  sendMove(race, move) {
+    race.pick = null;
+    race.tapAt = null;
+    return [{ t: "move", seq: race.takeSeq(move), move }];
+  }
+
+  /** A column key: pick its exposed card, drop the held card there, or (its own) go deeper. */
+  pressColumn(n) {
+    const race = this.playing();
+    if (!race) return [];
+    const p = race.pick;
+    if (!p) {
+      const up = race.faceUp(n);
+      if (!up.length) this.say(`column ${n} is empty`);
+      else race.pick = { source: n, card: up[up.length - 1] };
+      return [];
+    }
+    if (p.source === n) {
+      const up = race.faceUp(n);
+      const i = up.indexOf(p.card);
+      race.pick = { source: n, card: i > 0 ? up[i - 1] : up[up.length - 1] };
+      return [];
+    }
+    return this.sendMove(race, `${p.card}>${n}`);
+  }
+
+  /** `f`: the held card home; with nothing held (option T), pick a foundation's top. */
+  pressFoundation() {
+    const race = this.playing();
+    if (!race) return [];
+    if (!race.pick || race.pick.source === 0) {
+      if (race.pick) {
+        this.step(-1);
+        return [];
+      }
+      if (!race.rules.includes("T")) {
+        this.say("pick a card first: 1-7, or click it");
+        return [];
+      }
+      return this.pickFoundation(null);
+    }
+    return this.sendMove(race, `${race.pick.card}>F`);
+  }
+
+  pickFoundation(suit) {
+    const race = this.race;
+    if (!race.rules.includes("T")) {
+      this.say("a card on a foundation stays there (these rules have no take-back)");
+      return [];
+    }
+    const tops = race.tops();
+    const order = suit === null ? [0, 1, 2, 3] : [SUITS.indexOf(suit)];
+    for (const i of order) {
+      if (tops[i]) {
+        race.pick = { source: 0, card: tops[i] };
+        race.tapAt = null;
+        return [];
+      }
+    }
+    this.say("the foundations are empty");
+    return [];
+  }
+
+  /** Move the pick `delta` cards deeper (negative: towards the exposed card). */
+  step(delta) {
+    const race = this.race;
+    const p = race?.pick;
+    if (!p) return;
+    race.tapAt = null;
+    if (p.source === 0) {
+      const tops = race.tops().filter(Boolean);
+      const i = tops.indexOf(p.card);
+      if (i >= 0)
+        race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
+      return;
+    }
+    const up = race.faceUp(p.source);
+    const i = up.indexOf(p.card);
+    if (i < 0) {
+      race.pick = null;
+      return;
+    }
+    race.pick = { source: p.source, card: up[Math.max(0, Math.min(up.length - 1, i - delta))] };
+  }
+
+  cancel() {
+    if (this.race) {
+      this.race.pick = null;
+      this.race.tapAt = null;
+    }
+  }
+
+  /**
+   * Enter (or a click on the held card): home when it can go; a second tap within
+   * DOUBLE_TAP_MS finds a column for it and the cards on it.
+   */
+  tap(now) {
+    const race = this.playing();
+    if (!race) return [];
+    const p = race.pick;
+    if (!p) {
+      this.say("pick a card first: 1-7, or click it");
+      return [];
+    }
+    const last = race.tapAt;
+    race.tapAt = null;
+    const double = last && last.card === p.card && now - last.at <= DOUBLE_TAP_MS;
+    if (!double && p.source !== 0) {
+      if (race.legalMoves().includes(`${p.card}>F`)) return this.sendMove(race, `${p.card}>F`);
+      race.tapAt = { at: now, card: p.card };
+      this.say(`${label(p.card)} cannot go to its foundation now; tap again to find a column`);
+      return [];
+    }
+    return this.toColumn(race, p.card);
+  }
+
+  toColumn(race, card) {
+    const dest = race.tableauFor(card);
+    if (dest === null) {
+      this.say(`no column takes the ${label(card)} now`);
+      return [];
+    }
+    return this.sendMove(race, `${card}>${dest}`);
+  }
+
+  /** A double click or double tap on a face-up card: home if it can go, else a column. */
+  double(n, card) {
+    const race = this.playing();
+    if (!race || !race.faceUp(n).includes(card)) return [];
+    if (race.legalMoves().includes(`${card}>F`)) return this.sendMove(race, `${card}>F`);
+    return this.toColumn(race, card);
+  }
+
+  /** A click on a face-up card: pick it; on the held card, a tap; else a drop on its column. */
+  clickCard(n, card, now) {
+    const race = this.playing();
+    if (!race) return [];
+    const p = race.pick;
+    if (p && p.card === card) return this.tap(now);
+    if (p && p.source !== n) return this.clickDest(String(n));
+    race.pick = { source: n, card };
+    race.tapAt = null;
+    return [];
+  }
+
+  /** A click (or a drop) on a destination: "1".."7" or "F". */
+  clickDest(dest) {
+    const race = this.playing();
+    if (!race) return [];
+    const p = race.pick;
+    if (dest === "F") {
+      if (!p) return this.pickFoundation(null);
+      if (p.source === 0) {
+        this.cancel();
+        return [];
+      }
+      return this.sendMove(race, `${p.card}>F`);
+    }
+    const n = Number(dest);
+    if (!p) return this.pressColumn(n);
+    if (p.source === n) {
+      this.cancel();
+      return [];
+    }
+    return this.sendMove(race, `${p.card}>${n}`);
+  }
+
+  /** A drag of `card` from column `source` (0: a foundation) dropped on `dest`. */
+  drop(source, card, dest) {
+    const race = this.playing();
+    if (!race || dest === String(source)) return [];
+    return this.sendMove(race, `${card}>${dest}`);
+  }
+
+  undo() {
+    const race = this.race;
+    if (!race) return [];
+    if (!this.undoAllowed) {
+      this.say("this room has no undo", "error");
+      return [];
+    }
+    if (race.isDone(true)) {
+      this.say("your race is over", "error");
+      return [];
+    }
+    this.cancel();
+    return [{ t: "undo", seq: race.takeSeq(null) }];
+  }
+
+  resign() {
+    if (!this.race || this.raceDone()) return [];
+    this.cancel();
+    return [{ t: "resign" }];
+  }
+
+  askHint() {
+    const race = this.playing();
+    if (!race) return [];
+    if (!this.hintsAllowed) {
+      this.say("this room gives no hints", "error");
+      return [];
+    }
+    if (race.hintAsked) {
+      this.say("still thinking about the last hint…");
+      return [];
+    }
+    race.hintAsked = true;
+    this.say("thinking…");
+    return [{ t: "hint" }];
+  }
+}

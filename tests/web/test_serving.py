@@ -1,0 +1,199 @@
+"""How the server serves the browser client: the page at ``/`` and ``/r/ROOM``, its files
+under ``/static/<hash>/`` with their types and caching, nothing else (no traversal), and
+what a non-editable ``pip install`` ships. Raw HTTP on a real server, as a browser sends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+
+from server.http import CONTENT_TYPES, IMMUTABLE, WebClient
+
+from ..server.wire import open_client, running_server
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+WEB = ROOT / "server" / "web"
+#: The whole client (page, modules, stylesheet, vendored library) stays under this.
+BUDGET = 150 * 1024
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+async def get(port: int, path: str, *headers: str, method: str = "GET") -> Reply:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        extra = "".join(h + "\r\n" for h in headers)
+        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n".encode())
+        await writer.drain()
+        raw = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    found = {}
+    for line in lines:
+        key, _, value = line.partition(":")
+        found[key.strip().lower()] = value.strip()
+    return Reply(int(status_line.split(" ")[1]), found, body)
+
+
+def static_urls(page: bytes, at: str = "/") -> list[str]:
+    """The client files a page served at ``at`` names, as paths from the server's root
+    (the page names them relative to itself)."""
+    found = re.findall(r'(?:src|href)="((?:\.\./)?static/[^"]+)"', page.decode())
+    return [urljoin(at, url) for url in found]
+
+
+async def test_the_page_and_its_files(tmp_path: Path) -> None:
+    async with running_server(f"sqlite:///{tmp_path}/w.db", tmp_path) as server:
+        page = await get(server.port, "/")
+        assert page.status == 200
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        assert page.headers["cache-control"] == "no-cache"
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self';" in csp and "connect-src 'self'" in csp
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+        assert b"<script>" not in page.body  # no inline script: every script is a file
+        # The page is revalidated: the same ETag gets 304 and no body.
+        again = await get(server.port, "/", f"If-None-Match: {page.headers['etag']}")
+        assert again.status == 304 and again.body == b""
+
+        # An invite link serves the same page (its URLs a level up), in any case; a
+        # malformed code is a 404.
+        urls = static_urls(page.body)
+        for path in ("/r/K7WQM", "/r/k7wqm", "/r/23456"):
+            reply = await get(server.port, path)
+            assert reply.status == 200, path
+            assert reply.headers["content-security-policy"] == csp
+            assert static_urls(reply.body, path) == urls
+            assert reply.body.replace(b'"../', b'"') == page.body
+        for path in ("/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/", "/r/%4B7WQM"):
+            reply = await get(server.port, path)
+            assert reply.status == 404, path
+            assert reply.headers["content-type"] == "text/plain; charset=utf-8"
+            text = reply.body.decode()
+            assert text.count("\n") == 1, path
+            if path.count("/") == 2:
+                assert "an invite link is /r/ and the room's 5 characters" in text, path
+
+        # Every file the page names: its type, immutable caching, an ETag, 304 on it.
+        assert len(urls) == len(WebClient.load().files)
+        for url in urls:
+            reply = await get(server.port, url)
+            assert reply.status == 200, url
+            ending = "." + url.rpartition(".")[2]
+            assert reply.headers["content-type"] == CONTENT_TYPES[ending], url
+            assert (
+                reply.headers["cache-control"]
+                == IMMUTABLE
+                == ("public, max-age=31536000, immutable")
+            )
+            assert reply.headers["x-content-type-options"] == "nosniff"
+            again = await get(server.port, url, f"If-None-Match: {reply.headers['etag']}")
+            assert again.status == 304, url
+        assert any(u.endswith(".js") for u in urls) and any(u.endswith(".mjs") for u in urls)
+
+        # A websocket upgrade on "/" (or on an invite link's path) still says hello.
+        alice = await open_client(server, "alice")
+        assert alice.frames[-1].name == "alice"
+        await alice.ws.close()
+
+
+async def test_no_path_reaches_anything_but_the_client_files(tmp_path: Path) -> None:
+    async with running_server(f"sqlite:///{tmp_path}/w.db", tmp_path) as server:
+        version = WebClient.packaged().version
+        prefix = f"/static/{version}"
+        assert (await get(server.port, f"{prefix}/app.js")).status == 200
+        for path in (
+            f"{prefix}/../http.py",
+            f"{prefix}/../../server/http.py",
+            f"{prefix}/%2e%2e/http.py",
+            f"{prefix}/%2E%2E%2Fhttp.py",
+            f"{prefix}/..%2fhttp.py",
+            f"{prefix}/vendor/../app.js",
+            f"{prefix}/./app.js",
+            f"{prefix}//app.js",
+            f"{prefix}/app.js%00",
+            f"{prefix}/app.js%00.png",
+            f"{prefix}/vendor/fetch-msgpack",
+            f"{prefix}/vendor/msgpack.LICENSE",
+            f"{prefix}/",
+            f"{prefix}",
+            "/static/",
+            "/static/0000000000000000/app.js",
+            f"/static/{version.upper()}/app.js",
+            "/static/../pyproject.toml",
+            "/static/%2e%2e/pyproject.toml",
+            "/app.js",
+            "/server/web/app.js",
+            f"{prefix}/" + "a" * 4000 + ".js",
+            "/r/../static/x",
+        ):
+            reply = await get(server.port, path)
+            assert reply.status == 404, path
+            text = reply.body.decode()
+            assert text.count("\n") == 1 and len(text) < 400, path
+            assert b"import" not in reply.body, path
+        # A NUL or a path too long for the request line never reaches the handler at all.
+        reply = await get(server.port, f"{prefix}/{'a' * 9000}.js")
+        assert reply.status == 414
+        assert (await get(server.port, f"{prefix}/app.js", method="POST")).status == 405
+        assert (await get(server.port, "/healthz")).status == 200  # unharmed
+
+
+def test_every_client_file_is_package_data() -> None:
+    """A non-editable install ships what pyproject's package-data globs name: each file
+    under server/web (and the page's template) must match one of them, and the installed
+    package's loader finds exactly the files in the tree."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    globs = data["tool"]["setuptools"]["package-data"]["server"]
+    files = [
+        p.relative_to(ROOT / "server").as_posix()
+        for p in WEB.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
+    assert files
+    missing = [
+        f
+        for f in files
+        if not any(fnmatch.fnmatch(f, g) for g in globs) and not f.endswith("fetch-msgpack")
+    ]
+    assert missing == []
+    assert any(fnmatch.fnmatch("templates/client.html", g) for g in globs)
+    served = WebClient.load().files
+    assert set(served) == {
+        f.removeprefix("web/") for f in files if "." + f.rpartition(".")[2] in CONTENT_TYPES
+    }
+    root = resources.files("server") / "web"
+    assert (root / "app.js").is_file()
+
+
+def test_the_client_weighs_under_150_kb() -> None:
+    """The sum of everything a browser is served (the page and every file it loads)."""
+    web = WebClient.load()
+    sizes = {name: len(f.body) for name, f in sorted(web.files.items())}
+    sizes["(page)"] = len(web.page.body)
+    total = sum(sizes.values())
+    print("\nclient files:", ", ".join(f"{n} {b} B" for n, b in sizes.items()), f"= {total} B")
+    assert total == web.size() < BUDGET
+
+
+def test_a_file_the_server_cannot_type_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a client file"):
+        WebClient({"app.js": b"", "../x.js": b""})
+    with pytest.raises(ValueError, match="not a client file"):
+        WebClient({"app.js": b"", "notes.txt": b""})
