@@ -92,10 +92,6 @@ export class Client {
       case "welcome":
         this.everOnline = true;
         this.ask = null;
-        if (s.awaitingResync)
-          setTimeout(() => {
-            if (s.resyncMissed()) this.render();
-          }, 1500);
         if (this.invite) {
           // A resumed room comes with the welcome; then the join is refused and ignored.
           this.autoJoin = this.invite;

@@ -318,8 +318,11 @@ export class Session {
       case "welcome":
         this.me = msg.name;
         this.resumeS = msg.resume_s;
+        // The welcome names the room kept for us (its `room` follows at once); nil after a
+        // drop means our place is gone (protocol 4.15): no timer has to guess it.
         this.awaitingResync = this.lost && !!this.room;
         this.lost = false;
+        if (this.awaitingResync && !msg.room) this.resyncMissed();
         break;
       case "room":
         this.onRoom(msg, now);
@@ -550,7 +553,7 @@ export class Session {
     if (this.race) this.race.resyncing = true;
   }
 
-  /** The welcome came back without my room: the server no longer has it. */
+  /** The welcome came back without my room (`room` nil): the server no longer has it. */
   resyncMissed() {
     if (!this.awaitingResync) return false;
     this.awaitingResync = false;
