@@ -48,9 +48,11 @@ __all__ = ["PostMortem", "Status", "STATUSES", "postmortem", "kept_moves", "MAX_
 Status = Literal["won", "lost", "open", "unwinnable", "unknown"]
 STATUSES: tuple[str, ...] = ("won", "lost", "open", "unwinnable", "unknown")
 
-#: Most solves one post-mortem makes: a binary search over a line of 2**20 moves and the
-#: three fixed solves fit with room for unknown positions to be stepped around.
-MAX_SOLVES = 32
+#: Most solves one post-mortem makes: the deal, the last position, and a binary search
+#: over the line (8 solves for a line of 256 moves), with a few to spare for positions
+#: the budget cannot decide, which are stepped around. Each unknown solve costs the whole
+#: budget, so this bounds the worst case (bench/postmortem.py).
+MAX_SOLVES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,26 +173,27 @@ def postmortem(
     first = solver(0)
     if first.verdict == "lost":
         return _done(solver, PostMortem("unwinnable", lost_from=0))
-    if first.verdict == "unknown" or last.verdict == "unknown":
-        return _done(
-            solver,
-            PostMortem(
-                "unknown",
-                last_winnable=0 if first.verdict == "won" else None,
-                lost_from=line.actions[end] if last.verdict == "lost" else None,
-            ),
-        )
-    # The deal (0) can be won, the end (``end``) cannot: find where along the line.
-    lo, hi = 0, end
-    undecided: set[int] = set()
-    while hi - lo > 1:
-        middle = (lo + hi) // 2
-        choices = [j for j in range(lo + 1, hi) if j not in undecided]
+    # Find where along the line the win was lost: ``lo`` is the latest position known to
+    # be winnable, ``hi`` the earliest known lost (None while not known). A position the
+    # budget cannot decide is stepped around: any winnable one later, or lost one
+    # earlier, decides as much (winnable positions are a prefix of the line).
+    lo: int | None = 0 if first.verdict == "won" else None
+    hi: int | None = end if last.verdict == "lost" else None
+    undecided = {j for j in (0, end) if solver(j).verdict == "unknown"}
+    while lo is None or hi is None or hi - lo > 1:
+        low = -1 if lo is None else lo
+        high = end + 1 if hi is None else hi
+        choices = [j for j in range(low + 1, high) if j not in undecided]
         if not choices or not solver.can_solve():
             return _done(
                 solver,
-                PostMortem("unknown", last_winnable=line.actions[lo], lost_from=line.actions[hi]),
+                PostMortem(
+                    "unknown",
+                    last_winnable=None if lo is None else line.actions[lo],
+                    lost_from=None if hi is None else line.actions[hi],
+                ),
             )
+        middle = (low + high) // 2
         j = min(choices, key=lambda k: (abs(k - middle), k))
         verdict = solver(j).verdict
         if verdict == "won":
