@@ -9,6 +9,8 @@ a running race or of today's daily deal is served before its time.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -364,5 +366,48 @@ async def test_a_stored_result_replays_to_its_figures_on_every_run(
                 rank.foundations,
                 rank.moves,
             )
+        for c in (ann, bob):
+            await c.ws.close()
+
+
+async def test_a_dead_solver_process_is_unavailable_then_replaced(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The post-mortem's worker dies: that answer is ``unavailable`` (nothing cached),
+    the next one starts a new process; bad addresses over HTTP are plain 404s."""
+    async with running_server(db_url, tmp_path) as server:
+        ann, bob = await open_client(server, "ann"), await open_client(server, "bob")
+        await room_with(ann, bob, code=DEAL)
+        await start_race(ann, bob)
+        await ann.send(MoveMsg(1, Game.from_code(DEAL).legal_moves()[0]))
+        await ann.expect(Accepted, seq=1)
+        for c in (ann, bob):
+            await c.send(Resign())
+        result = await ann.expect(Result)
+        assert (await ask(ann, PostMortem(result.race, "ann"))).status == "open"
+        pool = server.replays._pool
+        assert pool is not None
+        for pid in list(pool._processes):  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+        for _ in range(500):  # the pool notices the death on its own thread
+            if pool._broken:  # type: ignore[attr-defined]
+                break
+            await asyncio.sleep(0.01)
+        failed = await ask(ann, PostMortem(result.race, "bob"))
+        assert isinstance(failed, Error) and failed.code == "unavailable"
+        answer = await ask(ann, PostMortem(result.race, "bob"))
+        assert isinstance(answer, PostMortemAnswer) and answer.status == "open"
+        assert server.replays._pool is not None and server.replays._pool is not pool
+        for path in (
+            "/replay/",
+            f"/replay/{result.race}?format=json",
+            f"/replay/{result.race}/ann/moves?format=json",
+            f"/replay/{result.race}/ann/postmortem/more?format=json",
+            f"/replay/{'r' * 41}/ann?format=json",
+        ):
+            reply = await fetch(server, path)
+            assert reply.status == 404, (path, reply.text)
+            assert "Traceback" not in reply.text
+        assert (await fetch(server, f"/replay/{result.race}/ann", "POST")).status == 405
         for c in (ann, bob):
             await c.ws.close()
