@@ -136,6 +136,9 @@ class Replays:
         self._cache: OrderedDict[tuple[str, int], PostMortemAnswer] = OrderedDict()
         self._working: dict[tuple[str, int], asyncio.Future[Message]] = {}
         self._pool: ProcessPoolExecutor | None = None
+        #: The solver's jobs being awaited: cancelled on ``close``, so that a server
+        #: stops without waiting for a long post-mortem.
+        self._jobs: set[asyncio.Future[PostMortem]] = set()
         self._closed = False
         #: Post-mortems worked out by the solver since the start (tests, logs).
         self.computed = 0
@@ -246,7 +249,11 @@ class Replays:
             )
             with real_stderr():  # the worker process starts here, on first use
                 waiting = asyncio.get_running_loop().run_in_executor(pool, job)
-            found: PostMortem = await waiting
+            self._jobs.add(waiting)
+            try:
+                found: PostMortem = await waiting
+            finally:
+                self._jobs.discard(waiting)
         except Exception as exc:  # the worker died, a stored run did not replay, closing
             log.warning("postmortem of %s: the solver failed (%s)", run.race, type(exc).__name__)
             if pool is not None and pool is self._pool and not isinstance(exc, ValueError):
@@ -272,6 +279,8 @@ class Replays:
         """No more post-mortems: stop the worker (a solve already running ends within its
         node budget)."""
         self._closed = True
+        for job in list(self._jobs):
+            job.cancel()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
