@@ -272,6 +272,7 @@ async def server(tmp: str, rooms: Iterator[str], clock: list[float], db: str = "
         "new_room_code": lambda: next(rooms),
         "random_deal": lambda: next(seeds),
         "new_salt": lambda: next(salts),
+        "boot_id": "5eed0b007000",  # race ids (``result.race``) too
     }
     async with open_server(options, hub_options=hub_options) as running:
         yield running
@@ -566,6 +567,7 @@ async def record_7_3() -> str:
                 {"t": "board", "kind": "daily"},
                 expect={dave: "board_page"},
             )
+            counted = s.last["dave:board_page"]["you"]["race"]  # his counted attempt
             await s.step(
                 "Step 14. dave asks for his history",
                 dave,
@@ -578,8 +580,15 @@ async def record_7_3() -> str:
                 {"t": "board", "kind": "deal"},
                 expect={erin: "error"},
             )
+            await s.step(
+                "Step 16. dave asks for the replay of his counted attempt: the day's deal is"
+                " still secret",
+                dave,
+                {"t": "replay", "race": counted, "player": "Dave"},
+                expect={dave: "error"},
+            )
             await s.close(dave, erin)
-        s.t.step("Step 16. everyone closes; the server stops (frames not shown)")
+        s.t.step("Step 17. everyone closes; the server stops (frames not shown)")
 
         clock[0] += 86400.0
         async with server(tmp, rooms, clock) as srv:
@@ -587,32 +596,44 @@ async def record_7_3() -> str:
             s2.t = s.t
             dave = await s2.join("dave")
             await s2.step(
-                "Step 17. the next day, on a restarted server: dave says hello with his token",
+                "Step 18. the next day, on a restarted server: dave says hello with his token",
                 dave,
                 {"t": "hello", "v": 1, "token": TOKENS["Dave"]},
                 expect={dave: "welcome"},
             )
             await s2.step(
-                "Step 18. yesterday's daily board, one row around dave: the game code is shown now",
+                "Step 19. yesterday's daily board, one row around dave: the game code is shown now",
                 dave,
                 {"t": "board", "kind": "daily", "date": "2026-11-29", "limit": 1, "around": True},
                 expect={dave: "board_page"},
             )
             code = s2.last["dave:board_page"]["code"]
             await s2.step(
-                "Step 19. the deal board of that code: each player's best counted result",
+                "Step 20. the deal board of that code: each player's best counted result",
                 dave,
                 {"t": "board", "kind": "deal", "code": code},
                 expect={dave: "board_page"},
             )
             await s2.step(
-                "Step 20. his newest result in the history: the code is shown now too",
+                "Step 21. his newest result in the history: the code is shown now too",
                 dave,
                 {"t": "history", "limit": 1},
                 expect={dave: "history_page"},
             )
+            await s2.step(
+                "Step 22. the replay of his counted attempt, shown now that the day is over",
+                dave,
+                {"t": "replay", "race": counted, "player": "dave"},
+                expect={dave: "replay_page"},
+            )
+            await s2.step(
+                "Step 23. and the solver's post-mortem of it",
+                dave,
+                {"t": "postmortem", "race": counted, "player": "dave"},
+                expect={dave: "postmortem_answer"},
+            )
             await s2.close(dave)
-        s.t.step("Step 21. dave closes (frames not shown)")
+        s.t.step("Step 24. dave closes (frames not shown)")
     return s.t.text()
 
 
@@ -634,6 +655,7 @@ class HubRun:
             new_room_code=lambda: "K7WQM",
             random_deal=lambda: SEEDS[0],
             new_salt=lambda: "c0ffee" * 5 + "00",
+            boot_id="c4a5hb007000",
         )
         self.labels: dict[int, str] = {}
         self.journal: list[LiveRace | LiveAction] = []

@@ -56,6 +56,8 @@ __all__ = [
     "Board",
     "History",
     "Hint",
+    "Replay",
+    "PostMortem",
     # server -> client
     "Welcome",
     "Error",
@@ -77,7 +79,14 @@ __all__ = [
     "HistoryRow",
     "HistoryPage",
     "HintAnswer",
+    "ReplayPage",
+    "PostMortemAnswer",
     "HINT_VERDICTS",
+    "POSTMORTEM_STATUSES",
+    "MAX_RACE_ID",
+    "MAX_REPLAY_PAGE",
+    "MAX_LINE",
+    "MAX_WASTED",
     "BOARD_KINDS",
     "MAX_PAGE",
     "Message",
@@ -113,6 +122,17 @@ ROOM_STATES = ("lobby", "countdown", "racing", "finished")
 HINT_VERDICTS = ("win", "lost", "unknown")
 #: Which leaderboards there are.
 BOARD_KINDS = ("daily", "deal")
+#: What a post-mortem can say of a run (docs/protocol.md 4.22; ``solver.postmortem``).
+POSTMORTEM_STATUSES = ("won", "lost", "open", "unwinnable", "unknown")
+#: The longest race id (``<boot>-<number>``: 12 hex digits, a dash, a counter).
+MAX_RACE_ID = 40
+#: Most actions in one ``replay_page``: 500 of the longest (a time of 9 bytes, an action
+#: of 8 characters) take under 10 KiB, so a page fits a frame (MAX_FRAME) with its fields.
+MAX_REPLAY_PAGE = 500
+#: Most moves of a winning line in a ``postmortem_answer`` (a line is about 90 to 150).
+MAX_LINE = 512
+#: Most wasted move numbers listed in a ``postmortem_answer`` (``wasted_total`` counts all).
+MAX_WASTED = 1000
 #: Most rows in one page of a leaderboard or a history: a full page of the longest names
 #: still fits a frame (MAX_FRAME).
 MAX_PAGE = 50
@@ -210,6 +230,25 @@ class ListOf(Kind):
 
     def wire(self, value: Any) -> Any:
         return [self.inner.wire(v) for v in value]
+
+
+@dataclass(frozen=True)
+class Pair(Kind):
+    """A two-element array: ``[first, second]``, each of its own kind."""
+
+    first: Kind
+    second: Kind
+
+    def check(self, value: object, where: str) -> tuple[Any, Any]:
+        if not isinstance(value, list) or len(value) != 2:
+            raise _bad(where, "an array of two", value)
+        return (
+            self.first.check(value[0], where + "[0]"),
+            self.second.check(value[1], where + "[1]"),
+        )
+
+    def wire(self, value: Any) -> Any:
+        return [self.first.wire(value[0]), self.second.wire(value[1])]
 
 
 @dataclass(frozen=True)
@@ -420,6 +459,36 @@ class Hint:
 
     TYPE: ClassVar[str] = "hint"
     FIELDS: ClassVar[tuple[F, ...]] = ()
+
+
+_race_id = Str(MAX_RACE_ID)
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """Ask for one player's run in a finished race, to play it back: a page of its
+    actions from ``offset`` on; answered with ``replay_page``."""
+
+    TYPE: ClassVar[str] = "replay"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("race", _race_id),
+        F("player", Str(64)),
+        F("offset", Int(0, _U31), False),
+    )
+    race: str
+    player: str
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PostMortem:
+    """Ask for the solver's post-mortem of one player's run in a finished race; answered
+    with ``postmortem_answer``."""
+
+    TYPE: ClassVar[str] = "postmortem"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("race", _race_id), F("player", Str(64)))
+    race: str
+    player: str
 
 
 # Server -> client ---------------------------------------------------------------------------
@@ -671,11 +740,14 @@ class Result:
         F("code", Opt(_game_code)),
         F("ranks", ListOf(Obj(RankEntry), 8)),
         F("salt", _salt, False),  # sent always; optional for an older server
+        F("race", Opt(_race_id), False),  # sent always; optional for an older server
     )
     code: str | None
     ranks: tuple[RankEntry, ...]
     #: With ``code``, for a deal the room's ``commitment`` named: what checks it.
     salt: str | None = None
+    #: The race's id: what ``replay`` and ``postmortem`` ask for.
+    race: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -730,6 +802,7 @@ class BoardRow:
         F("foundations", Int(0, 52)),
         F("undos", _small),
         F("hinted", Bool(), False),  # sent always; optional only for an older server
+        F("race", Opt(_race_id), False),  # sent always; optional for an older server
     )
     rank: int
     name: str
@@ -741,6 +814,8 @@ class BoardRow:
     undos: int
     #: The run used a hint (docs/protocol.md 4.21): it ranks after every run without one.
     hinted: bool = False
+    #: The race the row's run was in: ``replay`` {``race``, ``name``} plays it back.
+    race: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -792,6 +867,7 @@ class HistoryRow:
         F("foundations", Int(0, 52)),
         F("undos", _small),
         F("hinted", Bool(), False),  # sent always; optional only for an older server
+        F("race", Opt(_race_id), False),  # sent always; optional for an older server
     )
     finished_ms: int
     code: str | None
@@ -808,6 +884,8 @@ class HistoryRow:
     undos: int
     #: The run used a hint.
     hinted: bool = False
+    #: The race: ``replay`` {``race``, your name} plays your run back.
+    race: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -827,6 +905,94 @@ class HistoryPage:
     best_time_ms: int | None
     offset: int
     rows: tuple[HistoryRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPage:
+    """One player's run in a finished race: the deal, the outcome, and a page of the
+    accepted actions with their times on the race clock (docs/protocol.md 4.22)."""
+
+    TYPE: ClassVar[str] = "replay_page"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("race", _race_id),
+        F("player", Str(MAX_NAME)),
+        F("code", _game_code),
+        F("rules", Str(8)),
+        F("room", Opt(Str(16))),
+        F("date", Opt(Str(10))),
+        F("practice", Bool()),
+        F("finished_ms", _ms),
+        F("players", ListOf(Str(MAX_NAME), 8)),
+        F("rank", Int(1, 8)),
+        F("outcome", _state),
+        F("time_ms", _ms),
+        F("moves", _small),
+        F("score", _small),
+        F("foundations", Int(0, 52)),
+        F("undos", _small),
+        F("hinted", Bool()),
+        F("total", _small),
+        F("offset", _small),
+        F("actions", ListOf(Pair(_ms, Str(16)), MAX_REPLAY_PAGE)),
+    )
+    race: str
+    player: str
+    code: str
+    rules: str
+    room: str | None
+    date: str | None
+    practice: bool
+    finished_ms: int
+    #: Every runner of the race, in rank order: each has a run to replay.
+    players: tuple[str, ...]
+    rank: int
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+    hinted: bool
+    #: How many actions the run has; ``actions`` holds those from ``offset`` on.
+    total: int
+    offset: int
+    #: ``(ms, action)``: the race clock when it was accepted, and a move or ``undo``.
+    actions: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PostMortemAnswer:
+    """The solver's post-mortem of a run (docs/protocol.md 4.22): where a lost run lost
+    the deal and how it could still have been won, or what a won run wasted."""
+
+    TYPE: ClassVar[str] = "postmortem_answer"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("race", _race_id),
+        F("player", Str(MAX_NAME)),
+        F("status", Str(12, POSTMORTEM_STATUSES)),
+        F("last_winnable", Opt(_small)),
+        F("losing_move", Opt(Str(16))),
+        F("lost_from", Opt(_small)),
+        F("line", ListOf(Str(16), MAX_LINE)),
+        F("par", Opt(_small)),
+        F("kept", Opt(_small)),
+        F("wasted", ListOf(Int(1, _U31), MAX_WASTED)),
+        F("wasted_total", _small),
+        F("budget", _small),
+    )
+    race: str
+    player: str
+    status: str
+    last_winnable: int | None
+    losing_move: str | None
+    lost_from: int | None
+    line: tuple[str, ...]
+    par: int | None
+    kept: int | None
+    wasted: tuple[int, ...]
+    wasted_total: int
+    #: Positions each solve could search: the same answer on any machine for the same run.
+    budget: int
 
 
 Message: TypeAlias = Any  # any of the message classes above
@@ -849,6 +1015,8 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Board,
         History,
         Hint,
+        Replay,
+        PostMortem,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
@@ -869,6 +1037,8 @@ SERVER_TYPES: dict[str, type[Any]] = {
         BoardPage,
         HistoryPage,
         HintAnswer,
+        ReplayPage,
+        PostMortemAnswer,
     )
 }
 

@@ -32,6 +32,7 @@ from protocol.messages import (
     HintAnswer,
     Message,
     Progress,
+    Replay,
     encode,
 )
 from solver import Solution, solve
@@ -42,6 +43,7 @@ from .effects import (
     BeginDaily,
     Close,
     Effect,
+    Examine,
     Forget,
     Journal,
     LiveRace,
@@ -53,6 +55,7 @@ from .effects import (
 from .leaderboard import Leaderboards
 from .limits import Network, client_address
 from .metrics import Live, Metrics
+from .replays import Replays
 from .rooms import Hub
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
@@ -379,6 +382,8 @@ class RaceServer:
         self.writer = writer
         self.boards = boards
         self.journal = journal
+        #: Replays and post-mortems of stored runs (``server.replays``).
+        self.replays = Replays(store, boards, budget_nodes=hub.config.hint_budget_nodes)
         self.metrics = Metrics(
             Live(
                 connections=lambda: self.hub.connections,
@@ -464,6 +469,7 @@ class RaceServer:
                 box.close(code, reason)
             await self.server.wait_closed()
         self._close_hints()
+        self.replays.close()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._timer is not None:
@@ -587,6 +593,8 @@ class RaceServer:
                 self._spawn(self._forget(effect))
             elif isinstance(effect, Solve):
                 self._spawn_hint(self._solve(effect))
+            elif isinstance(effect, Examine):
+                self._spawn(self._examine(effect))
             elif isinstance(effect, Journal):
                 if isinstance(effect.entry, LiveRace) and effect.entry.hints:
                     self._warm_hints()  # a race with hints begins: start the solver now
@@ -789,13 +797,22 @@ class RaceServer:
             finally:
                 self._reads_waiting -= 1
             try:
-                reply = await self.boards.answer(effect.message, effect.player_id)
+                if isinstance(effect.message, Replay):
+                    reply = await self.replays.replay(effect.message)
+                else:
+                    reply = await self.boards.answer(effect.message, effect.player_id)
             except Exception as exc:
                 log.warning("query: database unavailable (%s)", type(exc).__name__)
                 reply = Error(**_UNAVAILABLE)
             finally:
                 self._reads.release()
         self._apply(self.hub.query_answered(effect.conn, reply, self._now()))
+
+    async def _examine(self, effect: Examine) -> None:
+        """A post-mortem (``server.replays``: storage, then the solver's process)."""
+        m = effect.message
+        reply = await self.replays.postmortem(m.race, m.player)
+        self._apply(self.hub.postmortem_answered(effect.conn, reply, self._now()))
 
     def _schedule(self) -> None:
         deadline = self.hub.next_deadline()

@@ -21,6 +21,7 @@ __all__ = [
     "Query",
     "Forget",
     "Solve",
+    "Examine",
     "Effect",
     "RaceRecord",
     "PlayerResult",
@@ -191,4 +192,17 @@ class Journal:
     entry: LiveRace | LiveAction
 
 
-Effect = Send | Close | Persist | Authenticate | BeginDaily | Query | Forget | Journal | Solve
+@dataclass(frozen=True, slots=True)
+class Examine:
+    """Work out the solver's post-mortem of a stored run (``message``, a ``postmortem``),
+    off the event loop (``server.replays``); then call ``Hub.postmortem_answered`` with
+    the answer or the error."""
+
+    conn: int
+    player_id: int
+    message: Message
+
+
+Effect = (
+    Send | Close | Persist | Authenticate | BeginDaily | Query | Forget | Journal | Solve | Examine
+)

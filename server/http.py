@@ -37,17 +37,19 @@ from http import HTTPStatus
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, unquote, urlencode
 
 import jinja2
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from protocol.messages import MAX_RACE_ID, Error
 from protocol.times import format_ms
 
 from .connection import RaceServer
 from .daily import code_public, code_public_at, day_begun, utc_date
+from .replays import message_json
 from .rooms import ROOM_ALPHABET
 from .storage.sql import Board, BoardEntry, describe_error
 
@@ -92,6 +94,16 @@ CONTENT_TYPES = {
 _WEB_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*")
 #: What a browser may keep without asking again: the URL changes when the file does.
 IMMUTABLE = "public, max-age=31536000, immutable"
+#: ``/replay/<race>/<player>`` and ``/replay/<race>/<player>/postmortem`` (``replay``).
+REPLAY_PREFIX = "/replay/"
+#: The status of each error a replay or a post-mortem can get over HTTP.
+_REPLAY_STATUS = {
+    "no_such_race": HTTPStatus.NOT_FOUND,
+    "no_such_player": HTTPStatus.NOT_FOUND,
+    "not_public": HTTPStatus.FORBIDDEN,
+    "race_running": HTTPStatus.CONFLICT,
+    "unavailable": HTTPStatus.SERVICE_UNAVAILABLE,
+}
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _BOARD_PARAMS = ("date", "page", "format")
 #: The page uses nothing but its own inline style: no script, no outside request.
@@ -270,6 +282,7 @@ def _row_json(e: BoardEntry) -> dict[str, Any]:
         "score": e.score,
         "foundations": e.foundations,
         "undos": e.undos,
+        "race": e.race,
     }
 
 
@@ -374,7 +387,7 @@ class HttpPages:
         path, _, query = request.path.partition("?")
         try:
             web = self._web_route(path)
-            if web is None and path not in _PATHS:
+            if web is None and path not in _PATHS and not path.startswith(REPLAY_PREFIX):
                 raise HttpError(HTTPStatus.NOT_FOUND, f"no page at {_shown(path)}; {_NOT_FOUND}")
             if request.method != "GET":
                 raise HttpError(
@@ -388,6 +401,8 @@ class HttpPages:
                 return await self.healthz()
             if path == "/metrics":
                 return self.metrics()
+            if path.startswith(REPLAY_PREFIX):
+                return await self.replay(path, query)
             return await self.leaderboard(query)
         except HttpError as exc:
             extra = [("Allow", exc.allow)] if exc.allow else []
@@ -498,6 +513,42 @@ class HttpPages:
             cache="no-cache",
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
         )
+
+    async def replay(self, path: str, query: str) -> Response:
+        """``/replay/<race>/<player>[/postmortem]?format=json``: a run's replay (every
+        action) or its post-mortem as JSON, the wire's ``replay_page`` and
+        ``postmortem_answer`` fields; an error as ``{"error": code, "text": ...}``. The
+        page for people will be served here; until then only the JSON form answers."""
+        parts = path[len(REPLAY_PREFIX) :].split("/")
+        what = "replay"
+        if len(parts) == 3 and parts[2] == "postmortem":
+            what = "postmortem"
+            parts = parts[:2]
+        try:
+            race, player = (unquote(part, errors="strict") for part in parts)
+        except (ValueError, UnicodeDecodeError):
+            raise HttpError(
+                HTTPStatus.NOT_FOUND,
+                "a replay is /replay/<race>/<player>, or /replay/<race>/<player>/postmortem",
+            ) from None
+        if not race or not player or len(race) > MAX_RACE_ID or len(player) > 64:
+            raise HttpError(HTTPStatus.NOT_FOUND, "no such race or player")
+        if parse_qs(query).get("format") != ["json"]:
+            raise HttpError(
+                HTTPStatus.NOT_FOUND, "no replay page here yet; ?format=json gives the run as JSON"
+            )
+        replays = self.server.replays
+        if what == "postmortem":
+            answer = await replays.postmortem(race, player)
+        else:
+            answer = await replays.replay_whole(race, player)
+        if isinstance(answer, Error):
+            data: dict[str, Any] = {"error": answer.code, "text": answer.text}
+            status = _REPLAY_STATUS.get(answer.code, HTTPStatus.SERVICE_UNAVAILABLE)
+        else:
+            data, status = message_json(answer), HTTPStatus.OK
+        body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+        return _response(status, body, "application/json; charset=utf-8", cache="no-cache")
 
 
 # -- the browser client -----------------------------------------------------------------------

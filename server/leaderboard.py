@@ -35,7 +35,16 @@ _NO_RESULTS = "-"
 
 def _row(e: BoardEntry) -> BoardRow:
     return BoardRow(
-        e.rank, e.name, e.outcome, e.time_ms, e.moves, e.score, e.foundations, e.undos, e.hinted
+        e.rank,
+        e.name,
+        e.outcome,
+        e.time_ms,
+        e.moves,
+        e.score,
+        e.foundations,
+        e.undos,
+        e.hinted,
+        e.race,
     )
 
 
@@ -158,6 +167,7 @@ class Leaderboards:
                 foundations=h.foundations,
                 undos=h.undos,
                 hinted=h.hinted,
+                race=h.race,
             )
             for h in history.rows
         )

@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "docs" / "protocol.md"
 #: The fields that hold times, which differ from one recording to the next.
 TIMES = re.compile(r'"(elapsed_ms|time_ms|finished_ms|at)": \d+')
+#: The times of a replay's actions (``"actions": [[257, "5C>4"], ...]``), which differ too.
+ACTION_TIMES = re.compile(r'\[\d+, "')
 HEX = re.compile(r"^    [0-9a-f]{2}( [0-9a-f]{2})*$")
 
 
@@ -67,10 +69,10 @@ def normalised(text: str) -> list[str]:
                 out.append(line)
             continue
         if line.startswith("  {"):
-            timed = bool(TIMES.search(line))
+            timed = bool(TIMES.search(line) or ACTION_TIMES.search(line))
             if timed:
                 out[-1] = re.sub(r"\(\d+ bytes\)$", "(N bytes)", out[-1])
-            line = TIMES.sub(r'"\1": N', line)
+            line = ACTION_TIMES.sub('[N, "', TIMES.sub(r'"\1": N', line))
         out.append(line)
     return out
 

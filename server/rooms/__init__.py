@@ -23,6 +23,8 @@ The logic is split along its seams, one module each, so that each reads on its o
 - ``play``: rooms and the race inside them, from create to the result (``Play``).
 - ``hints``, ``dailies``, ``restarts``: hints, the daily deal, races rebuilt after a
   restart; each built on ``Play``.
+- ``postmortems``: post-mortems asked for, one per connection (``PostMortems``); the
+  I/O layer works them out (``server.replays``).
 
 The parts are collaborators, not mixins: each is an object built on the one ``Shared``
 (and on ``Play`` where it needs a room's bookkeeping), and owns the state only its seam

@@ -28,8 +28,10 @@ from protocol.messages import (
     Message,
     MessageError,
     MoveMsg,
+    PostMortem,
     Ready,
     Rematch,
+    Replay,
     Resign,
     Start,
     Undo,
@@ -46,6 +48,7 @@ from .dailies import Dailies
 from .handshake import Handshake
 from .hints import Hints
 from .play import Play
+from .postmortems import PostMortems
 from .restarts import Restarts
 from .shared import Shared
 from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player, _Room
@@ -84,6 +87,7 @@ class Hub:
         self._hints = Hints(shared, play)
         self._dailies = Dailies(shared, play)
         self._restarts = Restarts(shared, play)
+        self._postmortems = PostMortems(shared)
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
         self._conns = shared.conns
@@ -239,13 +243,15 @@ class Hub:
             self._dailies.ask(c, p, now)
         elif isinstance(msg, Hint):
             self._hints.ask(c, p, now)
-        elif isinstance(msg, (BoardMsg, HistoryMsg)):
+        elif isinstance(msg, PostMortem):
+            self._postmortems.ask(c, p, msg)
+        elif isinstance(msg, (BoardMsg, HistoryMsg, Replay)):
             limit = self.config.max_queries_per_connection
             if c.queries >= limit:
                 self._error(
                     c,
                     "too_many_queries",
-                    f"{c.queries} of your board or history requests are being answered;"
+                    f"{c.queries} of your board, history or replay requests are being answered;"
                     " wait for an answer before asking again",
                 )
                 return
@@ -299,6 +305,13 @@ class Hub:
             c.queries = max(0, c.queries - 1)
             if not c.closed:
                 self._out.append(Send(conn, reply))
+        return self._flush()
+
+    def postmortem_answered(self, conn: int, reply: Message, now: float) -> list[Effect]:
+        """The I/O layer answered a ``postmortem`` (``Examine``): send the answer; the
+        connection may ask for another (``PostMortems.answered``)."""
+        self._begin(now)
+        self._postmortems.answered(conn, reply)
         return self._flush()
 
     def hint_ready(

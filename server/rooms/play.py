@@ -370,7 +370,7 @@ class Play(Part):
             room.state = "finished"
             code = self._public_code(room)
             room.result = Result(
-                code=code, ranks=room.race.ranks(), salt=room.salt if code else None
+                code=code, ranks=room.race.ranks(), salt=room.salt if code else None, race=room.uid
             )
             log.info(
                 "room %s: race %d over, %s; winner %s",

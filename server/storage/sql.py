@@ -58,6 +58,7 @@ __all__ = [
     "Board",
     "HistoryEntry",
     "History",
+    "StoredRun",
     "normalize_url",
     "hash_token",
     "describe_error",
@@ -120,6 +121,8 @@ class BoardEntry:
     undos: int
     #: The player got a hint in that race (such rows rank after all the others).
     hinted: bool = False
+    #: The race's id (``races.uid``): what a replay of the row's run asks for.
+    race: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,35 @@ class HistoryEntry:
     foundations: int
     undos: int
     hinted: bool = False
+    #: The race's id (``races.uid``).
+    race: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """One player's run in a stored race, with its actions: what a replay shows."""
+
+    race: str
+    player_id: int
+    name: str
+    code: str
+    rules: str
+    room: str | None
+    daily_date: dt.date | None
+    practice: bool
+    finished_at: dt.datetime
+    rank: int
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    undos: int
+    hinted: bool
+    #: Every runner of the race, in rank order (ties in the order they were stored).
+    players: tuple[str, ...]
+    #: ``(ms, action)`` in order: a move text or ``undo``, at its time on the race clock.
+    actions: tuple[tuple[int, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +226,7 @@ def _board_entry(row: Any, rank: int) -> BoardEntry:
         row.foundations,
         row.undos,
         row.hinted,
+        row.race,
     )
 
 
@@ -719,6 +752,7 @@ class SqlStore:
             r.foundations,
             r.undos,
             r.hinted,
+            _races.c.uid.label("race"),
         )
 
     async def daily_board(
@@ -843,6 +877,7 @@ class SqlStore:
                     .select_from(page_ids)
                     .join(_results, r.id == page_ids.c.id)
                     .join(_players, _players.c.id == r.player_id)
+                    .join(_races, _races.c.id == r.race_id)
                     .order_by(r.board_key, r.id)
                 )
             ).all()
@@ -879,6 +914,7 @@ class SqlStore:
                 await conn.execute(
                     select(*self._entry_columns())
                     .join(_players, _players.c.id == _results.c.player_id)
+                    .join(_races, _races.c.id == _results.c.race_id)
                     .where(_results.c.id == result_id)
                 )
             ).one()
@@ -919,6 +955,7 @@ class SqlStore:
                         r.foundations,
                         r.undos,
                         r.hinted,
+                        _races.c.uid.label("race"),
                     )
                     .join(_races, _races.c.id == r.race_id)
                     .where(r.player_id == player_id)
@@ -935,4 +972,89 @@ class SqlStore:
             best_time_ms=None if totals[2] is None else int(totals[2]),
             offset=offset,
             rows=tuple(HistoryEntry(**row._mapping) for row in page),
+        )
+
+    # -- replays ---------------------------------------------------------------------------------
+
+    async def race_state(self, *, race: str) -> str | None:
+        """``stored`` for a finished race stored under the id ``race`` (``races.uid``),
+        ``running`` for one still running (journaled in ``live_races``), else None."""
+        async with self.engine.connect() as conn:
+            if await self._has_race(conn, race):
+                return "stored"
+            live = await conn.execute(select(_live.c.uid).where(_live.c.uid == race))
+            return "running" if live.first() is not None else None
+
+    async def run(self, *, race: str, name: str) -> StoredRun | None:
+        """The run of the player called ``name`` (any case or compatibility form, as names
+        are unique: ``name_key``) in the stored race ``race``, with its actions; None if
+        that race has no such runner (or is not stored)."""
+        r = _results.c
+        key = name_key(name)
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(
+                        r.id,
+                        r.race_id,
+                        r.player_id,
+                        _players.c.name,
+                        _races.c.code,
+                        _races.c.rules,
+                        _races.c.room,
+                        r.daily_date,
+                        r.practice,
+                        r.finished_at,
+                        r.rank,
+                        r.outcome,
+                        r.time_ms,
+                        r.moves,
+                        r.score,
+                        r.foundations,
+                        r.undos,
+                        r.hinted,
+                    )
+                    .join(_races, _races.c.id == r.race_id)
+                    .join(_players, _players.c.id == r.player_id)
+                    .where(_races.c.uid == race, _players.c.name_key == key)
+                )
+            ).first()
+            if row is None:
+                return None
+            players = (
+                await conn.execute(
+                    select(_players.c.name)
+                    .join(_results, _results.c.player_id == _players.c.id)
+                    .where(r.race_id == row.race_id)
+                    .order_by(r.rank, r.id)
+                )
+            ).scalars()
+            names = tuple(players)
+            actions = (
+                await conn.execute(
+                    select(_moves.c.at_ms, _moves.c.move)
+                    .where(_moves.c.result_id == row.id)
+                    .order_by(_moves.c.n)
+                )
+            ).all()
+        return StoredRun(
+            race=race,
+            player_id=row.player_id,
+            name=row.name,
+            code=row.code,
+            rules=row.rules,
+            room=row.room,
+            daily_date=row.daily_date,
+            practice=bool(row.practice),
+            finished_at=row.finished_at,
+            rank=row.rank,
+            outcome=row.outcome,
+            time_ms=row.time_ms,
+            moves=row.moves,
+            score=row.score,
+            foundations=row.foundations,
+            undos=row.undos,
+            hinted=bool(row.hinted),
+            players=names,
+            actions=tuple((int(at), str(move)) for at, move in actions),
         )

@@ -36,6 +36,12 @@ def test_bench_hints_reports_each_budget() -> None:
     assert "1,000  won" in out and "2,000  won" in out, out
 
 
+def test_bench_postmortem_reports_lost_and_won_runs() -> None:
+    out = run("bench.postmortem", "--lost", "3", "--won", "2")
+    assert "lost     3 runs" in out and "won      2 runs  won 2" in out, out
+    assert "unknown" in out and "median" in out and "p95" in out, out
+
+
 def test_bench_deals_reports_both_shuffles_and_the_cheats_search() -> None:
     out = run("bench.deals", "--deals", "200", "--search", "2000", "--rounds", "1")
     for words in ("numbered (SplitMix64)", "seeded (SHA-256, rejection)", "found deal 1999"):

@@ -13,6 +13,7 @@ from protocol.messages import (
     CLIENT_TYPES,
     MAX_FRAME,
     MAX_NAME,
+    MAX_RACE_ID,
     PLAYER_STATES,
     PROTOCOL_VERSION,
     ROOM_STATES,
@@ -38,12 +39,16 @@ from protocol.messages import (
     MessageError,
     MoveMsg,
     PlayerProgress,
+    PostMortem,
+    PostMortemAnswer,
     Progress,
     Race,
     RankEntry,
     Ready,
     Refused,
     Rematch,
+    Replay,
+    ReplayPage,
     Resign,
     Result,
     Room,
@@ -93,7 +98,29 @@ RESULT = Result(
     ),
 )
 
-BOARD_ROW = BoardRow(1, "ann", "won", 99000, 145, 625, 52, 2)
+BOARD_ROW = BoardRow(1, "ann", "won", 99000, 145, 625, 52, 2, race="0a1b2c3d4e5f-17")
+REPLAY_PAGE = ReplayPage(
+    race="0a1b2c3d4e5f-17",
+    player="ann",
+    code="YU1-C-AAAAAAB",
+    rules="C",
+    room="ZEBRA",
+    date=None,
+    practice=False,
+    finished_ms=1_795_000_000_000,
+    players=("bob", "ann"),
+    rank=2,
+    outcome="resigned",
+    time_ms=5000,
+    moves=2,
+    score=5,
+    foundations=0,
+    undos=1,
+    hinted=False,
+    total=3,
+    offset=0,
+    actions=((1200, "6H>7"), (2500, "undo"), (4100, "6H>7")),
+)
 CLIENT_MESSAGES: list[Any] = [
     Daily(),
     Board("daily"),
@@ -109,6 +136,9 @@ CLIENT_MESSAGES: list[Any] = [
     Create(),
     Create(rules="C", hints=True),
     Hint(),
+    Replay("0a1b2c3d4e5f-17", "ann"),
+    Replay("0a1b2c3d4e5f-17", "Ann", offset=500),
+    PostMortem("0a1b2c3d4e5f-17", "bob"),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -144,6 +174,13 @@ SERVER_MESSAGES: list[Any] = [
     HintAnswer(0, "win", "7S>4"),
     HintAnswer(2**31 - 1, "lost", None),
     HintAnswer(17, "unknown", None),
+    REPLAY_PAGE,
+    replace(REPLAY_PAGE, room=None, date="2026-11-29", practice=True, actions=(), offset=2),
+    PostMortemAnswer(
+        "0a1b2c3d4e5f-17", "ann", "lost", 13, "TS>4", None, ("JD>6", "TH>4"), None, None, (), 0, 1
+    ),
+    PostMortemAnswer("0a1b2c3d4e5f-17", "bob", "won", None, None, None, (), 88, 95, (6, 9), 2, 9),
+    PostMortemAnswer("x-1", "bob", "unknown", 0, None, 40, (), None, None, (), 0, 100_000),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -248,6 +285,8 @@ def test_type_names_are_the_t_field() -> None:
             "board",
             "history",
             "hint",
+            "replay",
+            "postmortem",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -267,6 +306,8 @@ def test_type_names_are_the_t_field() -> None:
             "board_page",
             "history_page",
             "hint_answer",
+            "replay_page",
+            "postmortem_answer",
         ]
     )
 
@@ -674,7 +715,8 @@ def test_a_full_page_of_the_longest_rows_fits_in_a_frame() -> None:
 
     name = "\U0001f0a1" * MAX_NAME  # four bytes each in UTF-8
     big = 2**62
-    row = BoardRow(big, name, "abandoned", big, 2**31 - 1, 2**31 - 1, 52, 2**31 - 1)
+    race = "r" * MAX_RACE_ID
+    row = BoardRow(big, name, "abandoned", big, 2**31 - 1, 2**31 - 1, 52, 2**31 - 1, True, race)
     board = BoardPage("daily", "2026-11-29", "YU1-MEGT-ZZZZZZZ", big, big, (row,) * MAX_PAGE, row)
     assert len(encode(board)) <= MAX_FRAME
     assert decode_server(encode(board)) == board
@@ -692,9 +734,48 @@ def test_a_full_page_of_the_longest_rows_fits_in_a_frame() -> None:
         2**31 - 1,
         52,
         2**31 - 1,
+        True,
+        race,
     )
     history = HistoryPage(big, big, big, big, (line,) * MAX_PAGE)
     assert len(encode(history)) <= MAX_FRAME
+
+
+def test_the_longest_replay_page_and_postmortem_fit_in_a_frame() -> None:
+    """A replay is paged (MAX_REPLAY_PAGE actions) and a post-mortem's lists are capped
+    (MAX_LINE, MAX_WASTED) so that the worst case still fits MAX_FRAME."""
+    from protocol.messages import MAX_FRAME, MAX_LINE, MAX_NAME, MAX_REPLAY_PAGE, MAX_WASTED
+
+    name = "\U0001f0a1" * MAX_NAME
+    race = "r" * MAX_RACE_ID
+    big = 2**63 - 1
+    page = replace(
+        REPLAY_PAGE,
+        race=race,
+        player=name,
+        code="YU1-MEGT-" + "A" * 26,
+        room="ABCDEFGHJKLMNPQR",
+        date="2026-11-29",
+        finished_ms=big,
+        players=(name,) * 8,
+        time_ms=big,
+        total=2**31 - 1,
+        offset=2**31 - 1,
+        actions=((big, "Q" * 16),) * MAX_REPLAY_PAGE,
+    )
+    assert len(encode(page)) <= MAX_FRAME
+    assert decode_server(encode(page)) == page
+    answer = PostMortemAnswer(
+        race, name, "unknown", 2**31 - 1, "Q" * 16, 2**31 - 1, ("Q" * 16,) * MAX_LINE,
+        2**31 - 1, 2**31 - 1, (2**31 - 1,) * MAX_WASTED, 2**31 - 1, 2**31 - 1,
+    )  # fmt: skip
+    assert len(encode(answer)) <= MAX_FRAME
+    over = body_of(replace(page, actions=()))
+    over["actions"] = [[1, "6H>7"]] * (MAX_REPLAY_PAGE + 1)
+    assert "more than 500 entries" in field_error(over, decode_server).text
+    bad = body_of(replace(page, actions=()))
+    bad["actions"] = [[1, "6H>7", 2]]
+    assert "'actions[0]' must be an array of two" in field_error(bad, decode_server).text
 
 
 def test_a_page_of_more_than_max_page_rows_is_refused() -> None:

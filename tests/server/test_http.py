@@ -438,6 +438,7 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
             "score",
             "foundations",
             "undos",
+            "race",  # the run's race: /replay/<race>/<name> (section 1.6)
         }
         explicit = await fetch(server, "/leaderboard?date=2026-11-29&format=json")
         assert explicit.json() == data

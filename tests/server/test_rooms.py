@@ -119,6 +119,7 @@ class Clients:
             random_deal=self._deal,
             new_salt=lambda: SALT,
             new_room_code=lambda: next(code_iter),
+            boot_id="b007",  # race ids (``result.race``) are fixed too
         )
         # Storage's part, played here: registered names and their tokens, daily attempts.
         self.registry: dict[str, tuple[int, str, str]] = {}

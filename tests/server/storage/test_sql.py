@@ -777,10 +777,17 @@ async def test_board_entries_carry_every_field(store: SqlStore) -> None:
                 undos=4,
             ),
             daily_date=DAY,
+            uid="the-race",
         )
     )
     board = await store.daily_board(date=DAY)
-    assert board.rows == (BoardEntry(1, me.player_id, "me", "timeout", 600_000, 321, 245, 17, 4),)
+    assert board.rows == (
+        BoardEntry(1, me.player_id, "me", "timeout", 600_000, 321, 245, 17, 4, race="the-race"),
+    )
+    (deal,) = (await store.deal_board(code=CODE, player_id=me.player_id)).rows
+    assert deal.race == "the-race"
+    history = await store.history(player_id=me.player_id)
+    assert [h.race for h in history.rows] == ["the-race"]
 
 
 # -- board_key: a pure function ------------------------------------------------------------------
@@ -1033,3 +1040,63 @@ async def test_a_player_s_registration_time_comes_back_with_the_token(store: Sql
     assert ann.created == T0
     found = await store.find_player(token=ann.token)
     assert found is not None and found.created == T0
+
+
+# -- replays -------------------------------------------------------------------------------------
+
+
+async def test_a_stored_run_comes_back_with_its_actions_in_order(store: SqlStore) -> None:
+    ann, bob = await register(store, "Ann", "bob")
+    journal = [(1200, "6H>7"), (2500, "undo"), (4100, "6H>7"), (9000, "8C>6")]
+    await store.record_race(
+        race(
+            res(bob, rank=1, journal=[(800, "8C>6")]),
+            res(ann, outcome="resigned", rank=2, moves=3, undos=1, journal=journal),
+            room="ZEBRA",
+            uid="boot-7",
+        )
+    )
+    assert await store.race_state(race="boot-7") == "stored"
+    run = await store.run(race="boot-7", name="ANN")  # names are found as they are unique
+    assert run is not None
+    assert (run.name, run.race, run.code, run.rules, run.room) == (
+        "Ann",
+        "boot-7",
+        CODE,
+        "C",
+        "ZEBRA",
+    )
+    assert run.actions == tuple(journal)
+    assert run.players == ("bob", "Ann")
+    assert (run.rank, run.outcome, run.moves, run.undos, run.daily_date) == (
+        2,
+        "resigned",
+        3,
+        1,
+        None,
+    )
+    assert await store.run(race="boot-7", name="cy") is None
+    assert await store.run(race="boot-8", name="Ann") is None
+    assert await store.race_state(race="boot-8") is None
+
+
+async def test_a_running_race_is_known_as_running(store: SqlStore) -> None:
+    (ann,) = await register(store, "ann")
+    live = LiveRace(
+        uid="boot-9",
+        room="ZEBRA",
+        code=CODE,
+        rules="C",
+        daily_date=None,
+        attempt=0,
+        undo=True,
+        time_limit=1800,
+        max_players=4,
+        fixed=True,
+        host_id=ann.player_id,
+        players=((ann.player_id, "ann"),),
+        started_wall=T0,
+    )
+    await store.journal(races=[live], actions=[])
+    assert await store.race_state(race="boot-9") == "running"
+    assert await store.run(race="boot-9", name="ann") is None

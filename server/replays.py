@@ -1,0 +1,286 @@
+"""Replays and post-mortems of stored runs: storage and the solver to wire messages.
+
+A run is addressed by its race's id (``races.uid``, the ``race`` of a ``result``, a board
+row or a history row) and its player's name. Like ``leaderboard.py`` this is read-only
+and outside the race logic, and it keeps the protocol's rule on secrets
+(docs/protocol.md 4.5, 4.22): a race still running is refused (``race_running``), and so
+is a run whose deal is still secret (``not_public``): a daily attempt until
+``daily.code_public`` says its day's code may be shown, and any race on a daily code not
+public yet. A race in an ordinary room is stored only once every runner is done, and its
+code (drawn in secret or not) is revealed with its result, as it is stored.
+
+The post-mortem (``solver.postmortem``) runs in a worker process of its own, one at a
+time, never on the event loop, with the hints' node budget per solve. It has its own
+process rather than the hints' so that a post-mortem never delays a hint in a running
+race. Answers are cached in memory (``CACHE_SIZE`` runs, the least recently asked
+forgotten first): a post-mortem is deterministic for its budget and a restart only costs
+its recomputation, so it needs no table. At most ``QUEUE_LIMIT`` different post-mortems
+are on their way at once (asked over the wire and over HTTP together); beyond, the answer
+is ``unavailable``. Two requests for the same run share one computation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+import logging
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from protocol import GameCode, InvalidCodeError
+from protocol.messages import (
+    MAX_LINE,
+    MAX_REPLAY_PAGE,
+    MAX_WASTED,
+    Error,
+    Message,
+    PostMortemAnswer,
+    Replay,
+    ReplayPage,
+)
+from solver.postmortem import PostMortem, postmortem
+
+from .daily import code_public_at
+from .leaderboard import Leaderboards
+from .rooms.postmortems import QUEUE_LIMIT
+from .storage.sql import SqlStore, StoredRun
+from .workers import real_stderr, solver_pool
+
+__all__ = ["Replays", "CACHE_SIZE", "QUEUE_LIMIT", "message_json"]
+
+log = logging.getLogger("yukon.replays")
+
+#: Post-mortems kept in memory. One is a few hundred bytes (a line of about 100 moves) and
+#: at most about 9 KiB (the longest line and wasted list a message carries).
+CACHE_SIZE = 1024
+
+_UNAVAILABLE = "the database cannot be reached just now; ask again later"
+
+
+def _unix_ms(when: dt.datetime) -> int:
+    """SQLite hands back naive datetimes; every stored time is UTC."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A message's fields as JSON data, named as on the wire (the HTTP form)."""
+    return {f.name: f.kind.wire(getattr(message, f.name)) for f in message.FIELDS}
+
+
+def _page(run: StoredRun, offset: int, limit: int | None) -> ReplayPage:
+    actions = run.actions[offset:] if limit is None else run.actions[offset : offset + limit]
+    return ReplayPage(
+        race=run.race,
+        player=run.name,
+        code=run.code,
+        rules=run.rules,
+        room=run.room,
+        date=run.daily_date.isoformat() if run.daily_date is not None else None,
+        practice=run.practice,
+        finished_ms=_unix_ms(run.finished_at),
+        players=run.players,
+        rank=run.rank,
+        outcome=run.outcome,
+        time_ms=run.time_ms,
+        moves=run.moves,
+        score=run.score,
+        foundations=run.foundations,
+        undos=run.undos,
+        hinted=run.hinted,
+        total=len(run.actions),
+        offset=offset,
+        actions=actions,
+    )
+
+
+def _answer(run: StoredRun, found: PostMortem, budget: int) -> PostMortemAnswer:
+    return PostMortemAnswer(
+        race=run.race,
+        player=run.name,
+        status=found.status,
+        last_winnable=found.last_winnable,
+        losing_move=found.losing_move,
+        lost_from=found.lost_from,
+        line=found.line[:MAX_LINE],
+        par=found.par,
+        kept=found.kept,
+        wasted=found.wasted[:MAX_WASTED],
+        wasted_total=len(found.wasted),
+        budget=budget,
+    )
+
+
+class Replays:
+    """Answers ``replay`` and ``postmortem`` (and their HTTP forms) for one server."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        boards: Leaderboards,
+        *,
+        budget_nodes: int,
+        queue_limit: int = QUEUE_LIMIT,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
+        self.store = store
+        #: The wall clock and the daily deals (``Leaderboards.still_secret``).
+        self.boards = boards
+        #: Positions each solve of a post-mortem may search (the hints' budget).
+        self.budget_nodes = budget_nodes
+        self.queue_limit = queue_limit
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, int], PostMortemAnswer] = OrderedDict()
+        self._working: dict[tuple[str, int], asyncio.Future[Message]] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        #: The solver's jobs being awaited: cancelled on ``close``, so that a server
+        #: stops without waiting for a long post-mortem.
+        self._jobs: set[asyncio.Future[PostMortem]] = set()
+        self._closed = False
+        #: Post-mortems worked out by the solver since the start (tests, logs).
+        self.computed = 0
+
+    # -- finding a run, and whether it may be shown -----------------------------------------
+
+    async def find(self, race: str, player: str) -> StoredRun | Error:
+        """The stored run, or the ``error`` that refuses it (docs/protocol.md 4.22)."""
+        try:
+            state = await self.store.race_state(race=race)
+            if state is None:
+                return Error("no_such_race", f"no finished race has the id {race[:40]!r}")
+            if state == "running":
+                return Error(
+                    "race_running",
+                    "that race is still running: its runs are shown once it is over",
+                )
+            run = await self.store.run(race=race, name=player)
+            if run is None:
+                return Error("no_such_player", f"nobody called {player[:20]!r} ran in that race")
+            hidden = await self._secret_until(run)
+        except Exception as exc:
+            log.warning("replay: database unavailable (%s)", type(exc).__name__)
+            return Error("unavailable", _UNAVAILABLE)
+        if hidden is not None:
+            return Error("not_public", hidden)
+        return run
+
+    async def _secret_until(self, run: StoredRun) -> str | None:
+        """Why the run's deal may not be shown yet, or None if it may."""
+        wall = self.boards.wall()
+        if run.daily_date is not None and wall < code_public_at(run.daily_date):
+            at = dt.datetime.fromtimestamp(code_public_at(run.daily_date), dt.UTC)
+            return (
+                f"the daily deal of {run.daily_date.isoformat()} and its runs are shown from"
+                f" {at:%Y-%m-%d %H:%M} UTC"
+            )
+        try:
+            code = GameCode.parse(run.code)
+        except InvalidCodeError:  # pragma: no cover - every stored code was parsed once
+            return None
+        if await self.boards.still_secret(code):
+            return "that race's deal is still secret"
+        return None
+
+    # -- replay -------------------------------------------------------------------------------
+
+    async def replay(self, m: Replay) -> Message:
+        """A ``replay_page`` of up to ``MAX_REPLAY_PAGE`` actions from ``m.offset``."""
+        found = await self.find(m.race, m.player)
+        if isinstance(found, Error):
+            return found
+        return _page(found, min(m.offset, len(found.actions)), MAX_REPLAY_PAGE)
+
+    async def replay_whole(self, race: str, player: str) -> Message:
+        """The whole run in one ``ReplayPage`` (every action): the HTTP form, which has no
+        frame limit. Never sent over the websocket."""
+        found = await self.find(race, player)
+        if isinstance(found, Error):
+            return found
+        return _page(found, 0, None)
+
+    # -- post-mortem ---------------------------------------------------------------------------
+
+    async def postmortem(self, race: str, player: str) -> Message:
+        """The solver's post-mortem of the run: from the cache, from a computation already
+        on its way, or worked out now in the solver's worker process."""
+        found = await self.find(race, player)
+        if isinstance(found, Error):
+            return found
+        key = (found.race, found.player_id)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        working = self._working.get(key)
+        if working is not None:
+            return await asyncio.shield(working)
+        if len(self._working) >= self.queue_limit:
+            return Error(
+                "unavailable", "the server is working out many post-mortems; ask again soon"
+            )
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._working[key] = future
+        try:
+            answer = await self._compute(found)  # answers every failure with an error
+            future.set_result(answer)
+        finally:
+            del self._working[key]
+            if not future.done():  # cancelled (the server is closing): so are the others
+                future.cancel()
+        return answer
+
+    async def _compute(self, run: StoredRun) -> Message:
+        pool = None
+        try:
+            if self._closed:
+                raise RuntimeError("the server is closing")
+            if self._pool is None:
+                with real_stderr():
+                    self._pool = solver_pool(1)
+            pool = self._pool
+            job = functools.partial(
+                postmortem,
+                run.code,
+                [action for _, action in run.actions],
+                budget_nodes=self.budget_nodes,
+            )
+            with real_stderr():  # the worker process starts here, on first use
+                waiting = asyncio.get_running_loop().run_in_executor(pool, job)
+            self._jobs.add(waiting)
+            try:
+                found: PostMortem = await waiting
+            finally:
+                self._jobs.discard(waiting)
+        except Exception as exc:  # the worker died, a stored run did not replay, closing
+            log.warning("postmortem of %s: the solver failed (%s)", run.race, type(exc).__name__)
+            if pool is not None and pool is self._pool and not isinstance(exc, ValueError):
+                self._pool = None  # a broken pool stays broken: the next one starts anew
+                pool.shutdown(wait=False, cancel_futures=True)
+            return Error("unavailable", "the post-mortem could not be worked out just now")
+        self.computed += 1
+        answer = _answer(run, found, self.budget_nodes)
+        self._cache[(run.race, run.player_id)] = answer
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        log.info(
+            "postmortem of %s, %s: %s (%d solves, %d positions)",
+            run.race,
+            run.name,
+            found.status,
+            found.solves,
+            found.nodes,
+        )
+        return answer
+
+    def close(self) -> None:
+        """No more post-mortems: stop the worker (a solve already running ends within its
+        node budget)."""
+        self._closed = True
+        for job in list(self._jobs):
+            job.cancel()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

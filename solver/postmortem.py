@@ -1,0 +1,282 @@
+"""The solver's post-mortem of one finished run: where a lost run lost the deal, and what
+a won run wasted.
+
+A run is a deal (its game code) and the actions a player's race accepted, in order: move
+texts and ``undo``. The post-mortem follows the run as it was played:
+
+* The moves still standing at the end (every move not taken back by a later undo) form
+  one line from the deal to the final position. Along one line, a position that can be
+  won makes every position before it winnable too (the next move of the line leads to
+  it), so the winnable positions of the line are a prefix, and a binary search over it
+  finds the last one with about log2(n) solves. The move after it is **the move that
+  lost the deal**: it was never taken back, so every position of the run after it lies
+  beyond it and is lost, and the run's position just before it was winnable. So it is
+  also the last moment of the whole run at which a win was left, undos included (a
+  player who undid a losing move and won the position back is judged on what came
+  after).
+* A run that won is measured against ``par``: its own line without wasted moves (loops,
+  moves that ``par`` drops, and every move taken back), and the deal's par, the solver's
+  line from the start without its waste.
+
+Every solve has a node budget (the server uses the hints' budget), so the answer is the
+same on every machine, and a solve the budget cannot decide is never guessed at: the
+answer is then ``unknown``, with the bounds that were decided. Pure code, like the rest
+of ``solver``: no I/O, no clock; the server runs it in a worker process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from protocol import Game, UndoError
+
+from .search import (
+    Solution,
+    _column_map,
+    _game_key,
+    _renumber,
+    _wins,
+    par,
+    solve,
+)
+
+__all__ = ["PostMortem", "Status", "STATUSES", "postmortem", "kept_moves", "MAX_SOLVES"]
+
+#: What a post-mortem can say of a run.
+Status = Literal["won", "lost", "open", "unwinnable", "unknown"]
+STATUSES: tuple[str, ...] = ("won", "lost", "open", "unwinnable", "unknown")
+
+#: Most solves one post-mortem makes: the deal, the last position, and a binary search
+#: over the line (8 solves for a line of 256 moves), with a few to spare for positions
+#: the budget cannot decide, which are stepped around. Each unknown solve costs the whole
+#: budget, so this bounds the worst case (bench/postmortem.py).
+MAX_SOLVES = 16
+
+
+@dataclass(frozen=True, slots=True)
+class PostMortem:
+    """What the solver says of a run (numbers count the run's actions, undos included;
+    action 1 is the first, and "after action 0" is the deal as dealt).
+
+    * ``won``: the run won. ``par`` is the deal's par (None if the solver could not win
+      the deal within its budget), ``kept`` the length of the run's own line without
+      waste, ``wasted`` the numbers of the run's moves that were wasted (taken back, or
+      dropped by ``par`` from its line).
+    * ``lost``: the deal could be won until after action ``last_winnable``; action
+      ``last_winnable + 1``, the move ``losing_move``, left no win, and ``line`` wins
+      from the position before it.
+    * ``open``: the run ended (resigned, out of time, abandoned) in a position that could
+      still be won: ``line`` wins from it.
+    * ``unwinnable``: the deal could not be won at all (proven by the solver).
+    * ``unknown``: the solver could not decide within its budget. ``last_winnable`` and
+      ``lost_from`` are the bounds that were decided, if any: a win was left after action
+      ``last_winnable``, none after action ``lost_from``.
+    """
+
+    status: Status
+    last_winnable: int | None = None
+    losing_move: str | None = None
+    lost_from: int | None = None
+    line: tuple[str, ...] = ()
+    par: int | None = None
+    kept: int | None = None
+    wasted: tuple[int, ...] = ()
+    #: Solves made and positions searched, over all of them (for benchmarks and logs).
+    solves: int = 0
+    nodes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """The run's moves still standing at its end: ``positions[j]`` is the position after
+    ``j`` of them (0: the deal), reached at action ``actions[j]`` (0 for the deal)."""
+
+    positions: tuple[str, ...]
+    actions: tuple[int, ...]
+    moves: tuple[str, ...]
+    won: bool
+
+
+def _standing_line(code: str, run: Sequence[str]) -> _Line:
+    """Replay ``run`` on the deal ``code``; ``ValueError`` if an action is not legal."""
+    game = Game.from_code(code)
+    positions = [game.position()]
+    actions = [0]
+    moves: list[str] = []
+    for n, action in enumerate(run, start=1):
+        if action == "undo":
+            try:
+                game.undo()
+            except UndoError as exc:
+                raise ValueError(f"action {n}: {exc}") from None
+            if len(positions) > 1:
+                positions.pop()
+                actions.pop()
+                moves.pop()
+            continue
+        played = game.play(action)  # raises a ValueError subclass for a bad move
+        positions.append(game.position())
+        actions.append(n)
+        moves.append(played.move)
+    return _Line(tuple(positions), tuple(actions), tuple(moves), game.is_won())
+
+
+class _Solver:
+    """Solves positions of the line once each, within the budget and the cap on solves."""
+
+    def __init__(self, line: _Line, budget_nodes: int, max_solves: int) -> None:
+        self.line = line
+        self.budget = budget_nodes
+        self.max_solves = max_solves
+        self.known: dict[int, Solution] = {}
+        self.nodes = 0
+
+    @property
+    def solves(self) -> int:
+        return len(self.known)
+
+    def can_solve(self) -> bool:
+        return self.solves < self.max_solves
+
+    def __call__(self, j: int) -> Solution:
+        found = self.known.get(j)
+        if found is None:
+            found = solve(self.line.positions[j], budget_nodes=self.budget)
+            self.known[j] = found
+            self.nodes += found.nodes
+        return found
+
+
+def postmortem(
+    code: str,
+    run: Sequence[str],
+    *,
+    budget_nodes: int,
+    max_solves: int = MAX_SOLVES,
+) -> PostMortem:
+    """The post-mortem of the run ``run`` (move texts and ``undo``) on the deal ``code``.
+
+    Each solve searches at most ``budget_nodes`` positions, and at most ``max_solves``
+    solves are made; what they cannot decide is ``unknown``. Raises ``ValueError`` when
+    the run does not replay on the deal.
+    """
+    line = _standing_line(code, run)
+    solver = _Solver(line, budget_nodes, max_solves)
+    if line.won:
+        return _won(code, line, run, solver)
+    end = len(line.positions) - 1
+    last = solver(end)
+    if last.verdict == "won":
+        return _done(solver, PostMortem("open", line=last.moves))
+    first = solver(0)
+    if first.verdict == "lost":
+        return _done(solver, PostMortem("unwinnable", lost_from=0))
+    # Find where along the line the win was lost: ``lo`` is the latest position known to
+    # be winnable, ``hi`` the earliest known lost (None while not known). A position the
+    # budget cannot decide is stepped around: any winnable one later, or lost one
+    # earlier, decides as much (winnable positions are a prefix of the line).
+    lo: int | None = 0 if first.verdict == "won" else None
+    hi: int | None = end if last.verdict == "lost" else None
+    undecided = {j for j in (0, end) if solver(j).verdict == "unknown"}
+    while lo is None or hi is None or hi - lo > 1:
+        low = -1 if lo is None else lo
+        high = end + 1 if hi is None else hi
+        choices = [j for j in range(low + 1, high) if j not in undecided]
+        if not choices or not solver.can_solve():
+            return _done(
+                solver,
+                PostMortem(
+                    "unknown",
+                    last_winnable=None if lo is None else line.actions[lo],
+                    lost_from=None if hi is None else line.actions[hi],
+                ),
+            )
+        middle = (low + high) // 2
+        j = min(choices, key=lambda k: (abs(k - middle), k))
+        verdict = solver(j).verdict
+        if verdict == "won":
+            lo = j
+        elif verdict == "lost":
+            hi = j
+        else:
+            undecided.add(j)
+    return _done(
+        solver,
+        PostMortem(
+            "lost",
+            last_winnable=line.actions[hi] - 1,
+            losing_move=line.moves[hi - 1],
+            line=solver(lo).moves,
+        ),
+    )
+
+
+def _won(code: str, line: _Line, run: Sequence[str], solver: _Solver) -> PostMortem:
+    """A won run: its waste against its own par, and the deal's par."""
+    kept = kept_moves(line.moves, line.positions[0])
+    kept_actions = {line.actions[i + 1] for i in kept}
+    wasted = tuple(
+        n for n, action in enumerate(run, start=1) if action != "undo" and n not in kept_actions
+    )
+    deal = solver(0)
+    deal_par = len(par(deal.moves, deal.position)) if deal.verdict == "won" else None
+    return _done(solver, PostMortem("won", par=deal_par, kept=len(kept), wasted=wasted))
+
+
+def _done(solver: _Solver, answer: PostMortem) -> PostMortem:
+    return replace(answer, solves=solver.solves, nodes=solver.nodes)
+
+
+def kept_moves(moves: Sequence[str], start: Game | str) -> list[int]:
+    """Which moves of the winning line ``moves`` ``par`` keeps: their indices (0-based),
+    in order. ``len(kept_moves(m, s)) == len(par(m, s))``; the moves are the same up to the
+    numbering of columns (a cut loop renumbers the moves after it)."""
+    start_text = start.position() if isinstance(start, Game) else start
+    if not _wins(start_text, moves):
+        raise ValueError("kept_moves needs a line that wins from the given start")
+    line = _cut_loops(start_text, list(enumerate(moves)))
+    improved = True
+    while improved:
+        improved = False
+        i = len(line) - 1
+        while i >= 0:
+            trial = line[:i] + line[i + 1 :]
+            if _wins(start_text, [m for _, m in trial]):
+                line = _cut_loops(start_text, trial)
+                improved = True
+                i = min(i, len(line)) - 1
+                continue
+            card = line[i][1].split(">")[0]
+            for j in range(i + 1, len(line)):
+                if line[j][1].split(">")[0] != card:
+                    continue
+                trial = line[:i] + line[i + 1 : j] + line[j + 1 :]
+                if _wins(start_text, [m for _, m in trial]):
+                    line = _cut_loops(start_text, trial)
+                    improved = True
+                    break
+            i = min(i, len(line)) - 1
+    return [n for n, _ in line]
+
+
+def _cut_loops(start: str, moves: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``search._cut_loops`` on moves that carry their index in the original line."""
+    while True:
+        game = Game.from_position(start)
+        seen = {_game_key(game): (0, game.position())}
+        cut: tuple[int, int, str, str] | None = None
+        for j, (_, move) in enumerate(moves, start=1):
+            game.play(move)
+            key = _game_key(game)
+            if key in seen:
+                i, before = seen[key]
+                cut = (i, j, before, game.position())
+                break
+            seen[key] = (j, game.position())
+        if cut is None:
+            return moves
+        i, j, before, after = cut
+        mapping = _column_map(after, before)
+        moves = moves[:i] + [(n, _renumber(m, mapping)) for n, m in moves[j:]]
