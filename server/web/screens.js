@@ -687,6 +687,16 @@ function table(heads, rows, mine = () => false) {
 
 const num = (x) => h("td", { class: "num" }, x);
 
+/** A row's replay button (docs/protocol.md 4.22): the run of `player` in `race`, if stored. */
+const replayCell = (c, race, player) =>
+  h(
+    "td",
+    {},
+    race
+      ? h("button", { type: "button", class: "plain mini", onclick: () => c.openReplay(race, player), "aria-label": `replay ${player}'s run` }, "▶")
+      : "",
+  );
+
 export function results(c) {
   const ch = chrome(c);
   const s = c.session;
@@ -763,7 +773,7 @@ export function results(c) {
       fill(
         body,
         table(
-          ["#", "player", "outcome", "time", "moves", "score", "cards"],
+          ["#", "player", "outcome", "time", "moves", "score", "cards", "replay"],
           r.ranks.map((x) => [
             num(x.rank),
             x.name,
@@ -772,6 +782,7 @@ export function results(c) {
             num(x.moves),
             num(x.score),
             num(`${x.foundations}/52`),
+            replayCell(c, r.race, x.name),
           ]),
           (i) => r.ranks[i].name === s.me,
         ),
@@ -941,7 +952,7 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos"],
+              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
               rows.map((r) => [
                 num(r.rank),
                 r.name,
@@ -951,6 +962,7 @@ export function boards(c) {
                 num(r.score),
                 num(`${r.foundations}/52`),
                 num(r.undos),
+                replayCell(c, r.race, r.name),
               ]),
               (i) => you && rows[i].name === you.name,
             )
@@ -1032,7 +1044,7 @@ export function history(c) {
         body,
         p.rows.length
           ? table(
-              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos"],
+              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
               p.rows.map((r) => [
                 new Date(r.finished_ms).toLocaleString([], {
                   month: "2-digit",
@@ -1054,6 +1066,7 @@ export function history(c) {
                 num(r.score),
                 num(`${r.foundations}/52`),
                 num(r.undos),
+                replayCell(c, r.race, s.me),
               ]),
             )
           : h("p", { class: "summary" }, p.offset ? "no more races" : "no races yet"),
