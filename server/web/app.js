@@ -27,6 +27,9 @@ function replayLink(path) {
   }
 }
 
+/** The errors a post-mortem may get instead of its answer. */
+const PM_ERRORS = new Set(["no_such_race", "race_running", "no_such_player", "not_public", "unavailable"]);
+
 /** Errors that answer a hello: the connection stops until the player has done something. */
 const HELLO_ERRORS = new Set([
   "name_taken",
@@ -115,6 +118,17 @@ export class Client {
   message(msg) {
     const s = this.session;
     const now = this.now();
+    if (msg.t === "error" && this.pmAsked && PM_ERRORS.has(msg.code)) {
+      // The results' post-mortem refused (a daily not public yet): said there, not as an error.
+      s.postmortem = { race: this.pmAsked, text: msg.text };
+      this.pmAsked = null;
+      this.render();
+      return;
+    }
+    if (msg.t === "postmortem_answer") {
+      s.postmortem = msg;
+      this.pmAsked = null;
+    }
     if (msg.t === "race" && !s.race && s.room) this.restoreLog(msg, now);
     const out = s.receive(msg, now);
     switch (msg.t) {
@@ -132,6 +146,12 @@ export class Client {
         this.error(msg);
         break;
       case "result":
+        // My run's post-mortem, for the results (docs/protocol.md 4.22).
+        s.postmortem = null;
+        if (msg.race && msg.ranks.some((x) => x.name === s.me)) {
+          this.pmAsked = msg.race;
+          this.link.send({ t: "postmortem", race: msg.race, player: s.me });
+        }
         checkDeal(s.room?.commitment, msg.code, msg.salt).then((f) => {
           s.fairness = f;
           this.render();

@@ -11,6 +11,7 @@ import { h, fill } from "./dom.js";
 import { appBase } from "./net.js";
 import { formatView } from "./rules.js";
 import { formatMs, moveLabel, RaceBoard } from "./session.js";
+import { postmortemText } from "./screens.js";
 import { BoardView } from "./board.js";
 import { positions } from "./deal.js";
 
@@ -29,23 +30,6 @@ async function getJson(url) {
   }
   if (!r.ok || !data || data.error) throw new Error(data?.text ?? `the server answered ${r.status}`);
   return data;
-}
-
-/** What the solver says of a run, in words (the same sentences as the terminal client). */
-export function postmortemText(pm) {
-  const n = (k) => `move ${k}`;
-  switch (pm.status) {
-    case "won":
-      return `Won, with ${pm.wasted_total} wasted move${pm.wasted_total === 1 ? "" : "s"}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
-    case "lost":
-      return `After ${n(pm.last_winnable + 1)}, ${pm.losing_move}, no win was left; ${pm.line[0]} instead wins.`;
-    case "open":
-      return `A win was still left at the end: ${pm.line[0]} goes on to win (${pm.line.length} moves).`;
-    case "unwinnable":
-      return "This deal could not be won at all: the solver proved it.";
-    default:
-      return `Unknown: the solver could not decide within its budget${pm.last_winnable !== null ? `; a win was still left after ${n(pm.last_winnable)}` : ""}${pm.lost_from !== null ? `; none after ${n(pm.lost_from)}` : ""}.`;
-  }
 }
 
 export function replay(c) {

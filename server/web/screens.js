@@ -648,6 +648,23 @@ export function watch(c) {
 
 // -- the results ------------------------------------------------------------------------------
 
+/** What the solver says of a run, in words (the same sentences as the terminal client). */
+export function postmortemText(pm) {
+  const n = (k) => `move ${k}`;
+  switch (pm.status) {
+    case "won":
+      return `Won, with ${pm.wasted_total} wasted move${pm.wasted_total === 1 ? "" : "s"}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
+    case "lost":
+      return `After ${n(pm.last_winnable + 1)}, ${pm.losing_move}, no win was left; ${pm.line[0]} instead wins.`;
+    case "open":
+      return `A win was still left at the end: ${pm.line[0]} goes on to win (${pm.line.length} moves).`;
+    case "unwinnable":
+      return "This deal could not be won at all: the solver proved it.";
+    default:
+      return `Unknown: the solver could not decide within its budget${pm.last_winnable !== null ? `; a win was still left after ${n(pm.last_winnable)}` : ""}${pm.lost_from !== null ? `; none after ${n(pm.lost_from)}` : ""}.`;
+  }
+}
+
 function table(heads, rows, mine = () => false) {
   return h(
     "div",
@@ -768,6 +785,16 @@ export function results(c) {
         ),
         s.fairness
           ? h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text)
+          : null,
+        me && r.race
+          ? h(
+              "p",
+              { id: "results-pm" },
+              h("b", {}, "Post-mortem: "),
+              s.postmortem?.race !== r.race
+                ? "working it out…"
+                : (s.postmortem.text ?? postmortemText(s.postmortem)),
+            )
           : null,
       );
       fill(

@@ -75,6 +75,11 @@ async def test_a_run_replayed_from_the_results_and_its_shared_link(
         await alice.page.keyboard.press("y")
         await alice.until(lambda: alice.of("result"), "the result")
         race = alice.of("result")[-1]["race"]
+        # The results say the post-mortem of my run, asked over the websocket.
+        await alice.page.wait_for_selector(
+            f"#results-pm >> text=After move {LOSING_AFTER + 1}, {LOSING_MOVE}, no win was left"
+        )
+        assert [f["t"] for f in alice.sent].count("postmortem") == 1
         # The results' row opens the replay; the address bar becomes the run's link.
         await alice.page.click('button[aria-label="replay alice\'s run"]')
         await alice.page.wait_for_selector("#replay-title >> text=alice's run")
@@ -119,9 +124,21 @@ async def test_a_run_replayed_from_the_results_and_its_shared_link(
             f"#replay-pos .figs >> text=move {len(plan)} of", timeout=WAIT * 1000
         )
         await alice.page.wait_for_selector("#replay-play >> text=play")
-        # Escape goes back to the results.
+        # Escape goes back to the results; the history's row and the deal board's row
+        # open the same run, and Escape goes back to them.
         await alice.page.keyboard.press("Escape")
-        await alice.page.wait_for_selector("text=Results")
+        await alice.page.wait_for_selector("h1 >> text=Results")
+        assert alice.page.url.endswith("/r/" + alice.of("room")[-1]["room"])
+        for key, title in (("h", "Your races"), ("b", "Leaderboards")):
+            await alice.page.keyboard.press(key)
+            await alice.page.wait_for_selector(f"h1 >> text={title}")
+            await alice.page.click('button[aria-label="replay alice\'s run"]')
+            await alice.page.wait_for_selector("#replay-title >> text=alice's run")
+            await alice.page.wait_for_selector("#postmortem >> text=instead wins")
+            await alice.page.keyboard.press("Escape")
+            await alice.page.wait_for_selector(f"h1 >> text={title}")
+            await alice.page.keyboard.press("Escape")
+            await alice.page.wait_for_selector("h1 >> text=Results")
 
         # The shared link, in a fresh browser that has no name on this server.
         context = await browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -164,6 +181,9 @@ async def test_a_running_race_and_today_s_daily_are_refused(browser: Any, tmp_pa
         await alice.page.keyboard.press("y")
         await alice.until(lambda: alice.of("result"), "the result")
         race = alice.of("result")[-1]["race"]
+        # The results' post-mortem is refused as the replay is: said there, not as an error.
+        await alice.page.wait_for_selector("#results-pm >> text=are shown from")
+        assert "error" not in (await alice.page.locator(".status").get_attribute("class") or "")
         bodies: list[str] = []
 
         async def body(response: Any) -> None:
