@@ -1185,6 +1185,11 @@ const HELP = [
   ["m", "rematch (the host)"],
   ["a", "the daily deal again (practice)"],
   ["b", "the leaderboard"],
+  ["▶", "a row's replay (results, boards, history)"],
+  ["Replay", ""],
+  ["← → Home End", "one action, the start, the end; g a move number"],
+  ["Space s", "play / pause; speed 1x 4x 16x"],
+  ["j c", "the losing move; copy the link"],
   ["?", "this help; Esc closes it"],
 ];
 

@@ -19,7 +19,7 @@ import pytest
 from protocol import Game
 
 from ..server.test_replays import DEAL, LOSING_AFTER, LOSING_MOVE, solver_line
-from .test_app import CODE, WAIT, Player, hidden_cards, server_at, shot, start_alone
+from .test_app import CODE, WAIT, Player, check_fairness, hidden_cards, server_at, shot, start_alone
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -197,6 +197,8 @@ async def test_a_running_race_and_today_s_daily_are_refused(browser: Any, tmp_pa
         assert "00:35" in text or "public" in text, text
         secret = hidden_cards(daily)
         await no_cards(alice.page, str(choice.code))
+        assert check_fairness(alice.received, str(choice.code)) > 0
+        assert not alice.of("replay_page")
         await alice.until(lambda: bodies, "the refusal")
         for b in bodies:
             named = set(re.findall(r"\b[A2-9TJQK][SHDC]\b", b))
