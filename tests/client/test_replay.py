@@ -14,12 +14,13 @@ from textual.pilot import Pilot
 from client.app import YukonApp
 from client.replay import postmortem_text
 from client.screens import HistoryScreen, LeaderboardScreen, ReplayScreen
+from client.state import Session
 from protocol import Game
-from protocol.messages import PostMortemAnswer
+from protocol.messages import Error, PostMortem, PostMortemAnswer, Replay, ReplayPage
 
 from ..server.test_replays import DEAL, LOSING_AFTER, LOSING_MOVE, solver_line
 from ..server.wire import url
-from .helpers import Clock, until
+from .helpers import CODE, Clock, until
 from .test_app import client_app, create_room, online, play_keys, screen_text, sees, server_at
 
 
@@ -172,3 +173,41 @@ def test_every_post_mortem_in_words() -> None:
     assert postmortem_text(_pm("unknown")) == (
         "Unknown: the solver could not decide within its budget."
     )
+
+
+def _page(actions: tuple[tuple[int, str], ...], offset: int, total: int) -> ReplayPage:
+    return ReplayPage(
+        "r-1", "Ann", CODE, "C", "K7WQM", None, False, 1_795_975_206_174, ("Ann",),
+        1, "resigned", 9_000, 3, 5, 0, 1, False, total, offset, actions,
+    )  # fmt: skip
+
+
+def test_a_run_in_pages_its_post_mortem_and_a_refusal_in_the_session() -> None:
+    game = Game.from_code(CODE)
+    first, second = game.legal_moves()[:2]
+    actions = ((100, first), (200, "undo"), (300, second), (400, "undo"))
+    session = Session()
+    session.me = "ann"
+    assert session.open_replay("r-1", "ann") == [Replay("r-1", "ann")]
+    # A page at a time: the next one is asked for at its offset; the run is played
+    # through once complete, and its post-mortem asked.
+    assert session.receive(_page(actions[:2], 0, 4), 0.0) == [Replay("r-1", "Ann", offset=2)]
+    assert session.replay is not None and not session.replay.complete
+    assert session.receive(_page(actions[2:], 2, 4), 0.0) == [PostMortem("r-1", "Ann")]
+    run = session.replay
+    assert run.complete and run.counts == [0, 1, 1, 2, 2]
+    assert run.games[4].view() == game.view() and run.due(250) == 2 and run.time_at(3) == 300
+    # One post-mortem at a time: a second waits for the first's answer.
+    assert session.ask_postmortem("r-2", "bob") == []
+    answer = _pm("unwinnable")
+    assert session.receive(answer, 0.0) == [PostMortem("r-2", "bob")]
+    assert session.postmortem("r-1", "ANN") == answer
+    # A refusal answers the post-mortem on its way (none for a replay already here).
+    refused = Error("not_public", "shown from tomorrow", None)
+    assert session.receive(refused, 0.0) == []
+    assert session.postmortem("r-2", "bob") == "post-mortem: shown from tomorrow"
+    # A refused replay keeps the server's text.
+    session.open_replay("r-3", "cy")
+    session.receive(Error("race_running", "the race is still running", None), 0.0)
+    assert session.replay is not None and session.replay.refused == "the race is still running"
+    assert session.status.kind != "error"
