@@ -631,10 +631,13 @@ class Session:
         return self.postmortems.get((race, player.casefold()))
 
     def ask_postmortem(self, race: str, player: str) -> list[Message]:
-        """Ask for a run's post-mortem, unless it is known or on its way already."""
+        """Ask for a run's post-mortem, unless it is known or on its way already (a refused
+        one is asked again)."""
         key = (race, player.casefold())
-        if key in self.postmortems or key == self._pm_asked or key in self._pm_queue:
+        known = isinstance(self.postmortems.get(key), PostMortemAnswer)
+        if known or key == self._pm_asked or key in self._pm_queue:
             return []
+        self.postmortems.pop(key, None)  # a refusal: asked again (it may be public now)
         if self._pm_asked is not None:
             self._pm_queue.append(key)
             return []
@@ -919,6 +922,15 @@ class Session:
         self._lost = True
         if self.race is not None:
             self.race.resyncing = True
+        # A query's answer is lost with its connection: what was on its way is said to be
+        # (asking again, v or the results, works once the link is back).
+        if self._pm_asked is not None:
+            self.postmortems[self._pm_asked] = "post-mortem: the connection dropped; ask again"
+        self._pm_asked = None
+        self._pm_queue.clear()
+        run = self.replay
+        if run is not None and not run.complete and run.refused is None:
+            run.refused = "the connection dropped before the run came; open it again"
 
     def resync_missed(self) -> bool:
         """The welcome came back without my room (its ``room`` is nil): the server no

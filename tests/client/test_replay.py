@@ -211,3 +211,11 @@ def test_a_run_in_pages_its_post_mortem_and_a_refusal_in_the_session() -> None:
     session.receive(Error("race_running", "the race is still running", None), 0.0)
     assert session.replay is not None and session.replay.refused == "the race is still running"
     assert session.status.kind != "error"
+    # A dropped connection loses what was on its way: said, and asked again after.
+    assert session.ask_postmortem("r-4", "dee") == [PostMortem("r-4", "dee")]
+    session.open_replay("r-5", "eve")
+    session.connection_lost()
+    assert str(session.postmortem("r-4", "dee")).startswith("post-mortem: the connection dropped")
+    assert session.replay is not None and "connection dropped" in str(session.replay.refused)
+    assert session.ask_postmortem("r-4", "dee") == [PostMortem("r-4", "dee")]
+    assert session.postmortem("r-4", "dee") is None
