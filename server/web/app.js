@@ -110,7 +110,11 @@ export class Client {
   linkStatus(kind, text, code) {
     const wasOnline = this.linkState.kind === "online";
     this.linkState = { kind, text };
-    if (wasOnline && kind !== "online") this.session.connectionLost(this.now());
+    if (wasOnline && kind !== "online") {
+      this.session.connectionLost(this.now());
+      if (this.pmAsked) this.session.postmortem = { race: this.pmAsked, text: "lost with the connection" };
+      this.pmAsked = null;
+    }
     if (kind === "stopped" && code === 4001) this.session.say(text, "error");
     this.render();
   }
