@@ -124,3 +124,20 @@ def test_client_imports_run_one_way() -> None:
         assert not wrong, f"client/{name}.py imports {sorted(wrong)}"
     assert "client.screens" in client_modules_imported("app")
     assert "client.widgets" in client_modules_imported("screens")
+
+
+def test_every_package_is_installed() -> None:
+    """A package left out of ``[tool.setuptools] packages`` works in an editable install
+    (the tests' own) and is missing from a built one (a wheel, the Docker image): every
+    directory with an ``__init__.py`` under the installed packages must be listed."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    tops = {name.split(".")[0] for name in listed}
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in tops
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found - listed == set(), "add these to [tool.setuptools] packages"
