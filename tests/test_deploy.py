@@ -1,9 +1,12 @@
-"""The deployment files: docker-compose.yml, the Dockerfile and the container's entrypoint.
+"""The deployment files: docker-compose.yml, the Dockerfile and the container's entrypoint;
+docker-compose.cluster.yml and the load balancer's deploy/haproxy.cfg.
 
-No container engine runs here, so the compose file and the Dockerfile are checked for their
+No container engine runs here, so the compose files and the Dockerfile are checked for their
 structure (and by ``docker compose config`` where a compose command is installed), while
 ``deploy/entrypoint.sh``, which is what the container runs, is run for real: against the
-PostgreSQL server of the test suite, with the ``yukon`` command of this environment.
+PostgreSQL server of the test suite, with the ``yukon`` command of this environment. So is
+deploy/haproxy.cfg: ``haproxy -c``, then the real HAProxy with that file (only its
+addresses changed to loopback ones) in front of real ``yukon serve`` nodes.
 """
 
 from __future__ import annotations
@@ -965,4 +968,101 @@ def test_haproxy_passes_websockets_balances_them_and_skips_an_unhealthy_node(
     # Everything each process wrote, now that it has stopped.
     lb_text = lb_log.rest()
     assert "node1 is DOWN" not in lb_text and "node2 is DOWN" not in lb_text
+    assert "Traceback" not in log_a.rest() + log_b.rest()
+
+
+#: The Redis database of the cluster test below: its own, flushed before and after.
+DEPLOY_REDIS = "redis://127.0.0.1:6379/12"
+
+
+def cluster_nodes_problem() -> str | None:
+    """Why two real cluster nodes cannot run here, or None."""
+    usage = subprocess.run(
+        [str(Path(sys.executable).parent / "yukon"), "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    if "--redis" not in usage.stdout:
+        return "yukon serve has no --redis option yet"
+    try:
+        import redis
+
+        redis.Redis.from_url(DEPLOY_REDIS, socket_timeout=5).ping()
+    except Exception as exc:
+        return f"Redis at {DEPLOY_REDIS}: {type(exc).__name__}: {exc}"
+    return None
+
+
+@pytest.fixture
+def deploy_redis() -> Iterator[str]:
+    problem = cluster_nodes_problem()
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    import redis
+
+    client = redis.Redis.from_url(DEPLOY_REDIS, socket_timeout=5)
+    client.flushdb()
+    try:
+        yield DEPLOY_REDIS
+    finally:
+        client.flushdb()
+        client.close()
+
+
+def migrated(db: str, tmp_path: Path) -> str:
+    """``db``, migrated once before any node starts (as the compose file's migrate does)."""
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "yukon"), "db", "upgrade", "--db", db],
+        env=entrypoint_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return db
+
+
+def test_haproxy_in_front_of_a_cluster_races_players_from_two_nodes_in_one_room(
+    fresh_postgres: str, deploy_redis: str, tmp_path: Path
+) -> None:
+    """Two real nodes of one cluster (one PostgreSQL database, one Redis) behind the real
+    HAProxy: the players of each room reach different nodes, and race together."""
+    db = migrated(fresh_postgres, tmp_path)
+    with (
+        Unhealthy() as sick,
+        yukon_node(tmp_path / "a", db, "--redis", deploy_redis) as (port_a, log_a),
+        yukon_node(tmp_path / "b", db, "--redis", deploy_redis) as (port_b, log_b),
+        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
+            lb_port,
+            _,
+        ),
+    ):
+        nodes = {"node1": port_a, "node2": port_b}
+
+        async def scenario() -> None:
+            landed = [await arrive_through(lb_port, f"cl{i}", nodes) for i in range(4)]
+            players = [p for p, _ in landed]
+            try:
+                reached = [node for _, node in landed]
+                assert sorted(reached) == ["node1", "node1", "node2", "node2"]
+                # Two rooms, each with a player on each node: one of its members is
+                # relayed to the node the room lives on.
+                by_node = {n: [p for p, m in landed if m == n] for n in nodes}
+                rooms = [
+                    [by_node["node1"][0], by_node["node2"][0]],
+                    [by_node["node2"][1], by_node["node1"][1]],
+                ]
+                await asyncio.gather(*(race_a_little(room) for room in rooms))
+            finally:
+                for p in players:
+                    await p.close()
+
+        asyncio.run(scenario())
+        # Each room lives on its host's node, one room on each: both served moves.
+        for port in nodes.values():
+            assert metric(port, "yukon_moves_accepted_total") >= 12
     assert "Traceback" not in log_a.rest() + log_b.rest()
