@@ -40,9 +40,9 @@ echo then race, and gives the median ratios: the same machine can run 30 % faste
 slower from one minute to the next.
 
 With ``--nodes N`` the server is a cluster (docs/cluster.md): N ``yukon serve --redis``
-nodes, started one after the other on one fresh PostgreSQL database and the bench's own
-Redis database (``--redis``, refused unless empty, flushed at the end), every node pinned
-to ``--server-cpus``. Player ``i``, member ``j`` of room ``r``, connects to node
+nodes, started one after the other on one fresh PostgreSQL database and the Redis at
+``--redis`` under a key prefix of the run's own (``--redis-prefix``, its keys deleted at
+the end), every node pinned to ``--server-cpus``. Player ``i``, member ``j`` of room ``r``, connects to node
 ``(r + j) mod N``: the hosts take the nodes in turn, so rooms live on every node, and each
 room's members are spread over the nodes as a load balancer spreads them, so some reach
 their room's node and the others are relayed. Besides the figures above it prints each
@@ -94,8 +94,9 @@ from protocol import Game
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432"
-#: The Redis database ``--nodes`` uses unless told: one no test uses (they take their own).
-DEFAULT_REDIS = "redis://127.0.0.1:6379/13"
+#: The Redis ``--nodes`` uses unless told; each run's keys and channels have a prefix of
+#: their own (``yukon-bench-<pid>-<random>:``), deleted at the end.
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 START_TIMEOUT = 60.0
 
 #: Targets of issue 7 on the 2-core reference machine.
@@ -1027,8 +1028,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--redis",
         default=DEFAULT_REDIS,
-        help=f"with --nodes: a Redis database of the bench's own, empty at the start and"
-        f" flushed at the end (default {DEFAULT_REDIS})",
+        help=f"with --nodes: the nodes' Redis (default {DEFAULT_REDIS}); each run's keys"
+        " have a prefix of their own, deleted at the end",
     )
     parser.add_argument("--players", type=int, default=200, help="players (default 200)")
     parser.add_argument(
@@ -1086,41 +1087,40 @@ def race_env(args: argparse.Namespace) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def redis_database(url: str) -> Iterator[Callable[[], float]]:
-    """The bench's own Redis database: refused unless it is empty (another user's keys
-    would be flushed), flushed at the end. Yields a reading of the Redis server's CPU
-    time in seconds (INFO cpu: every client of that server counts, not only ours)."""
+def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
+    """A key prefix of this run's own in the Redis at ``url`` (the nodes' keys and
+    channels all carry it), and a reading of the Redis server's CPU time in seconds (INFO
+    cpu: every client of that server counts, not only this run's nodes). The prefix's
+    keys are deleted at the end; nothing else in that Redis is touched."""
     import redis
 
+    prefix = f"yukon-bench-{os.getpid()}-{secrets.token_hex(3)}:"
     client = redis.Redis.from_url(url, socket_timeout=10)
     try:
-        keys = client.dbsize()
-        if keys:
-            raise RuntimeError(
-                f"Redis database {url} holds {keys} keys: give --redis a database of the"
-                " bench's own"
-            )
+        client.ping()
 
         def cpu() -> float:
             info = client.info("cpu")
             return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
         try:
-            yield cpu
+            yield prefix, cpu
         finally:
-            client.flushdb()
+            keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+            for i in range(0, len(keys), 1000):
+                client.delete(*keys[i : i + 1000])
     finally:
         client.close()
 
 
 def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
     """One measured run of ``args.nodes`` nodes (``yukon serve --redis``) sharing a fresh
-    PostgreSQL database and the bench's Redis database; the figures and the tracebacks
+    PostgreSQL database and a Redis key prefix of its own; the figures and the tracebacks
     in the nodes' logs. Every node is pinned to ``--server-cpus``."""
     with (
         tempfile.TemporaryDirectory(prefix="yukon-load-") as tmp,
         database(args.db, Path(tmp)) as db,
-        redis_database(args.redis) as redis_cpu,
+        redis_prefix(args.redis) as (prefix, redis_cpu),
     ):
         nodes: list[ServerProcess] = []
         try:
@@ -1133,7 +1133,7 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                         env=race_env(args),
                         cpus=args.server_cpus,
                         log_path=args.log,
-                        extra=("--redis", args.redis),
+                        extra=("--redis", args.redis, "--redis-prefix", prefix),
                     )
                 )
             label = f"cluster of {args.nodes} (yukon serve --redis, {args.db})"

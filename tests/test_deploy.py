@@ -18,6 +18,7 @@ import os
 import queue
 import random
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -971,8 +972,8 @@ def test_haproxy_passes_websockets_balances_them_and_skips_an_unhealthy_node(
     assert "Traceback" not in log_a.rest() + log_b.rest()
 
 
-#: The Redis database of the cluster test below: its own, flushed before and after.
-DEPLOY_REDIS = "redis://127.0.0.1:6379/12"
+#: The Redis of the cluster test below; the test's keys have a prefix of their own.
+DEPLOY_REDIS = "redis://127.0.0.1:6379/0"
 
 
 def cluster_nodes_problem() -> str | None:
@@ -995,7 +996,8 @@ def cluster_nodes_problem() -> str | None:
 
 
 @pytest.fixture
-def deploy_redis() -> Iterator[str]:
+def deploy_redis() -> Iterator[tuple[str, str]]:
+    """The Redis URL and a key prefix of this test's own; its keys are deleted after."""
     problem = cluster_nodes_problem()
     if problem is not None:
         if os.environ.get("CI") == "true":
@@ -1003,12 +1005,14 @@ def deploy_redis() -> Iterator[str]:
         pytest.skip(problem)
     import redis
 
+    prefix = f"yukon-test-{secrets.token_hex(4)}:"
     client = redis.Redis.from_url(DEPLOY_REDIS, socket_timeout=5)
-    client.flushdb()
     try:
-        yield DEPLOY_REDIS
+        yield DEPLOY_REDIS, prefix
     finally:
-        client.flushdb()
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
         client.close()
 
 
@@ -1027,15 +1031,17 @@ def migrated(db: str, tmp_path: Path) -> str:
 
 
 def test_haproxy_in_front_of_a_cluster_races_players_from_two_nodes_in_one_room(
-    fresh_postgres: str, deploy_redis: str, tmp_path: Path
+    fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
 ) -> None:
     """Two real nodes of one cluster (one PostgreSQL database, one Redis) behind the real
     HAProxy: the players of each room reach different nodes, and race together."""
     db = migrated(fresh_postgres, tmp_path)
+    redis_url, prefix = deploy_redis
+    node = ("--redis", redis_url, "--redis-prefix", prefix)
     with (
         Unhealthy() as sick,
-        yukon_node(tmp_path / "a", db, "--redis", deploy_redis) as (port_a, log_a),
-        yukon_node(tmp_path / "b", db, "--redis", deploy_redis) as (port_b, log_b),
+        yukon_node(tmp_path / "a", db, *node) as (port_a, log_a),
+        yukon_node(tmp_path / "b", db, *node) as (port_b, log_b),
         haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
             lb_port,
             _,

@@ -44,7 +44,7 @@ def test_one_server_alone_gets_every_player() -> None:
 
 def test_nodes_take_postgresql_and_refuse_sqlite(capsys: pytest.CaptureFixture[str]) -> None:
     args = parse_args(["--nodes", "2", "--players", "8"])
-    assert args.db == "postgresql" and args.redis == DEFAULT_REDIS
+    assert args.db == "postgresql" and args.redis == DEFAULT_REDIS  # a prefix of its own
     with pytest.raises(SystemExit):
         parse_args(["--nodes", "2", "--db", "sqlite"])
     assert "--nodes needs one database for every node" in capsys.readouterr().err
