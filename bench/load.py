@@ -42,13 +42,13 @@ slower from one minute to the next.
 With ``--nodes N`` the server is a cluster (docs/cluster.md): N ``yukon serve --redis``
 nodes, started one after the other on one fresh PostgreSQL database and the Redis at
 ``--redis`` under a key prefix of the run's own (``--redis-prefix``, its keys deleted at
-the end), every node pinned to ``--server-cpus``. Player ``i``, member ``j`` of room ``r``, connects to node
-``(r + j) mod N``: the hosts take the nodes in turn, so rooms live on every node, and each
-room's members are spread over the nodes as a load balancer spreads them, so some reach
-their room's node and the others are relayed. Besides the figures above it prints each
-node's CPU per move answered in its rooms, the latency of local and relayed players and
-the difference (what the relay adds), Redis's CPU, and what the measured CPU per move
-means for sizing a cluster (``show_capacity``).
+the end), every node pinned to ``--server-cpus``. Player ``i``, member ``j`` of room
+``r``, connects to node ``(r + j) mod N``: the hosts take the nodes in turn, so rooms live
+on every node, and each room's members are spread over the nodes as a load balancer
+spreads them, so some reach their room's node and the others are relayed. Besides the
+figures above it prints each node's CPU per move answered in its rooms, the latency of
+local and relayed players and the difference (what the relay adds), Redis's CPU, and what
+the measured CPU per move means for sizing a cluster (``show_capacity``).
 
 It prints one block of figures per server and the targets of issue 7. It is a
 measurement, not a test: it always exits 0 unless it could not run at all. Every process
