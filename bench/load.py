@@ -711,12 +711,13 @@ class NodeFigures:
     cpu: float  # share of a core
     rss_racing_kib: int
     answered: int  # moves answered in rooms that live on this node
+    window_s: float
 
     @property
     def cpu_us_per_move(self) -> float:
         """This node's CPU per move answered in its own rooms; its relaying for players it
         is the gateway of (and theirs for its players) is in it too."""
-        return 1e6 * self.cpu / self.answered if self.answered else math.nan
+        return 1e6 * self.cpu * self.window_s / self.answered if self.answered else math.nan
 
 
 @dataclass
@@ -867,7 +868,7 @@ def measure(
     if cluster:
         for k in range(len(nodes)):
             answered = sum(r.answered_by_owner.get(k, 0) for r in reports)
-            node_figures.append(NodeFigures(node_cpu[k], rss_racing[k], answered))
+            node_figures.append(NodeFigures(node_cpu[k], rss_racing[k], answered, args.duration))
     return RunFigures(
         label=label,
         players=args.players,
