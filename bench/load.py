@@ -321,6 +321,8 @@ class Player:
     errors: list[str] = field(default_factory=list)
     closes: list[int | None] = field(default_factory=list)
     last_room: dict[str, Any] | None = None
+    #: Creates refused ``unavailable`` and sent again (a cluster node out of room codes).
+    create_retries: int = 0
     #: With ``--nodes``: the node this player's room lives on is not the one it reached,
     #: so every answer comes through the relay.
     remote: bool = False
@@ -382,12 +384,16 @@ class Player:
         except ConnectionClosed as exc:
             raise Gone(self.name) from exc
 
-    async def expect(self, t: str, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
-        """The next (or a waiting) message of type ``t`` whose fields equal ``match``."""
+    async def expect(
+        self, t: str | tuple[str, ...], timeout: float = 30.0, **match: Any
+    ) -> dict[str, Any]:
+        """The next (or a waiting) message of type ``t`` (or of one of the types ``t``)
+        whose fields equal ``match``."""
+        types = (t,) if isinstance(t, str) else t
         async with asyncio.timeout(timeout):
             while True:
                 for i, msg in enumerate(self._backlog):
-                    if msg.get("t") == t and all(msg.get(k) == v for k, v in match.items()):
+                    if msg.get("t") in types and all(msg.get(k) == v for k, v in match.items()):
                         del self._backlog[: i + 1]
                         return msg
                 if self._reader is None or self._reader.done():
@@ -524,8 +530,19 @@ async def form_room(
     }
     if code is not None:
         create["code"] = code
-    await host.send(create)
-    room = (await host.expect("room", timeout))["room"]
+    deadline = time.monotonic() + timeout
+    while True:
+        await host.send(create)
+        answer = await host.expect(("room", "error"), max(0.1, deadline - time.monotonic()))
+        if answer["t"] == "room":
+            break
+        # A cluster node whose pool of reserved room codes ran dry says ``unavailable``:
+        # a client tries again, and so does this one, counting it (the bench prints it).
+        if answer["code"] != "unavailable" or time.monotonic() > deadline:
+            raise RuntimeError(f"{host.name}: create refused: {answer}")
+        host.create_retries += 1
+        await asyncio.sleep(0.2 + host.rng.random() * 0.3)
+    room = answer["room"]
     for p in (host, *guests):
         p.room = room
     for g in guests:
@@ -577,6 +594,7 @@ class WorkerReport:
     remote_latencies: list[float] = field(default_factory=list)
     #: Answered moves by the node their room lives on.
     answered_by_owner: dict[int, int] = field(default_factory=dict)
+    create_retries: int = 0
 
 
 def worker_main(job: WorkerJob, pipe: Any) -> None:
@@ -632,6 +650,7 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
         bad = [o for o in formed if isinstance(o, BaseException)]
         if bad:
             report.problems.append(f"{len(bad)} rooms did not start: {bad[0]!r}")
+        report.create_retries = sum(p.create_retries for p in players)
     # What was built so far lives until the end: keep it out of every collection, and
     # collect rarely, as the server does (server.app): a player process's collector
     # pausing its loop for tens of milliseconds would show up as the server's latency.
@@ -745,6 +764,8 @@ class RunFigures:
     remote_latencies: list[float] = field(default_factory=list)
     nodes: list[NodeFigures] = field(default_factory=list)
     redis_cpu: float | None = None
+    #: Rooms' creates refused ``unavailable`` and sent again while the rooms formed.
+    create_retries: int = 0
 
     @property
     def per_second(self) -> float:
@@ -886,6 +907,7 @@ def measure(
         load_before=load_before,
         load_after=load_after,
         problems=[x for r in reports for x in r.problems][:10],
+        create_retries=sum(r.create_retries for r in reports),
         local_latencies=[x for r in reports for x in r.local_latencies],
         remote_latencies=[x for r in reports for x in r.remote_latencies],
         nodes=node_figures,
@@ -919,6 +941,8 @@ def show(f: RunFigures) -> None:
     if f.nodes:
         show_cluster(f)
     print(f"  load average               before {f.load_before}, after {f.load_after}")
+    if f.create_retries:
+        print(f"  creates refused 'unavailable' and sent again: {f.create_retries}")
     for problem in f.problems:
         print(f"  problem: {problem}")
 
