@@ -572,13 +572,13 @@ def needed(tool: str, why: str) -> str:
     return path
 
 
-def test_cluster_has_database_redis_migration_three_nodes_and_a_load_balancer() -> None:
+def test_cluster_has_database_redis_three_nodes_and_a_load_balancer() -> None:
     services = cluster()["services"]
-    assert set(services) == {"db", "redis", "migrate", *NODES, "lb"}
+    assert set(services) == {"db", "redis", *NODES, "lb"}
     assert services["db"]["image"].startswith("postgres:16")
     assert services["redis"]["image"].startswith("redis:")
     assert services["lb"]["image"].startswith("haproxy:")
-    for name in ("migrate", *NODES):  # one image, the one docker-compose.yml builds
+    for name in NODES:  # one image, the one docker-compose.yml builds
         assert services[name]["build"] in (".", {"context": "."}), name
         assert services[name]["image"] == services["node1"]["image"]
     for name in NODES:
@@ -586,19 +586,17 @@ def test_cluster_has_database_redis_migration_three_nodes_and_a_load_balancer() 
         assert node["restart"] == "unless-stopped"
         assert node["stop_signal"] == "SIGTERM"
         assert re.fullmatch(r"\d+s", node["stop_grace_period"])
-        assert "entrypoint" not in node  # the image's: it migrates (a no-op by then), serves
+        # The image's entrypoint: it migrates (nodes take turns: an advisory lock), serves.
+        assert "entrypoint" not in node
 
 
-def test_cluster_is_migrated_once_before_any_node_starts() -> None:
+def test_cluster_nodes_start_on_a_healthy_database_and_redis_with_ids_of_their_own() -> None:
     services = cluster()["services"]
-    migrate = services["migrate"]
-    assert migrate["entrypoint"] == ["yukon", "db", "upgrade"]
-    assert migrate["restart"] == "no"
-    assert migrate["depends_on"]["db"]["condition"] == "service_healthy"
     for name in NODES:
         depends = services[name]["depends_on"]
-        assert depends["migrate"]["condition"] == "service_completed_successfully"
+        assert depends["db"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"
+        assert services[name]["environment"]["YUKON_NODE_ID"] == name
     assert "pg_isready" in " ".join(services["db"]["healthcheck"]["test"])
     assert "ping" in services["redis"]["healthcheck"]["test"]
 
@@ -608,10 +606,7 @@ def test_cluster_nodes_share_one_database_and_one_redis() -> None:
 
     services = cluster()["services"]
     values = {"POSTGRES_PASSWORD": "pw-from-env", "YUKON_DAILY_SECRET": "daily"}
-    urls = {
-        name: fill(services[name]["environment"]["YUKON_DB"], values)
-        for name in ("migrate", *NODES)
-    }
+    urls = {name: fill(services[name]["environment"]["YUKON_DB"], values) for name in NODES}
     assert len(set(urls.values())) == 1, urls
     url = make_url(urls["node1"])
     db_env = services["db"]["environment"]
@@ -694,10 +689,7 @@ def test_cluster_config_accepts_the_file_when_the_secrets_are_given() -> None:
         env = services[name]["environment"]
         assert env["YUKON_DB"] == "postgresql://yukon:pw1@db:5432/yukon"
         assert env["YUKON_DAILY_SECRET"] == "daily1"
-    assert (
-        services["migrate"]["environment"]["YUKON_DB"]
-        == services["node1"]["environment"]["YUKON_DB"]
-    )
+        assert env["YUKON_NODE_ID"] == name
 
 
 @pytest.mark.parametrize("missing", SECRETS)

@@ -157,11 +157,27 @@ class Hub:
         if p is not None and p.away is not None:  # the room is on another node: relay
             self._out.append(Forward(p.away, conn, data))
             return self._flush()
-        self._handle(c, data, now)
+        # ``_handle``, inline: the move path comes this way
+        try:
+            message = decode_client(data)
+        except MessageError as exc:
+            self._error(c, exc.code, exc.text)
+            return self._flush()
+        if isinstance(message, Hello):
+            self._handshake.hello(c, message, now)
+        elif p is None:
+            if c.authenticating:
+                self._error(c, "hello_pending", "wait for the welcome before anything else")
+            else:
+                self._error(c, "hello_first", "the first message must be a hello")
+        else:
+            self._shared.frame = data
+            self._dispatch(c, p, message, now)
         return self._flush()
 
     def _handle(self, c: _Conn, data: bytes | str, now: float) -> None:
-        """Decode a frame that passed the flood bucket, check it, act on it."""
+        """Decode a frame that passed the flood bucket, check it, act on it (a guest's,
+        or one that came back from another node; ``receive`` has the same, inline)."""
         try:
             message = decode_client(data)
         except MessageError as exc:
@@ -489,6 +505,31 @@ class Hub:
         self._begin(now)
         self._nodes.guest_detach(route, now)
         return self._flush()
+
+    def unreachable(self, conn: int, text: str, now: float) -> list[Effect]:
+        """The directory could not answer a ``Locate``: the join is refused, ``unavailable``."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            c.locating = False
+            if not c.closed:
+                self._error(c, "unavailable", text)
+        return self._flush()
+
+    def has_room(self, code: str) -> bool:
+        return code in self._rooms
+
+    def seated(self, player_id: int) -> bool:
+        """The player is in a room here (a cluster's resume needs no directory then)."""
+        p = self._shared.players.get(player_id)
+        return p is not None and p.room is not None
+
+    def peers(self) -> set[str]:
+        """The other nodes this one relays for: owners of its away sessions, gateways of
+        its guests (their heartbeats are watched)."""
+        found = {p.away for p in self._shared.players.values() if p.away is not None}
+        found.update(node for node, _ in self._shared.guests)
+        return found
 
     def route(self, conn: int) -> tuple[str, int] | None:
         """Where a guest's frames go: its gateway and its connection there."""
