@@ -1010,13 +1010,15 @@ def show_capacity(runs: list[RunFigures]) -> None:
     ]
     if redis:
         print(f"  Redis CPU per answered move                  {median_of(redis)} us")
+    relayed = [len(f.remote_latencies) / max(1, len(f.latencies)) for f in runs]
     per_move = statistics.median(us)
     if per_move > 0 and not math.isnan(per_move):
         moves = NODE_BUSY * 1e6 / per_move
         nodes = math.ceil(TARGET_RACERS / moves)
         print(
-            f"  sizing: a node (one process, one core) at {100 * NODE_BUSY:.0f} % serves"
-            f" {moves:,.0f} moves/s, i.e. {moves:,.0f} racers at a move a second;"
+            f"  sizing, at this run's mix ({100 * statistics.median(relayed):.0f} % of the"
+            f" answers relayed): a node (one process, one core) at {100 * NODE_BUSY:.0f} %"
+            f" serves {moves:,.0f} moves/s, i.e. {moves:,.0f} racers at a move a second;"
             f" {TARGET_RACERS:,} racers need {nodes} nodes (cores)"
         )
 

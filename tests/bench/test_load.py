@@ -110,4 +110,4 @@ def test_a_short_run_of_two_nodes_prints_each_node_and_the_relay() -> None:
     assert "tracebacks" not in out, out
     for line in ("node 1: CPU", "node 2: CPU", "room on another node", "the relay adds"):
         assert line in out, out
-    assert re.search(r"sizing: a node .* 100,000 racers need \d+ nodes", out), out
+    assert re.search(r"sizing, at this run.s mix .* 100,000 racers need \d+ nodes", out), out
