@@ -71,6 +71,7 @@ import re
 import resource
 import secrets
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -1056,7 +1057,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--redis",
         default=DEFAULT_REDIS,
         help=f"with --nodes: the nodes' Redis (default {DEFAULT_REDIS}); each run's keys"
-        " have a prefix of their own, deleted at the end",
+        " have a prefix of their own, deleted at the end. 'private': a redis-server of"
+        " each run's own, so that its CPU is the run's alone",
     )
     parser.add_argument("--players", type=int, default=200, help="players (default 200)")
     parser.add_argument(
@@ -1114,6 +1116,44 @@ def race_env(args: argparse.Namespace) -> dict[str, str]:
 
 
 @contextlib.contextmanager
+def private_redis(workdir: Path) -> Iterator[str]:
+    """A ``redis-server`` of this run's own on a free loopback port, nothing kept on disk:
+    its CPU is then this run's nodes' alone. Stopped at the end."""
+    import redis
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            *("redis-server", "--port", str(port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no", "--dir", str(workdir)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                redis.Redis.from_url(url, socket_timeout=1).ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@contextlib.contextmanager
 def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
     """A key prefix of this run's own in the Redis at ``url`` (the nodes' keys and
     channels all carry it), and a reading of the Redis server's CPU time in seconds (INFO
@@ -1144,11 +1184,13 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
     """One measured run of ``args.nodes`` nodes (``yukon serve --redis``) sharing a fresh
     PostgreSQL database and a Redis key prefix of its own; the figures and the tracebacks
     in the nodes' logs. Every node is pinned to ``--server-cpus``."""
-    with (
-        tempfile.TemporaryDirectory(prefix="yukon-load-") as tmp,
-        database(args.db, Path(tmp)) as db,
-        redis_prefix(args.redis) as (prefix, redis_cpu),
-    ):
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="yukon-load-"))
+        db = stack.enter_context(database(args.db, Path(tmp)))
+        url = args.redis
+        if url == "private":
+            url = stack.enter_context(private_redis(Path(tmp)))
+        prefix, redis_cpu = stack.enter_context(redis_prefix(url))
         nodes: list[ServerProcess] = []
         try:
             # One after the other: the first migrates the fresh database before it listens.
@@ -1160,7 +1202,7 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                         env=race_env(args),
                         cpus=args.server_cpus,
                         log_path=args.log,
-                        extra=("--redis", args.redis, "--redis-prefix", prefix),
+                        extra=("--redis", url, "--redis-prefix", prefix),
                     )
                 )
             label = f"cluster of {args.nodes} (yukon serve --redis, {args.db})"
