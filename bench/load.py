@@ -293,6 +293,8 @@ class Player:
     url: str
     name: str
     rng: random.Random
+    #: A cluster's bench: this player's node is not its room's (its moves are relayed).
+    remote: bool = False
     ws: ClientConnection | None = None
     token: str | None = None
     room: str | None = None
@@ -538,6 +540,10 @@ class WorkerJob:
     cpus: set[int] | None
     seed: int
     connect_concurrency: int = 32
+    #: A cluster (``--nodes``): every node's URL. In room ``g`` player ``i`` connects to
+    #: node ``(g + i) % nodes``, so rooms spread over the nodes and most players of a room
+    #: reach it through another node (the relay).
+    urls: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -545,6 +551,8 @@ class WorkerReport:
     index: int
     connected: int = 0
     latencies: list[float] = field(default_factory=list)
+    #: The latencies of players whose room lives on another node (relayed).
+    remote: list[float] = field(default_factory=list)
     accepted: int = 0
     refused: int = 0
     failures: int = 0
@@ -566,6 +574,12 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     loop = asyncio.get_running_loop()
     rng = random.Random(job.seed)
     players = [Player(job.url, n, random.Random(rng.random())) for n in job.names]
+    if len(job.urls) > 1:
+        for k, p in enumerate(players):
+            g, i = divmod(k, job.room_size)
+            g += job.index * 7919  # rooms of each worker start on another node
+            p.url = job.urls[(g + i) % len(job.urls)]
+            p.remote = p.url != job.urls[g % len(job.urls)]
     report = WorkerReport(job.index)
     gate = asyncio.Semaphore(job.connect_concurrency)
 
@@ -652,6 +666,8 @@ async def _play(
         answered = time.monotonic()
         if begin <= answered < end:
             report.latencies.append(took)
+            if p.remote:
+                report.remote.append(took)
             if ok:
                 report.accepted += 1
             else:
@@ -679,6 +695,19 @@ class RunFigures:
     load_before: str
     load_after: str
     problems: list[str]
+    #: A cluster's run: latencies of relayed players, and each node's CPU (cores).
+    remote: list[float] = field(default_factory=list)
+    node_cpu: list[float] = field(default_factory=list)
+
+    def remote_ms(self, p: float) -> float:
+        values = sorted(self.remote)
+        return 1000 * percentile(values, p) if values else math.nan
+
+    def local_ms(self, p: float) -> float:
+        values = sorted(self.latencies)
+        for x in self.remote:  # the latencies of players on their room's own node
+            values.remove(x)
+        return 1000 * percentile(values, p) if values else math.nan
 
     @property
     def per_second(self) -> float:
@@ -701,15 +730,23 @@ class RunFigures:
 
 
 def measure(
-    server: ServerProcess, args: argparse.Namespace, *, echo: bool, label: str
+    server: ServerProcess,
+    args: argparse.Namespace,
+    *,
+    echo: bool,
+    label: str,
+    nodes: list[ServerProcess] | None = None,
 ) -> RunFigures:
+    """One run; with ``nodes`` (a cluster: ``server`` is the first of them), players spread
+    over every node, and memory and CPU are their sums."""
+    every = nodes or [server]
     ctx = mp.get_context("spawn")
     per = math.ceil(args.players / args.procs / args.room_size) * args.room_size
     run_id = secrets.token_hex(3)
     names = [f"b{run_id}-{i}" for i in range(args.players)]
     pipes, procs = [], []
     time.sleep(0.5)
-    rss_before = rss_kib(server.pid)
+    rss_before = sum(rss_kib(n.pid) for n in every)
     load_before = load_average()
     try:
         for w in range(args.procs):
@@ -726,6 +763,7 @@ def measure(
                 echo,
                 args.client_cpus,
                 args.seed * 1000 + w,
+                urls=[n.url for n in every] if nodes else [],
             )
             proc = ctx.Process(target=worker_main, args=(job, child), daemon=True)
             proc.start()
@@ -745,7 +783,7 @@ def measure(
 
         connected = sum(gather("connected", 600))
         time.sleep(1.0)  # let the hellos' garbage settle before reading the RSS
-        rss_idle = rss_kib(server.pid)
+        rss_idle = sum(rss_kib(n.pid) for n in every)
         for pipe in pipes:
             pipe.send("go")
         gather("racing", 600)
@@ -756,10 +794,10 @@ def measure(
         for pipe in pipes:
             pipe.send((begin, end, stop))
         time.sleep(max(0.0, begin - time.monotonic()))
-        cpu0 = cpu_seconds(server.pid)
+        cpu0 = [cpu_seconds(n.pid) for n in every]
         time.sleep(max(0.0, end - time.monotonic()))
-        cpu1 = cpu_seconds(server.pid)
-        rss_racing = rss_kib(server.pid)
+        cpu1 = [cpu_seconds(n.pid) for n in every]
+        rss_racing = sum(rss_kib(n.pid) for n in every)
         load_after = load_average()
         reports: list[WorkerReport] = gather("report", 120 + args.duration)
     finally:
@@ -781,7 +819,9 @@ def measure(
         refused=sum(r.refused for r in reports),
         failures=sum(r.failures for r in reports),
         latencies=latencies,
-        server_cpu=(cpu1 - cpu0) / args.duration,
+        server_cpu=(sum(cpu1) - sum(cpu0)) / args.duration,
+        node_cpu=[(b - a) / args.duration for a, b in zip(cpu0, cpu1, strict=True)],
+        remote=[x for r in reports for x in r.remote],
         client_cpu=sum(r.cpu_s for r in reports) / (args.duration + args.warmup + 0.5),
         load_before=load_before,
         load_after=load_after,
@@ -811,6 +851,17 @@ def show(f: RunFigures) -> None:
         f" players {100 * f.client_cpu:.0f} %"
     )
     print(f"  server CPU per answered move {f.cpu_us_per_move:8.1f} us")
+    if len(f.node_cpu) > 1:
+        answered = (f.accepted + f.refused) / f.window_s
+        shares = ", ".join(f"{100 * c:.0f} %" for c in f.node_cpu)
+        per_node = ", ".join(f"{1e6 * c / (answered / len(f.node_cpu)):.1f}" for c in f.node_cpu)
+        print(f"  CPU of each node           {shares} of a core")
+        print(f"  CPU per answered move, by node (moves shared evenly) {per_node} us")
+        print(
+            f"  relayed players ({len(f.remote)} answers)  p50 {f.remote_ms(50):7.2f} ms"
+            f"   p99 {f.remote_ms(99):7.2f} ms;  on the room's node p50"
+            f" {f.local_ms(50):7.2f} ms   p99 {f.local_ms(99):7.2f} ms"
+        )
     print(f"  load average               before {f.load_before}, after {f.load_after}")
     for problem in f.problems:
         print(f"  problem: {problem}")
@@ -855,6 +906,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " are the medians (a shared machine drifts between runs)",
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=0,
+        help="run the race server as a cluster of this many nodes (docs/cluster.md) on one"
+        " Redis (--redis) and the database; 0: a server alone",
+    )
+    parser.add_argument(
+        "--redis", default="redis://127.0.0.1:6379/0", help="the cluster's Redis (--nodes)"
+    )
     parser.add_argument("--log", type=Path, help="append the race server's log to this file")
     parser.add_argument(
         "--profile", type=Path, help="run the race server under cProfile, writing this file"
@@ -887,6 +948,8 @@ def run_race(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
         tempfile.TemporaryDirectory(prefix="yukon-load-") as tmp,
         database(args.db, Path(tmp)) as db,
     ):
+        if args.nodes:
+            return run_cluster(args, db, Path(tmp), env)
         server = ServerProcess.race_server(
             db,
             Path(tmp) / "spool.jsonl",
@@ -904,6 +967,42 @@ def run_race(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                 server.stop(signal.SIGINT, 120)
         finally:
             server.kill()
+    return figures, tracebacks
+
+
+def run_cluster(
+    args: argparse.Namespace, db: str, tmp: Path, env: dict[str, str]
+) -> tuple[RunFigures, list[str]]:
+    """``args.nodes`` nodes of a cluster on ``db`` and a Redis key prefix of their own."""
+    import redis
+
+    prefix = f"yukon-bench-{secrets.token_hex(3)}:"
+    nodes: list[ServerProcess] = []
+    try:
+        for n in range(args.nodes):
+            node = ServerProcess.race_server(
+                db,
+                tmp / f"spool-{n}.jsonl",
+                env={
+                    **env,
+                    "YUKON_REDIS": args.redis,
+                    "YUKON_REDIS_PREFIX": prefix,
+                    "YUKON_NODE_ID": f"n{n + 1}",
+                },
+                cpus=args.server_cpus,
+                log_path=args.log,
+            )
+            nodes.append(node)
+        label = f"cluster of {args.nodes} node{'s' if args.nodes > 1 else ''} ({args.db}, redis)"
+        figures = measure(nodes[0], args, echo=False, label=label, nodes=nodes)
+        tracebacks = [t for node in nodes for t in node.tracebacks()]
+    finally:
+        for node in nodes:
+            node.kill()
+        client = redis.Redis.from_url(args.redis)
+        for key in client.scan_iter(match=f"{prefix}*"):
+            client.delete(key)
+        client.close()
     return figures, tracebacks
 
 
