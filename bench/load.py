@@ -1202,7 +1202,10 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                         env=race_env(args),
                         cpus=args.server_cpus,
                         log_path=args.log,
-                        extra=("--redis", url, "--redis-prefix", prefix),
+                        extra=(
+                            *("--redis", url, "--redis-prefix", prefix),
+                            *("--node-id", f"n{k + 1}"),  # n1, n2...: the nodes' logs say
+                        ),
                     )
                 )
             label = f"cluster of {args.nodes} (yukon serve --redis, {args.db})"

@@ -40,8 +40,11 @@ NODE_TTL_MS = 3000
 #: A room's lease (and a seat, a reserved code) lapses this long after its last renewal.
 LEASE_TTL_MS = 5000
 RENEW_EVERY_S = 1.0
-#: Codes a node keeps reserved for rooms it may open (``take_code``).
-CODE_POOL = 16
+#: Codes a node keeps reserved for rooms it may open (``take_code``): enough for a burst
+#: of creates between two refills (one is started as soon as half are used).
+CODE_POOL = 256
+#: Connections to Redis for calls (the channel has one more of its own).
+MAX_CONNECTIONS = 16
 #: Relay messages held while Redis is away; beyond, the oldest are dropped.
 OUTGOING_LIMIT = 100_000
 
@@ -98,10 +101,23 @@ class Relay:
         self.node = node
         self.prefix = prefix
         self.on_message = on_message
-        self._redis: redis.Redis = redis.Redis.from_url(
-            url, socket_timeout=2.0, socket_connect_timeout=2.0, health_check_interval=0
+        # A bounded pool whose callers wait their turn: a burst of look-ups (hundreds of
+        # joins at once) queues instead of failing as an outage would.
+        pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=5.0,
+            socket_timeout=2.0,
+            socket_connect_timeout=2.0,
+        )
+        self._redis: redis.Redis = redis.Redis(connection_pool=pool)
+        #: Its own connection for the channel: no read timeout (a quiet channel is not an
+        #: outage); a ping every few seconds finds a dead link instead.
+        self._sub: redis.Redis = redis.Redis.from_url(
+            url, socket_connect_timeout=2.0, socket_keepalive=True, health_check_interval=5
         )
         self._pool: deque[str] = deque()
+        self._filling: asyncio.Task[None] | None = None
         self._outgoing: deque[tuple[str, bytes]] = deque()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -137,6 +153,7 @@ class Relay:
         with contextlib.suppress(RedisError, OSError):
             await self._redis.delete(self.key("node", self.node))
         await self._redis.aclose()
+        await self._sub.aclose()
 
     async def _call(self, coro: Any) -> Any:
         try:
@@ -180,7 +197,7 @@ class Relay:
         """Read this node's channel; resubscribe after an outage."""
         channel = self.key("node", self.node)
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._sub.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(channel)
                 async for item in pubsub.listen():
@@ -209,7 +226,13 @@ class Relay:
         away). The lease on it goes on with the room (``renew``)."""
         if not self.up:  # its leases may lapse meanwhile: no new room while away
             return ""
+        if len(self._pool) < CODE_POOL // 2 and (self._filling is None or self._filling.done()):
+            self._filling = asyncio.create_task(self._refill())
         return self._pool.popleft() if self._pool else ""
+
+    async def _refill(self) -> None:
+        with contextlib.suppress(RelayDown):
+            await self._fill_pool()
 
     def reserved(self) -> list[str]:
         return list(self._pool)

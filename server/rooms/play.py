@@ -430,8 +430,8 @@ class Play(Part):
             self._error(
                 c,
                 "unavailable",
-                "the cluster's directory is unreachable, so no room can open just now;"
-                " rooms already racing go on: try again shortly",
+                "this node holds no free room code just now (the cluster's directory is"
+                " unreachable or slow); rooms already racing go on: try again shortly",
             )
         else:
             self._error(c, "server_full", "no free room code; try again later")
