@@ -5,6 +5,7 @@ Run from the repository root::
     python -m bench.load                                  # saturation, SQLite, with echo
     python -m bench.load --players 2000 --rate 1          # 2,000 players, a move a second
     python -m bench.load --db postgresql --players 400 --rate 0 --duration 20
+    python -m bench.load --nodes 3 --players 600 --rate 2 --no-echo  # a cluster of 3
 
 The server runs as its own process (``python -m yukon serve --port 0``, the flood limit
 raised with ``YUKON_MSG_RATE``/``YUKON_MSG_BURST``), pinned to ``--server-cpus`` (CPU 0);
@@ -38,6 +39,17 @@ the players' core rather than the echo server's). ``--rounds N`` repeats the pai
 echo then race, and gives the median ratios: the same machine can run 30 % faster or
 slower from one minute to the next.
 
+With ``--nodes N`` the server is a cluster (docs/cluster.md): N ``yukon serve --redis``
+nodes, started one after the other on one fresh PostgreSQL database and the Redis at
+``--redis`` under a key prefix of the run's own (``--redis-prefix``, its keys deleted at
+the end), every node pinned to ``--server-cpus``. Player ``i``, member ``j`` of room
+``r``, connects to node ``(r + j) mod N``: the hosts take the nodes in turn, so rooms live
+on every node, and each room's members are spread over the nodes as a load balancer
+spreads them, so some reach their room's node and the others are relayed. Besides the
+figures above it prints each node's CPU per move answered in its rooms, the latency of
+local and relayed players and the difference (what the relay adds), Redis's CPU, and what
+the measured CPU per move means for sizing a cluster (``show_capacity``).
+
 It prints one block of figures per server and the targets of issue 7. It is a
 measurement, not a test: it always exits 0 unless it could not run at all. Every process
 it starts is stopped before it exits.
@@ -59,13 +71,14 @@ import re
 import resource
 import secrets
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +95,9 @@ from protocol import Game
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432"
+#: The Redis ``--nodes`` uses unless told; each run's keys and channels have a prefix of
+#: their own (``yukon-bench-<pid>-<random>:``), deleted at the end.
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 START_TIMEOUT = 60.0
 
 #: Targets of issue 7 on the 2-core reference machine.
@@ -178,8 +194,9 @@ class ServerProcess:
         cpus: set[int] | None = None,
         log_path: Path | None = None,
         profile: Path | None = None,
+        extra: tuple[str, ...] = (),
     ) -> ServerProcess:
-        argv = [sys.executable, "-m", "yukon", "serve", "--port", "0", "--db", db]
+        argv = [sys.executable, "-m", "yukon", "serve", "--port", "0", "--db", db, *extra]
         wrap = os.environ.get("YUKON_BENCH_WRAP")
         if wrap:  # a script that patches the server, then runs ``yukon.cli.main``
             argv[1:3] = [wrap]
@@ -305,6 +322,11 @@ class Player:
     errors: list[str] = field(default_factory=list)
     closes: list[int | None] = field(default_factory=list)
     last_room: dict[str, Any] | None = None
+    #: Creates refused ``unavailable`` and sent again (a cluster node out of room codes).
+    create_retries: int = 0
+    #: With ``--nodes``: the node this player's room lives on is not the one it reached,
+    #: so every answer comes through the relay.
+    remote: bool = False
     _waiting: dict[int, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _backlog: list[dict[str, Any]] = field(default_factory=list)
     _news: asyncio.Event = field(default_factory=asyncio.Event)
@@ -363,12 +385,16 @@ class Player:
         except ConnectionClosed as exc:
             raise Gone(self.name) from exc
 
-    async def expect(self, t: str, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
-        """The next (or a waiting) message of type ``t`` whose fields equal ``match``."""
+    async def expect(
+        self, t: str | tuple[str, ...], timeout: float = 30.0, **match: Any
+    ) -> dict[str, Any]:
+        """The next (or a waiting) message of type ``t`` (or of one of the types ``t``)
+        whose fields equal ``match``."""
+        types = (t,) if isinstance(t, str) else t
         async with asyncio.timeout(timeout):
             while True:
                 for i, msg in enumerate(self._backlog):
-                    if msg.get("t") == t and all(msg.get(k) == v for k, v in match.items()):
+                    if msg.get("t") in types and all(msg.get(k) == v for k, v in match.items()):
                         del self._backlog[: i + 1]
                         return msg
                 if self._reader is None or self._reader.done():
@@ -505,8 +531,19 @@ async def form_room(
     }
     if code is not None:
         create["code"] = code
-    await host.send(create)
-    room = (await host.expect("room", timeout))["room"]
+    deadline = time.monotonic() + timeout
+    while True:
+        await host.send(create)
+        answer = await host.expect(("room", "error"), max(0.1, deadline - time.monotonic()))
+        if answer["t"] == "room":
+            break
+        # A cluster node whose pool of reserved room codes ran dry says ``unavailable``:
+        # a client tries again, and so does this one, counting it (the bench prints it).
+        if answer["code"] != "unavailable" or time.monotonic() > deadline:
+            raise RuntimeError(f"{host.name}: create refused: {answer}")
+        host.create_retries += 1
+        await asyncio.sleep(0.2 + host.rng.random() * 0.3)
+    room = answer["room"]
     for p in (host, *guests):
         p.room = room
     for g in guests:
@@ -530,13 +567,16 @@ async def form_room(
 @dataclass
 class WorkerJob:
     index: int
-    url: str
+    #: Each player's server (a node of the cluster, with ``--nodes``), in ``names`` order.
+    urls: list[str]
     names: list[str]
     rate: float
     room_size: int
     echo: bool
     cpus: set[int] | None
     seed: int
+    #: The node (its index) that each player's room lives on: its host's node.
+    owners: list[int] = field(default_factory=list)
     connect_concurrency: int = 32
 
 
@@ -550,6 +590,12 @@ class WorkerReport:
     failures: int = 0
     cpu_s: float = 0.0
     problems: list[str] = field(default_factory=list)
+    #: The latencies of players whose room is on the node they reached, and of the others.
+    local_latencies: list[float] = field(default_factory=list)
+    remote_latencies: list[float] = field(default_factory=list)
+    #: Answered moves by the node their room lives on.
+    answered_by_owner: dict[int, int] = field(default_factory=dict)
+    create_retries: int = 0
 
 
 def worker_main(job: WorkerJob, pipe: Any) -> None:
@@ -565,7 +611,13 @@ def worker_main(job: WorkerJob, pipe: Any) -> None:
 async def _worker(job: WorkerJob, pipe: Any) -> None:
     loop = asyncio.get_running_loop()
     rng = random.Random(job.seed)
-    players = [Player(job.url, n, random.Random(rng.random())) for n in job.names]
+    players = [
+        Player(url, n, random.Random(rng.random()))
+        for url, n in zip(job.urls, job.names, strict=True)
+    ]
+    owners = job.owners or [0] * len(players)
+    for i, p in enumerate(players):  # the room's host (its first member) reached its node
+        p.remote = job.urls[i] != job.urls[i - i % job.room_size]
     report = WorkerReport(job.index)
     gate = asyncio.Semaphore(job.connect_concurrency)
 
@@ -599,6 +651,7 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
         bad = [o for o in formed if isinstance(o, BaseException)]
         if bad:
             report.problems.append(f"{len(bad)} rooms did not start: {bad[0]!r}")
+        report.create_retries = sum(p.create_retries for p in players)
     # What was built so far lives until the end: keep it out of every collection, and
     # collect rarely, as the server does (server.app): a player process's collector
     # pausing its loop for tens of milliseconds would show up as the server's latency.
@@ -607,7 +660,9 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     pipe.send(("racing", None))
     begin, end, stop = await loop.run_in_executor(None, pipe.recv)
     cpu_before = os.times()
-    await asyncio.gather(*(_play(p, job, begin, end, stop, report) for p in players))
+    await asyncio.gather(
+        *(_play(p, job, begin, end, stop, report, owners[i]) for i, p in enumerate(players))
+    )
     cpu_after = os.times()
     report.cpu_s = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
     pipe.send(("report", report))
@@ -615,7 +670,13 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
 
 
 async def _play(
-    p: Player, job: WorkerJob, begin: float, end: float, stop: float, report: WorkerReport
+    p: Player,
+    job: WorkerJob,
+    begin: float,
+    end: float,
+    stop: float,
+    report: WorkerReport,
+    owner: int = 0,
 ) -> None:
     """Move at ``job.rate`` (0: back to back) from now until ``stop``; count what is
     answered between ``begin`` and ``end`` (monotonic clock, shared by the processes)."""
@@ -652,6 +713,8 @@ async def _play(
         answered = time.monotonic()
         if begin <= answered < end:
             report.latencies.append(took)
+            (report.remote_latencies if p.remote else report.local_latencies).append(took)
+            report.answered_by_owner[owner] = report.answered_by_owner.get(owner, 0) + 1
             if ok:
                 report.accepted += 1
             else:
@@ -659,6 +722,22 @@ async def _play(
 
 
 # -- one measured run ----------------------------------------------------------------------
+
+
+@dataclass
+class NodeFigures:
+    """One node of a cluster (``--nodes``) over the window."""
+
+    cpu: float  # share of a core
+    rss_racing_kib: int
+    answered: int  # moves answered in rooms that live on this node
+    window_s: float
+
+    @property
+    def cpu_us_per_move(self) -> float:
+        """This node's CPU per move answered in its own rooms; its relaying for players it
+        is the gateway of (and theirs for its players) is in it too."""
+        return 1e6 * self.cpu * self.window_s / self.answered if self.answered else math.nan
 
 
 @dataclass
@@ -679,6 +758,15 @@ class RunFigures:
     load_before: str
     load_after: str
     problems: list[str]
+    #: With ``--nodes``: the latencies of players whose room is on the node they reached
+    #: and of those relayed, each node's figures, and the Redis server's CPU (a share of a
+    #: core) over the window.
+    local_latencies: list[float] = field(default_factory=list)
+    remote_latencies: list[float] = field(default_factory=list)
+    nodes: list[NodeFigures] = field(default_factory=list)
+    redis_cpu: float | None = None
+    #: Rooms' creates refused ``unavailable`` and sent again while the rooms formed.
+    create_retries: int = 0
 
     @property
     def per_second(self) -> float:
@@ -687,7 +775,8 @@ class RunFigures:
     @property
     def cpu_us_per_move(self) -> float:
         """The server's CPU per answered move: unlike moves per second, it does not depend
-        on whether the players' core or the server's was the one that ran out."""
+        on whether the players' core or the server's was the one that ran out. For a
+        cluster: every node's CPU together, per move answered anywhere."""
         answered = self.accepted + self.refused
         return 1e6 * self.server_cpu * self.window_s / answered if answered else math.nan
 
@@ -700,32 +789,57 @@ class RunFigures:
         return 1000 * percentile(values, p) if values else math.nan
 
 
+def node_urls(args: argparse.Namespace, urls: list[str]) -> tuple[list[str], list[int]]:
+    """Which node each player connects to, and which node its room lives on.
+
+    Player ``i`` is member ``j = i % room_size`` of room ``r = i // room_size`` and
+    connects to node ``(r + j) % N``: the rooms' hosts (who create them, on the node they
+    reached) take the nodes in turn, and the members of a room are spread over the nodes
+    as a load balancer would spread them: with N nodes, 1 member in N (2 of 4 with 2
+    nodes, 2 of 4 with 3) reaches the room's own node, the others are relayed."""
+    n = len(urls)
+    players = range(args.players)
+    node = [(i // args.room_size + i % args.room_size) % n for i in players]
+    owner = [(i // args.room_size) % n for i in players]
+    return [urls[k] for k in node], owner
+
+
 def measure(
-    server: ServerProcess, args: argparse.Namespace, *, echo: bool, label: str
+    servers: ServerProcess | list[ServerProcess],
+    args: argparse.Namespace,
+    *,
+    echo: bool,
+    label: str,
+    redis_cpu: Callable[[], float] | None = None,
 ) -> RunFigures:
+    """One run against one server, or against the nodes of a cluster (a list)."""
+    cluster = isinstance(servers, list)
+    nodes = servers if isinstance(servers, list) else [servers]
     ctx = mp.get_context("spawn")
     per = math.ceil(args.players / args.procs / args.room_size) * args.room_size
     run_id = secrets.token_hex(3)
     names = [f"b{run_id}-{i}" for i in range(args.players)]
+    urls, owners = node_urls(args, [s.url for s in nodes])
     pipes, procs = [], []
     time.sleep(0.5)
-    rss_before = rss_kib(server.pid)
+    rss_before = sum(rss_kib(s.pid) for s in nodes)
     load_before = load_average()
     try:
         for w in range(args.procs):
-            chunk = names[w * per : (w + 1) * per]
-            if not chunk:
+            chunk = slice(w * per, (w + 1) * per)
+            if not names[chunk]:
                 continue
             parent, child = ctx.Pipe()
             job = WorkerJob(
                 w,
-                server.url,
-                chunk,
+                urls[chunk],
+                names[chunk],
                 args.rate,
                 args.room_size,
                 echo,
                 args.client_cpus,
                 args.seed * 1000 + w,
+                owners[chunk],
             )
             proc = ctx.Process(target=worker_main, args=(job, child), daemon=True)
             proc.start()
@@ -745,7 +859,7 @@ def measure(
 
         connected = sum(gather("connected", 600))
         time.sleep(1.0)  # let the hellos' garbage settle before reading the RSS
-        rss_idle = rss_kib(server.pid)
+        rss_idle = sum(rss_kib(s.pid) for s in nodes)
         for pipe in pipes:
             pipe.send("go")
         gather("racing", 600)
@@ -756,10 +870,12 @@ def measure(
         for pipe in pipes:
             pipe.send((begin, end, stop))
         time.sleep(max(0.0, begin - time.monotonic()))
-        cpu0 = cpu_seconds(server.pid)
+        cpu0 = [cpu_seconds(s.pid) for s in nodes]
+        redis0 = redis_cpu() if redis_cpu is not None else 0.0
         time.sleep(max(0.0, end - time.monotonic()))
-        cpu1 = cpu_seconds(server.pid)
-        rss_racing = rss_kib(server.pid)
+        cpu1 = [cpu_seconds(s.pid) for s in nodes]
+        redis1 = redis_cpu() if redis_cpu is not None else 0.0
+        rss_racing = [rss_kib(s.pid) for s in nodes]
         load_after = load_average()
         reports: list[WorkerReport] = gather("report", 120 + args.duration)
     finally:
@@ -769,23 +885,34 @@ def measure(
                 proc.kill()
                 proc.join(5)
     latencies = [x for r in reports for x in r.latencies]
+    node_cpu = [(b - a) / args.duration for a, b in zip(cpu0, cpu1, strict=True)]
+    node_figures = []
+    if cluster:
+        for k in range(len(nodes)):
+            answered = sum(r.answered_by_owner.get(k, 0) for r in reports)
+            node_figures.append(NodeFigures(node_cpu[k], rss_racing[k], answered, args.duration))
     return RunFigures(
         label=label,
         players=args.players,
         connected=connected,
         rss_before_kib=rss_before,
         rss_idle_kib=rss_idle,
-        rss_racing_kib=rss_racing,
+        rss_racing_kib=sum(rss_racing),
         window_s=args.duration,
         accepted=sum(r.accepted for r in reports),
         refused=sum(r.refused for r in reports),
         failures=sum(r.failures for r in reports),
         latencies=latencies,
-        server_cpu=(cpu1 - cpu0) / args.duration,
+        server_cpu=sum(node_cpu),
         client_cpu=sum(r.cpu_s for r in reports) / (args.duration + args.warmup + 0.5),
         load_before=load_before,
         load_after=load_after,
         problems=[x for r in reports for x in r.problems][:10],
+        create_retries=sum(r.create_retries for r in reports),
+        local_latencies=[x for r in reports for x in r.local_latencies],
+        remote_latencies=[x for r in reports for x in r.remote_latencies],
+        nodes=node_figures,
+        redis_cpu=(redis1 - redis0) / args.duration if redis_cpu is not None else None,
     )
 
 
@@ -800,8 +927,9 @@ def show(f: RunFigures) -> None:
         f"  move-ack latency           p50 {f.latency_ms(50):7.2f} ms   p99"
         f" {f.latency_ms(99):7.2f} ms   max {f.latency_ms(100):7.2f} ms"
     )
+    what = "nodes' RSS together" if f.nodes else "server RSS"
     print(
-        f"  server RSS                 {f.rss_before_kib / 1024:.1f} MiB empty,"
+        f"  {what:26} {f.rss_before_kib / 1024:.1f} MiB empty,"
         f" {f.rss_idle_kib / 1024:.1f} MiB with every player idle,"
         f" {f.rss_racing_kib / 1024:.1f} MiB racing"
     )
@@ -811,9 +939,89 @@ def show(f: RunFigures) -> None:
         f" players {100 * f.client_cpu:.0f} %"
     )
     print(f"  server CPU per answered move {f.cpu_us_per_move:8.1f} us")
+    if f.nodes:
+        show_cluster(f)
     print(f"  load average               before {f.load_before}, after {f.load_after}")
+    if f.create_retries:
+        print(f"  creates refused 'unavailable' and sent again: {f.create_retries}")
     for problem in f.problems:
         print(f"  problem: {problem}")
+
+
+def show_cluster(f: RunFigures) -> None:
+    """Each node, the relay's cost in latency, and Redis."""
+    for k, node in enumerate(f.nodes):
+        print(
+            f"  node {k + 1}: CPU {100 * node.cpu:3.0f} % of a core, {node.answered} moves"
+            f" answered in its rooms, {node.cpu_us_per_move:6.1f} us CPU per answered move,"
+            f" RSS {node.rss_racing_kib / 1024:.1f} MiB racing"
+        )
+    local, remote = sorted(f.local_latencies), sorted(f.remote_latencies)
+
+    def ms(values: list[float], p: float) -> float:
+        return 1000 * percentile(values, p) if values else math.nan
+
+    print(
+        f"  room on the player's node  p50 {ms(local, 50):7.2f} ms   p99 {ms(local, 99):7.2f} ms"
+        f"   ({len(local)} answers)"
+    )
+    print(
+        f"  room on another node       p50 {ms(remote, 50):7.2f} ms   p99 {ms(remote, 99):7.2f} ms"
+        f"   ({len(remote)} answers)"
+    )
+    print(
+        f"  the relay adds             p50 {ms(remote, 50) - ms(local, 50):7.2f} ms"
+        f"   p99 {ms(remote, 99) - ms(local, 99):7.2f} ms"
+    )
+    if f.redis_cpu is not None:
+        answered = f.accepted + f.refused
+        per_move = 1e6 * f.redis_cpu * f.window_s / answered if answered else math.nan
+        print(
+            f"  Redis server               CPU {100 * f.redis_cpu:.0f} % of a core,"
+            f" {per_move:.1f} us per answered move (every client of that Redis counts)"
+        )
+
+
+#: A node is sized to run at this share of its core: the p99 target held at 70-80 % of a
+#: core with 2,000 players at a move a second (docs/performance.md).
+NODE_BUSY = 0.7
+#: What issue 20 sizes the cluster for: concurrent racers, each making a move a second.
+TARGET_RACERS = 100_000
+
+
+def show_capacity(runs: list[RunFigures]) -> None:
+    """The cluster's figures over the rounds (medians), and what they mean for sizing."""
+    print(f"cluster of {len(runs[0].nodes)}, medians over {len(runs)} runs:")
+    us = [f.cpu_us_per_move for f in runs]
+    print(f"  CPU per answered move, every node together   {median_of(us)} us")
+    for k in range(len(runs[0].nodes)):
+        print(f"  node {k + 1}: CPU per answered move in its rooms   ", end="")
+        print(f"{median_of([f.nodes[k].cpu_us_per_move for f in runs])} us")
+
+    def pct(values: list[float], p: float) -> float:
+        return 1000 * percentile(sorted(values), p) if values else math.nan
+
+    for p in (50, 99):
+        extra = [pct(f.remote_latencies, p) - pct(f.local_latencies, p) for f in runs]
+        print(f"  the relay adds to a move's answer, p{p}        {median_of(extra)} ms")
+    redis = [
+        1e6 * f.redis_cpu * f.window_s / (f.accepted + f.refused)
+        for f in runs
+        if f.redis_cpu is not None and f.accepted + f.refused
+    ]
+    if redis:
+        print(f"  Redis CPU per answered move                  {median_of(redis)} us")
+    relayed = [len(f.remote_latencies) / max(1, len(f.latencies)) for f in runs]
+    per_move = statistics.median(us)
+    if per_move > 0 and not math.isnan(per_move):
+        moves = NODE_BUSY * 1e6 / per_move
+        nodes = math.ceil(TARGET_RACERS / moves)
+        print(
+            f"  sizing, at this run's mix ({100 * statistics.median(relayed):.0f} % of the"
+            f" answers relayed): a node (one process, one core) at {100 * NODE_BUSY:.0f} %"
+            f" serves {moves:,.0f} moves/s, i.e. {moves:,.0f} racers at a move a second;"
+            f" {TARGET_RACERS:,} racers need {nodes} nodes (cores)"
+        )
 
 
 def median_of(values: list[float]) -> str:
@@ -834,7 +1042,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Simulated players against a real race server (and an echo server).",
     )
     parser.add_argument(
-        "--db", default="sqlite", help="sqlite (default), postgresql (a fresh local one) or a URL"
+        "--db",
+        help="sqlite (the default), postgresql (a fresh local one; the default with --nodes)"
+        " or a URL",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=0,
+        help="run a cluster of this many nodes (yukon serve --redis) on one PostgreSQL"
+        " database and Redis, players spread over them; 0 (the default): one server alone",
+    )
+    parser.add_argument(
+        "--redis",
+        default=DEFAULT_REDIS,
+        help=f"with --nodes: the nodes' Redis (default {DEFAULT_REDIS}); each run's keys"
+        " have a prefix of their own, deleted at the end. 'private': a redis-server of"
+        " each run's own, so that its CPU is the run's alone",
     )
     parser.add_argument("--players", type=int, default=200, help="players (default 200)")
     parser.add_argument(
@@ -860,6 +1084,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--profile", type=Path, help="run the race server under cProfile, writing this file"
     )
     args = parser.parse_args(argv)
+    if args.nodes < 0:
+        parser.error("--nodes must be 0 (one server alone) or more")
+    if args.db is None:
+        args.db = "postgresql" if args.nodes else "sqlite"
+    if args.nodes and args.db == "sqlite":
+        parser.error("--nodes needs one database for every node: --db postgresql or a URL")
+    if args.profile is not None and args.nodes:
+        parser.error("--profile is for one server alone")
     if args.players % args.room_size:
         parser.error("--players must be a multiple of --room-size")
     args.procs = max(1, min(args.procs, args.players // args.room_size))
@@ -874,15 +1106,123 @@ def run_echo(args: argparse.Namespace) -> RunFigures:
         echo.kill()
 
 
-def run_race(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
-    """One measured run of ``yukon serve`` on a fresh database; its figures and the
-    tracebacks in its log."""
-    env = {
+def race_env(args: argparse.Namespace) -> dict[str, str]:
+    return {
         "YUKON_MSG_RATE": "10000",
         "YUKON_MSG_BURST": "10000",
         "YUKON_MAX_CONNECTIONS": str(args.players + 1000),
         "YUKON_MAX_ROOMS": str(args.players),
     }
+
+
+@contextlib.contextmanager
+def private_redis(workdir: Path) -> Iterator[str]:
+    """A ``redis-server`` of this run's own on a free loopback port, nothing kept on disk:
+    its CPU is then this run's nodes' alone. Stopped at the end."""
+    import redis
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            *("redis-server", "--port", str(port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no", "--dir", str(workdir)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                redis.Redis.from_url(url, socket_timeout=1).ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@contextlib.contextmanager
+def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
+    """A key prefix of this run's own in the Redis at ``url`` (the nodes' keys and
+    channels all carry it), and a reading of the Redis server's CPU time in seconds (INFO
+    cpu: every client of that server counts, not only this run's nodes). The prefix's
+    keys are deleted at the end; nothing else in that Redis is touched."""
+    import redis
+
+    prefix = f"yukon-bench-{os.getpid()}-{secrets.token_hex(3)}:"
+    client = redis.Redis.from_url(url, socket_timeout=10)
+    try:
+        client.ping()
+
+        def cpu() -> float:
+            info = client.info("cpu")
+            return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+        try:
+            yield prefix, cpu
+        finally:
+            keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+            for i in range(0, len(keys), 1000):
+                client.delete(*keys[i : i + 1000])
+    finally:
+        client.close()
+
+
+def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
+    """One measured run of ``args.nodes`` nodes (``yukon serve --redis``) sharing a fresh
+    PostgreSQL database and a Redis key prefix of its own; the figures and the tracebacks
+    in the nodes' logs. Every node is pinned to ``--server-cpus``."""
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="yukon-load-"))
+        db = stack.enter_context(database(args.db, Path(tmp)))
+        url = args.redis
+        if url == "private":
+            url = stack.enter_context(private_redis(Path(tmp)))
+        prefix, redis_cpu = stack.enter_context(redis_prefix(url))
+        nodes: list[ServerProcess] = []
+        try:
+            # One after the other: the first migrates the fresh database before it listens.
+            for k in range(args.nodes):
+                nodes.append(
+                    ServerProcess.race_server(
+                        db,
+                        Path(tmp) / f"spool-{k + 1}.jsonl",
+                        env=race_env(args),
+                        cpus=args.server_cpus,
+                        log_path=args.log,
+                        extra=(
+                            *("--redis", url, "--redis-prefix", prefix),
+                            *("--node-id", f"n{k + 1}"),  # n1, n2...: the nodes' logs say
+                        ),
+                    )
+                )
+            label = f"cluster of {args.nodes} (yukon serve --redis, {args.db})"
+            figures = measure(nodes, args, echo=False, label=label, redis_cpu=redis_cpu)
+            tracebacks = [line for node in nodes for line in node.tracebacks()]
+        finally:
+            for node in nodes:
+                node.kill()
+    return figures, tracebacks
+
+
+def run_race(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
+    """One measured run of ``yukon serve`` on a fresh database; its figures and the
+    tracebacks in its log."""
+    if args.nodes:
+        return run_cluster(args)
+    env = race_env(args)
     with (
         tempfile.TemporaryDirectory(prefix="yukon-load-") as tmp,
         database(args.db, Path(tmp)) as db,
@@ -922,6 +1262,12 @@ def main(argv: list[str] | None = None) -> int:
         f" server on CPU {sorted(args.server_cpus)}; db {args.db};"
         f" {args.warmup:g} s warm-up, {args.duration:g} s measured"
     )
+    if args.nodes:
+        print(
+            f"cluster {args.nodes} nodes (yukon serve --redis {args.redis}), every one on CPU"
+            f" {sorted(args.server_cpus)}; room r's member j reaches node (r + j) mod"
+            f" {args.nodes}, the room lives on its host's node"
+        )
     solver = subprocess.run(["pgrep", "-f", "bench.solver"], capture_output=True, text=True)
     print(
         f"load    {load_average()}"
@@ -942,6 +1288,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  server log: {len(tracebacks)} tracebacks")
         print()
         pairs.append((echo_figures, figures))
+    race_us = [f.cpu_us_per_move for _, f in pairs]
+    line = f"server CPU per answered move: race {median_of(race_us)} us"
+    echo_us = [e.cpu_us_per_move for e, _ in pairs if e is not None]
+    if echo_us:
+        line += f"; echo {median_of(echo_us)} us"
+    print(line)
+    if args.nodes:
+        show_capacity([f for _, f in pairs])
+    print()
     print("targets (issue 7):")
     ratios = [
         (f.per_second / e.per_second, e.cpu_us_per_move / f.cpu_us_per_move)

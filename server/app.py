@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import hashlib
 import logging
 import secrets
 import signal
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -24,11 +26,13 @@ from sqlalchemy.engine import make_url
 
 from protocol import Rules
 
+from .cluster import Cluster
 from .connection import RaceServer
 from .daily import DailyDeals
 from .http import HttpPages
 from .leaderboard import Leaderboards
 from .limits import Network
+from .relay import Relay, RelayDown
 from .rooms import Hub, HubConfig
 from .storage import migrate
 from .storage.journal import JournalWriter
@@ -62,6 +66,11 @@ class ServeOptions:
     #: Reverse proxies whose ``X-Forwarded-For`` names the client's address for the
     #: per-address limits (``server.limits``); from anyone else the header is ignored.
     trusted_proxies: tuple[Network, ...] = ()
+    #: A node of a cluster (docs/cluster.md): its Redis (``redis://host:6379/0``), the
+    #: prefix of its keys and channels there, and its id (None: made up at start).
+    redis: str | None = None
+    redis_prefix: str = "yukon:"
+    node: str | None = None
 
     def ssl_context(self) -> ssl.SSLContext | None:
         if self.certfile is None:
@@ -84,6 +93,15 @@ def cert_fingerprint(certfile: Path) -> str:
 
 class StartupError(Exception):
     """The server cannot start; the message says why, in one line."""
+
+
+def shown_redis(url: str) -> str:
+    """A Redis URL fit for a log line: no password."""
+    return (
+        make_url(url.replace("redis://", "redis+x://", 1))
+        .render_as_string(hide_password=True)
+        .replace("redis+x://", "redis://", 1)
+    )
 
 
 def shown_url(url: str) -> str:
@@ -118,7 +136,22 @@ async def open_server(
         secret = options.daily_secret or await store.setting(
             key=DAILY_SECRET_KEY, default=secrets.token_hex(32)
         )
-        hub = Hub(options.hub, **(hub_options or {}))
+        relay: Relay | None = None
+        cluster: Cluster | None = None
+        node = ""
+        hub_args = dict(hub_options or {})
+        if options.redis:
+            node = options.node or f"{socket.gethostname()[:20]}-{secrets.token_hex(3)}"
+            store.owner = node
+            relay = Relay(
+                options.redis,
+                node,
+                prefix=options.redis_prefix,
+                on_message=lambda m: cluster.on_message(m) if cluster else None,
+            )
+            hub_args.setdefault("new_room_code", relay.take_code)
+            log.info("node %s of a cluster (redis %s)", node, shown_redis(options.redis))
+        hub = Hub(options.hub, node=node, **hub_args)
         writer = ResultWriter(store, options.spool)
         await writer.recover()
         wall = (hub_options or {}).get("wall_clock", time.time)
@@ -127,8 +160,14 @@ async def open_server(
             store, secret.encode(), Rules.parse(options.daily_rules), solver, wall=wall
         )
         boards = Leaderboards(store, wall=wall, dailies=dailies)
+        if relay is not None:
+            dailies.lock = functools.partial(relay.lock, ttl_ms=120_000)
         journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
         server = RaceServer(hub, store, writer, boards, journal)
+        if relay is not None:
+            cluster = Cluster(server, relay, store)
+            server.cluster = cluster
+            journal.on_fenced = cluster.fenced
         server.http = HttpPages(server)
         server.trusted_proxies = options.trusted_proxies
         try:
@@ -138,8 +177,18 @@ async def open_server(
         # Races that were running when the server last stopped (or crashed) go on. They are
         # rebuilt before the first client can say hello, so a resume always finds its race.
         loop = asyncio.get_running_loop()
-        for live, actions, alive_ms in await store.live_races():
-            server.apply(hub.restore(live, actions, alive_ms, loop.time()))
+        if relay is None:
+            for live, actions, alive_ms in await store.live_races():
+                server.apply(hub.restore(live, actions, alive_ms, loop.time()))
+        else:  # a node takes over only races whose node is gone (``Cluster.start``)
+            try:
+                await relay.start()
+            except RelayDown as exc:
+                raise StartupError(
+                    f"cannot reach redis at {shown_redis(options.redis or '')}: {exc}"
+                ) from exc
+            assert cluster is not None
+            await cluster.start()
         await server.start(options.host, options.port, ssl=context)
         journal.start()
         ready = asyncio.create_task(dailies.keep_ready(), name="daily deals")
@@ -155,12 +204,16 @@ async def open_server(
                 "restarting" if restart else "shutting down",
                 hub.connections,
             )
+            if server.cluster is not None:
+                await server.cluster.stop()
             await journal.checkpoint()  # the clocks stop here, for a later restore
             if restart:
                 await server.close(1012, "server restarting")
             else:
                 await server.close()
             await journal.stop()
+            if relay is not None:
+                await relay.close()
     finally:
         if solver is not None:
             solver.shutdown(wait=False, cancel_futures=True)

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from ssl import SSLContext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -55,7 +55,11 @@ from .effects import (
 from .leaderboard import Leaderboards
 from .limits import Network, client_address
 from .metrics import Live, Metrics
+from .relay import RelayDown
 from .replays import Replays
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 from .rooms import Hub
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
@@ -393,7 +397,8 @@ class RaceServer:
                 db_write_failures=lambda: self.writer.failures,
                 db_write_retries=lambda: self.writer.retries,
                 hints_in_progress=lambda: self.hints_in_progress,
-            )
+            ),
+            node=hub.node,
         )
         #: Set on SIGTERM: clients are told the server is restarting (1012), not leaving.
         self.closing_for_restart = False
@@ -422,6 +427,9 @@ class RaceServer:
         self._reads = asyncio.Semaphore(QUERY_CONCURRENCY)
         self._reads_waiting = 0
         self.query_queue = QUERY_QUEUE
+        #: A node of a cluster: relays guests' frames and the hub's cluster effects
+        #: (``server.cluster``, docs/cluster.md). None: a server alone.
+        self.cluster: Cluster | None = None
 
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> Server:
         """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
@@ -560,9 +568,15 @@ class RaceServer:
         for effect in effects:
             if isinstance(effect, Send):
                 box = self._outboxes.get(effect.conn)
-                if box is None:
-                    continue
                 key = id(effect.message)
+                if box is None:
+                    if effect.conn < 0 and self.cluster is not None:  # a guest: relayed
+                        data = encoded.get(key)
+                        if data is None:
+                            data = encoded[key] = encode(effect.message)
+                        progress = isinstance(effect.message, Progress)
+                        self.cluster.to_guest(effect.conn, data, progress=progress)
+                    continue
                 data = encoded.get(key)
                 if data is None:
                     data = encoded[key] = encode(effect.message)
@@ -573,6 +587,8 @@ class RaceServer:
             elif isinstance(effect, Close):
                 box = self._outboxes.get(effect.conn)
                 if box is None:
+                    if effect.conn < 0 and self.cluster is not None:
+                        self.cluster.close_guest(effect.conn, effect.code, effect.reason)
                     continue
                 if effect.at_once and isinstance(box.ws, _Connection):
                     box.discard()
@@ -600,7 +616,22 @@ class RaceServer:
                     self._warm_hints()  # a race with hints begins: start the solver now
                 if self.journal is not None:
                     self.journal.add(effect.entry)
+            elif self.cluster is not None:  # Locate, Handover, Forward, Detach, Release
+                self.cluster.effect(effect)
         self._schedule()
+
+    def deliver(self, conn: int, data: bytes, *, progress: bool) -> None:
+        """A frame the owner of this connection's room sent it (a cluster's relay)."""
+        box = self._outboxes.get(conn)
+        if box is not None and not box.put(data, is_progress=progress):
+            log.warning("conn %d is not reading; closing it", conn)
+            box.discard()
+            box.close(CLOSE_TOO_SLOW, "too slow: not reading")
+
+    def keep(self, task: asyncio.Task[None]) -> None:
+        """Hold on to a task until it is done (``close`` waits for it)."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
@@ -622,6 +653,7 @@ class RaceServer:
     async def _authenticate(self, effect: Authenticate) -> None:
         hub = self.hub
         new = False
+        away: tuple[str, str] | None = None
         try:
             if effect.name is not None:
                 identity = await self.store.register_player(name=effect.name, now=time.time())
@@ -640,6 +672,19 @@ class RaceServer:
                     )
                     return
                 identity = found
+            if self.cluster is not None and effect.token is not None:
+                away = await self.cluster.locate_player(identity.player_id, effect.conn)
+        except RelayDown:
+            self._apply(
+                hub.hello_refused(
+                    effect.conn,
+                    code="unavailable",
+                    text="the cluster's directory is unreachable, so your room cannot be"
+                    " found just now; try again shortly",
+                    now=self._now(),
+                )
+            )
+            return
         except NameTakenError:
             self._apply(
                 hub.hello_refused(
@@ -664,6 +709,8 @@ class RaceServer:
                 now=self._now(),
                 registered=identity.created,
                 new=new,
+                away=away[0] if away is not None else None,
+                away_room=away[1] if away is not None else None,
             )
         )
 

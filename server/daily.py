@@ -29,7 +29,7 @@ import hmac
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Protocol
@@ -210,6 +210,9 @@ class DailyDeals:
         self.wall = wall
         self._known: dict[dt.date, DailyChoice] = {}
         self._pending: dict[dt.date, asyncio.Task[DailyChoice]] = {}
+        #: In a cluster, a lock per date taken before choosing (``Relay.lock``): one node
+        #: chooses while the others wait for its row. True: this process may choose.
+        self.lock: Callable[[str], Awaitable[bool]] | None = None
 
     def known(self, date: dt.date) -> DailyChoice | None:
         """The choice for ``date`` if this process already has it (no waiting)."""
@@ -253,8 +256,25 @@ class DailyDeals:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    async def _turn(self, date: dt.date) -> DailyChoice | None:
+        """Wait until this process may choose ``date``'s deal (None), or another process of
+        the cluster has chosen it (its choice). Without a lock, or with the lock's store
+        away, choose: the database's unique row keeps the first choice anyway."""
+        rules = str(self.rules)
+        while True:
+            choice = await self.store.daily_deal(date=date, rules=rules)
+            if choice is not None or self.lock is None:
+                return choice
+            try:
+                if await self.lock(f"daily:{date}:{rules}"):
+                    return await self.store.daily_deal(date=date, rules=rules)
+            except Exception as exc:
+                log.warning("daily deal for %s: no lock (%s); choosing here", date, exc)
+                return None
+            await asyncio.sleep(0.2)  # another node is choosing
+
     async def _choose(self, date: dt.date) -> DailyChoice:
-        choice = await self.store.daily_deal(date=date, rules=str(self.rules))
+        choice = await self._turn(date)
         if choice is None:
             started = time.perf_counter()
             loop = asyncio.get_running_loop()

@@ -28,6 +28,11 @@ __all__ = [
     "LiveRace",
     "LiveAction",
     "Journal",
+    "Locate",
+    "Handover",
+    "Forward",
+    "Detach",
+    "Release",
 ]
 
 
@@ -203,6 +208,76 @@ class Examine:
     message: Message
 
 
+@dataclass(frozen=True, slots=True)
+class Locate:
+    """Find the node that owns room ``code`` (a cluster's directory); then call
+    ``Hub.located(conn, node, frame, now)``. ``frame`` (the join or watch) goes with the
+    answer, to the owner or back to this hub."""
+
+    conn: int
+    code: str
+    frame: bytes | str
+
+
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """The session ``conn`` is away from now on: its room lives on ``node``. Ask that node
+    to hold a guest for it (``Hub.guest_attach`` there), with ``frame`` first if any."""
+
+    node: str
+    conn: int
+    player_id: int
+    name: str
+    token: str
+    registered: float
+    address: str
+    frame: bytes | str | None
+
+
+@dataclass(slots=True)  # not frozen: built for every relayed frame
+class Forward:
+    """A frame of the away session ``conn``, for its guest on ``node``
+    (``Hub.guest_frame`` there)."""
+
+    node: str
+    conn: int
+    frame: bytes | str
+
+
+@dataclass(frozen=True, slots=True)
+class Detach:
+    """The away session ``conn`` is gone: its guest on ``node`` disconnects
+    (``Hub.guest_detach`` there)."""
+
+    node: str
+    conn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A guest (the session ``conn`` of ``node``) is in no room here any more: its gateway
+    serves it again (``Hub.returned`` there), starting with ``frame`` if any (one that
+    came after the release)."""
+
+    node: str
+    conn: int
+    frame: bytes | str | None
+
+
 Effect = (
-    Send | Close | Persist | Authenticate | BeginDaily | Query | Forget | Journal | Solve | Examine
+    Send
+    | Close
+    | Persist
+    | Authenticate
+    | BeginDaily
+    | Query
+    | Forget
+    | Journal
+    | Solve
+    | Examine
+    | Locate
+    | Handover
+    | Forward
+    | Detach
+    | Release
 )

@@ -453,7 +453,8 @@ class HttpPages:
                 HTTPStatus.SERVICE_UNAVAILABLE,
                 _one_line(f"database unavailable: {describe_error(exc)}"),
             )
-        return _text(HTTPStatus.OK, "ok")
+        node = self.server.hub.node
+        return _text(HTTPStatus.OK, f"ok node {node}" if node else "ok")
 
     def metrics(self) -> Response:
         return _response(HTTPStatus.OK, self.server.metrics.render(), METRICS_CONTENT_TYPE)

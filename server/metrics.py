@@ -17,6 +17,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Histogram,
+    Info,
     disable_created_metrics,
     generate_latest,
 )
@@ -78,8 +79,12 @@ class Metrics:
     Without ``live`` (a server's parts), only the counters and histograms are shown.
     """
 
-    def __init__(self, live: Live | None = None) -> None:
+    def __init__(self, live: Live | None = None, *, node: str = "") -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
+        if node:  # a node of a cluster (docs/cluster.md): which one this is
+            Info("yukon_node", "This node's id in its cluster.", registry=registry).info(
+                {"node": node}
+            )
         if live is not None:
             registry.register(
                 _Read(

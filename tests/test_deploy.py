@@ -1,9 +1,12 @@
-"""The deployment files: docker-compose.yml, the Dockerfile and the container's entrypoint.
+"""The deployment files: docker-compose.yml, the Dockerfile and the container's entrypoint;
+docker-compose.cluster.yml and the load balancer's deploy/haproxy.cfg.
 
-No container engine runs here, so the compose file and the Dockerfile are checked for their
+No container engine runs here, so the compose files and the Dockerfile are checked for their
 structure (and by ``docker compose config`` where a compose command is installed), while
 ``deploy/entrypoint.sh``, which is what the container runs, is run for real: against the
-PostgreSQL server of the test suite, with the ``yukon`` command of this environment.
+PostgreSQL server of the test suite, with the ``yukon`` command of this environment. So is
+deploy/haproxy.cfg: ``haproxy -c``, then the real HAProxy with that file (only its
+addresses changed to loopback ones) in front of real ``yukon serve`` nodes.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import contextlib
 import json
 import os
 import queue
+import random
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -148,14 +153,14 @@ def compose_command() -> list[str] | None:
     return None
 
 
-def run_compose_config(**values: str) -> subprocess.CompletedProcess[str]:
+def run_compose_config(file: Path = COMPOSE, **values: str) -> subprocess.CompletedProcess[str]:
     command = compose_command()
     if command is None:
         pytest.skip("no docker compose (or docker-compose) to run `config`")
     env = {k: v for k, v in os.environ.items() if k not in (*SECRETS, *OPTIONAL_SECRETS)}
     env.update(values)
     return subprocess.run(
-        [*command, "--file", str(COMPOSE), "config"],
+        [*command, "--file", str(file), "config"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -540,3 +545,523 @@ def test_dockerfile_healthcheck_passes_on_a_running_server(tmp_path: Path) -> No
         result = run_healthcheck(port)
         assert result.returncode == 0, result.stderr
         stop(proc, output)
+
+
+# --- docker-compose.cluster.yml and deploy/haproxy.cfg ----------------------------------------
+
+CLUSTER = ROOT / "docker-compose.cluster.yml"
+HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
+NODES = ("node1", "node2", "node3")
+#: Where the image keeps the spool (the Dockerfile's WORKDIR and YUKON_SPOOL).
+SPOOL_DIR = "/var/lib/yukon"
+
+
+def cluster() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(CLUSTER.read_text())
+    return data
+
+
+def needed(tool: str, why: str) -> str:
+    """The path of ``tool``; without it the test skips, or fails under ``CI=true``."""
+    path = shutil.which(tool)
+    if path is None:
+        message = f"{tool} is not installed: {why}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def test_cluster_has_database_redis_three_nodes_and_a_load_balancer() -> None:
+    services = cluster()["services"]
+    assert set(services) == {"db", "redis", *NODES, "lb"}
+    assert services["db"]["image"].startswith("postgres:16")
+    assert services["redis"]["image"].startswith("redis:")
+    assert services["lb"]["image"].startswith("haproxy:")
+    for name in NODES:  # one image, the one docker-compose.yml builds
+        assert services[name]["build"] in (".", {"context": "."}), name
+        assert services[name]["image"] == services["node1"]["image"]
+    for name in NODES:
+        node = services[name]
+        assert node["restart"] == "unless-stopped"
+        assert node["stop_signal"] == "SIGTERM"
+        assert re.fullmatch(r"\d+s", node["stop_grace_period"])
+        # The image's entrypoint: it migrates (nodes take turns: an advisory lock), serves.
+        assert "entrypoint" not in node
+
+
+def test_cluster_nodes_start_on_a_healthy_database_and_redis_with_ids_of_their_own() -> None:
+    services = cluster()["services"]
+    for name in NODES:
+        depends = services[name]["depends_on"]
+        assert depends["db"]["condition"] == "service_healthy"
+        assert depends["redis"]["condition"] == "service_healthy"
+        assert services[name]["environment"]["YUKON_NODE_ID"] == name
+    assert "pg_isready" in " ".join(services["db"]["healthcheck"]["test"])
+    assert "ping" in services["redis"]["healthcheck"]["test"]
+
+
+def test_cluster_nodes_share_one_database_and_one_redis() -> None:
+    from sqlalchemy.engine import make_url
+
+    services = cluster()["services"]
+    values = {"POSTGRES_PASSWORD": "pw-from-env", "YUKON_DAILY_SECRET": "daily"}
+    urls = {name: fill(services[name]["environment"]["YUKON_DB"], values) for name in NODES}
+    assert len(set(urls.values())) == 1, urls
+    url = make_url(urls["node1"])
+    db_env = services["db"]["environment"]
+    assert url.get_backend_name() == "postgresql"
+    assert (url.host, url.port, url.password) == ("db", 5432, "pw-from-env")
+    assert (url.username, url.database) == (db_env["POSTGRES_USER"], db_env["POSTGRES_DB"])
+    redis = {services[name]["environment"]["YUKON_REDIS"] for name in NODES}
+    assert redis == {"redis://redis:6379/0"}
+
+
+def test_cluster_nodes_keep_their_own_spool_and_the_database_its_volume() -> None:
+    data = cluster()
+    services = data["services"]
+    spools = []
+    for name in NODES:
+        mounts = dict(volume.split(":", 1)[::-1] for volume in services[name]["volumes"])
+        spools.append(mounts[SPOOL_DIR])
+    assert len(set(spools)) == len(NODES)  # two nodes never append to one spool file
+    db_mounts = dict(volume.split(":", 1)[::-1] for volume in services["db"]["volumes"])
+    assert db_mounts["/var/lib/postgresql/data"] in data["volumes"]
+    for service in services.values():
+        for volume in service.get("volumes", []):
+            source = volume.split(":", 1)[0]
+            if not source.startswith((".", "/")):
+                assert source in data["volumes"], volume
+    assert "volumes" not in services["redis"]  # routes and leases only: nothing to keep
+    assert "--save" in services["redis"]["command"]
+
+
+def test_cluster_only_the_load_balancer_is_published_and_it_mounts_the_haproxy_config() -> None:
+    services = cluster()["services"]
+    published = {name for name, service in services.items() if "ports" in service}
+    assert published == {"lb"}
+    assert services["lb"]["ports"] == ["8765:8765"]
+    mounts = {}
+    for volume in services["lb"]["volumes"]:
+        source, target, *mode = volume.split(":")
+        mounts[target] = (source, mode)
+    source, mode = mounts["/usr/local/etc/haproxy/haproxy.cfg"]
+    assert (ROOT / source).resolve() == HAPROXY_CFG
+    assert mode == ["ro"]
+    assert set(services["lb"]["depends_on"]) == set(NODES)
+
+
+def test_cluster_nodes_trust_forwarded_addresses_from_the_load_balancer_only() -> None:
+    import ipaddress
+
+    data = cluster()
+    services = data["services"]
+    (subnet,) = [pool["subnet"] for pool in data["networks"]["cluster"]["ipam"]["config"]]
+    lb_address = services["lb"]["networks"]["cluster"]["ipv4_address"]
+    assert ipaddress.ip_address(lb_address) in ipaddress.ip_network(subnet)
+    for name in NODES:
+        assert services[name]["environment"]["YUKON_TRUSTED_PROXIES"] == lb_address
+        assert services[name]["networks"] == ["cluster"]
+    assert "forwardfor" in haproxy_sections()["backend nodes"]["option"]
+
+
+def test_cluster_secrets_have_no_defaults() -> None:
+    text = CLUSTER.read_text()
+    interpolations = re.findall(r"\$\{[^}]*\}", text)
+    for found in interpolations:
+        assert REQUIRED_VAR.fullmatch(found), f"{found}: only ${{VAR:?message}}, no default"
+    assert set(REQUIRED_VAR.findall(text)) == set(SECRETS)
+    services = cluster()["services"]
+    for name in NODES:
+        env = services[name]["environment"]
+        assert REQUIRED_VAR.fullmatch(env["YUKON_DAILY_SECRET"])
+        assert env["YUKON_REQUIRE_SECRETS"] == "1"
+        for optional in OPTIONAL_SECRETS:
+            assert env[optional] is None or REQUIRED_VAR.fullmatch(env[optional])
+
+
+def test_cluster_config_accepts_the_file_when_the_secrets_are_given() -> None:
+    needed("docker-compose", "apt-get install docker-compose, to run `config`")
+    result = run_compose_config(CLUSTER, POSTGRES_PASSWORD="pw1", YUKON_DAILY_SECRET="daily1")
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    for name in NODES:
+        env = services[name]["environment"]
+        assert env["YUKON_DB"] == "postgresql://yukon:pw1@db:5432/yukon"
+        assert env["YUKON_DAILY_SECRET"] == "daily1"
+        assert env["YUKON_NODE_ID"] == name
+
+
+@pytest.mark.parametrize("missing", SECRETS)
+def test_cluster_config_refuses_a_missing_secret(missing: str) -> None:
+    needed("docker-compose", "apt-get install docker-compose, to run `config`")
+    values = {"POSTGRES_PASSWORD": "pw1", "YUKON_DAILY_SECRET": "daily1"}
+    del values[missing]
+    result = run_compose_config(CLUSTER, **values)
+    assert result.returncode != 0
+    assert f"set {missing}" in result.stderr
+
+
+def haproxy_sections() -> dict[str, dict[str, list[str]]]:
+    """deploy/haproxy.cfg as {"backend nodes": {keyword: [rest of each line]}}; a keyword
+    of two words (``timeout tunnel``, ``http-check expect``) is kept whole."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    for raw in HAPROXY_CFG.read_text().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        words = line.split()
+        if not raw[0].isspace():
+            current = sections.setdefault(" ".join(words), {})
+            continue
+        assert current is not None, raw
+        two = words[0] in ("timeout", "http-check", "http-request")
+        key = " ".join(words[:2]) if two else words[0]
+        current.setdefault(key, []).append(" ".join(words[2 if two else 1 :]))
+    return sections
+
+
+def seconds(text: str) -> float:
+    """An HAProxy time (``100ms``, ``30s``, ``5m``, ``1h``; bare: milliseconds)."""
+    match = re.fullmatch(r"(\d+)(us|ms|s|m|h|d)?", text)
+    assert match, text
+    unit = {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(match.group(1)) * unit[match.group(2) or "ms"]
+
+
+def test_haproxy_sends_to_every_node_on_the_port_it_serves() -> None:
+    sections = haproxy_sections()
+    assert sections["frontend yukon"]["bind"] == [":8765"]
+    assert sections["frontend yukon"]["default_backend"] == ["nodes"]
+    servers = dict(line.split(maxsplit=1) for line in sections["backend nodes"]["server"])
+    assert servers == {name: f"{name}:8765" for name in NODES}
+    assert sections["defaults"]["mode"] == ["http"]  # HTTP mode: it sees the upgrade
+
+
+def test_haproxy_balances_by_connections_and_checks_healthz() -> None:
+    backend = haproxy_sections()["backend nodes"]
+    assert backend["balance"] == ["leastconn"]  # long-lived connections: not round robin
+    assert "httpchk GET /healthz" in backend["option"]
+    assert backend["http-check expect"] == ["status 200"]
+    (default_server,) = backend["default-server"]
+    words = default_server.split()
+    assert "check" in words
+    assert seconds(words[words.index("inter") + 1]) <= 5
+    assert "init-addr" in words  # starts even before every node resolves
+
+
+def test_haproxy_keeps_quiet_websockets_open_longer_than_the_ping_interval() -> None:
+    from server.connection import PING_INTERVAL, PING_TIMEOUT
+
+    defaults = haproxy_sections()["defaults"]
+    tunnel = seconds(defaults["timeout tunnel"][0])
+    # Both sides ping a quiet peer every PING_INTERVAL: a live websocket is never idle
+    # that long; the tunnel timeout only cuts one whose peer went silent.
+    assert tunnel >= 10 * (PING_INTERVAL + PING_TIMEOUT)
+    for name in ("connect", "client", "server", "http-request", "client-fin", "server-fin"):
+        assert seconds(defaults[f"timeout {name}"][0]) <= 60, name
+    assert "redispatch 1" in defaults["option"] or "redispatch" in defaults["option"]
+
+
+def test_haproxy_accepts_its_config() -> None:
+    haproxy = needed("haproxy", "apt-get install haproxy, to check deploy/haproxy.cfg")
+    result = subprocess.run(
+        [haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Configuration file is valid" in result.stdout + result.stderr
+    # Off the compose network the node names do not resolve; nothing else may be wrong.
+    warnings = [x for x in result.stderr.splitlines() if "[WARNING]" in x or "[ALERT]" in x]
+    for warning in warnings:
+        assert "could not resolve address 'node" in warning, warning
+
+
+# --- deploy/haproxy.cfg, run for real on loopback in front of real nodes ----------------------
+
+
+def loopback_haproxy_config(port: int, backends: dict[str, int]) -> str:
+    """deploy/haproxy.cfg as it is, but listening on 127.0.0.1:``port`` and sending to
+    the nodes at 127.0.0.1:``backends[name]``: only the addresses change."""
+    text = HAPROXY_CFG.read_text()
+    text, count = re.subn(r"(?m)^(\s+bind )\S+", rf"\g<1>127.0.0.1:{port}", text)
+    assert count == 1
+    for name, backend in backends.items():
+        text, count = re.subn(rf"(?m)^(\s+server {name} )\S+", rf"\g<1>127.0.0.1:{backend}", text)
+        assert count == 1, name
+    return text
+
+
+@contextlib.contextmanager
+def running(argv: list[str], env: dict[str, str], cwd: Path) -> Iterator[Output]:
+    """A process whose output (stdout and stderr together) is read as it comes; killed
+    at the end if it still runs."""
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield Output(proc)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=WAIT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=WAIT)
+
+
+@contextlib.contextmanager
+def yukon_node(workdir: Path, db: str, *extra: str) -> Iterator[tuple[int, Output]]:
+    """A real ``yukon serve`` on a loopback port of its own, which trusts the proxy's
+    X-Forwarded-For (loopback) as the compose file's nodes trust the load balancer."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    argv = [
+        str(Path(sys.executable).parent / "yukon"),
+        "serve",
+        "--port",
+        "0",
+        "--db",
+        db,
+        "--spool",
+        str(workdir / "spool.jsonl"),
+        "--trusted-proxy",
+        "127.0.0.1",
+        *extra,
+    ]
+    with running(argv, entrypoint_env(), workdir) as output:
+        port = int(output.wait_for(r"listening on ws://127\.0\.0\.1:(\d+)").group(1))
+        yield port, output
+
+
+class Unhealthy:
+    """An HTTP server on loopback that answers 503 to everything: a node whose database
+    does not answer, as its /healthz says."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Unhealthy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextlib.contextmanager
+def haproxy_in_front(tmp_path: Path, backends: dict[str, int]) -> Iterator[tuple[int, Output]]:
+    """The real HAProxy, run with deploy/haproxy.cfg (loopback addresses), in front of
+    ``backends``; yields its port once it has marked the unhealthy ``node3`` down."""
+    haproxy = needed("haproxy", "apt-get install haproxy, to run deploy/haproxy.cfg")
+    port = free_port()
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(loopback_haproxy_config(port, backends))
+    with running([haproxy, "-db", "-f", str(config)], dict(os.environ), tmp_path) as output:
+        # Two failed checks of /healthz two seconds apart: node3 gets no connection.
+        output.wait_for(r"Server nodes/node3 is DOWN, reason: Layer7 wrong status.*503")
+        yield port, output
+
+
+def metric(port: int, name: str) -> float:
+    """One figure of a node's /metrics, asked of the node itself (not through the proxy)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=WAIT) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(f"{name} "):
+                return float(line.split()[1])
+    raise AssertionError(f"no {name} in /metrics of the node on port {port}")
+
+
+async def arrive_through(lb_port: int, name: str, nodes: dict[str, int]) -> tuple[Any, str]:
+    """A player connects to the proxy and says hello; it and the node it reached (the one
+    whose count of opened websockets rose)."""
+    from bench.load import Player
+
+    def opened() -> dict[str, float]:
+        return {n: metric(p, "yukon_connections_opened_total") for n, p in nodes.items()}
+
+    before = await asyncio.to_thread(opened)
+    player = Player(f"ws://127.0.0.1:{lb_port}", name, random.Random(name))
+    await player.connect(WAIT)
+    await player.hello(WAIT)
+    after = await asyncio.to_thread(opened)
+    (reached,) = [n for n in nodes if after[n] == before[n] + 1]
+    assert sum(after.values()) == sum(before.values()) + 1
+    return player, reached
+
+
+async def race_a_little(players: list[Any], moves: int = 6) -> None:
+    """The players form a room through the proxy, race, and each plays ``moves`` moves,
+    every one answered."""
+    from bench.load import form_room
+
+    await form_room(players, timeout=WAIT)
+    for _ in range(moves):
+        for p in players:
+            played = await p.play_one(WAIT)
+            assert played is not None and played[0], (p.name, p.errors)
+
+
+def test_haproxy_passes_websockets_balances_them_and_skips_an_unhealthy_node(
+    tmp_path: Path,
+) -> None:
+    """Two real nodes (each its own SQLite database) and one that fails /healthz behind the
+    real HAProxy with deploy/haproxy.cfg: four players land two on each healthy node, none
+    on the unhealthy one, and race through the proxy's websocket tunnels."""
+    with (
+        Unhealthy() as sick,
+        yukon_node(tmp_path / "a", f"sqlite:///{tmp_path}/a.db") as (port_a, log_a),
+        yukon_node(tmp_path / "b", f"sqlite:///{tmp_path}/b.db") as (port_b, log_b),
+        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
+            lb_port,
+            lb_log,
+        ),
+    ):
+        nodes = {"node1": port_a, "node2": port_b}
+
+        async def scenario() -> dict[str, list[Any]]:
+            landed: dict[str, list[Any]] = {"node1": [], "node2": []}
+            for i in range(4):
+                player, node = await arrive_through(lb_port, f"lb{i}", nodes)
+                landed[node].append(player)
+            try:
+                # leastconn: each new connection goes to the node with fewer open.
+                assert [len(x) for x in landed.values()] == [2, 2]
+                # Each room is on one node here: these nodes are not a cluster.
+                await asyncio.gather(*(race_a_little(group) for group in landed.values()))
+            finally:
+                for group in landed.values():
+                    for p in group:
+                        await p.close()
+            return landed
+
+        asyncio.run(scenario())
+        for port in nodes.values():  # each node played its own room's moves
+            assert metric(port, "yukon_moves_accepted_total") >= 12
+    # Everything each process wrote, now that it has stopped.
+    lb_text = lb_log.rest()
+    assert "node1 is DOWN" not in lb_text and "node2 is DOWN" not in lb_text
+    assert "Traceback" not in log_a.rest() + log_b.rest()
+
+
+#: The Redis of the cluster test below; the test's keys have a prefix of their own.
+DEPLOY_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def cluster_nodes_problem() -> str | None:
+    """Why two real cluster nodes cannot run here, or None."""
+    usage = subprocess.run(
+        [str(Path(sys.executable).parent / "yukon"), "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    if "--redis" not in usage.stdout:
+        return "yukon serve has no --redis option yet"
+    try:
+        import redis
+
+        redis.Redis.from_url(DEPLOY_REDIS, socket_timeout=5).ping()
+    except Exception as exc:
+        return f"Redis at {DEPLOY_REDIS}: {type(exc).__name__}: {exc}"
+    return None
+
+
+@pytest.fixture
+def deploy_redis() -> Iterator[tuple[str, str]]:
+    """The Redis URL and a key prefix of this test's own; its keys are deleted after."""
+    problem = cluster_nodes_problem()
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    import redis
+
+    prefix = f"yukon-test-{secrets.token_hex(4)}:"
+    client = redis.Redis.from_url(DEPLOY_REDIS, socket_timeout=5)
+    try:
+        yield DEPLOY_REDIS, prefix
+    finally:
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+def migrated(db: str, tmp_path: Path) -> str:
+    """``db``, migrated once before any node starts (as the compose file's migrate does)."""
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "yukon"), "db", "upgrade", "--db", db],
+        env=entrypoint_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return db
+
+
+def test_haproxy_in_front_of_a_cluster_races_players_from_two_nodes_in_one_room(
+    fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    """Two real nodes of one cluster (one PostgreSQL database, one Redis) behind the real
+    HAProxy: the players of each room reach different nodes, and race together."""
+    db = migrated(fresh_postgres, tmp_path)
+    redis_url, prefix = deploy_redis
+    node = ("--redis", redis_url, "--redis-prefix", prefix)
+    with (
+        Unhealthy() as sick,
+        yukon_node(tmp_path / "a", db, *node) as (port_a, log_a),
+        yukon_node(tmp_path / "b", db, *node) as (port_b, log_b),
+        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
+            lb_port,
+            _,
+        ),
+    ):
+        nodes = {"node1": port_a, "node2": port_b}
+
+        async def scenario() -> None:
+            landed = [await arrive_through(lb_port, f"cl{i}", nodes) for i in range(4)]
+            players = [p for p, _ in landed]
+            try:
+                reached = [node for _, node in landed]
+                assert sorted(reached) == ["node1", "node1", "node2", "node2"]
+                # Two rooms, each with a player on each node: one of its members is
+                # relayed to the node the room lives on.
+                by_node = {n: [p for p, m in landed if m == n] for n in nodes}
+                rooms = [
+                    [by_node["node1"][0], by_node["node2"][0]],
+                    [by_node["node2"][1], by_node["node1"][1]],
+                ]
+                await asyncio.gather(*(race_a_little(room) for room in rooms))
+            finally:
+                for p in players:
+                    await p.close()
+
+        asyncio.run(scenario())
+        # Each room lives on its host's node, one room on each: both served moves (at
+        # least the host's own six; race_a_little saw every move of both answered).
+        for port in nodes.values():
+            assert metric(port, "yukon_moves_accepted_total") >= 6
+    assert "Traceback" not in log_a.rest() + log_b.rest()

@@ -192,6 +192,9 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         certfile=Path(args.certfile) if args.certfile else None,
         keyfile=Path(args.keyfile) if args.keyfile else None,
         trusted_proxies=proxies,
+        redis=args.redis or None,
+        redis_prefix=args.redis_prefix,
+        node=args.node_id or None,
         hub=HubConfig(
             resume_window_s=args.resume_window,
             password=password or None,
@@ -476,6 +479,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="TLS certificate chain: serve wss:// (YUKON_CERTFILE)",
     )
     p.add_argument("--keyfile", default=_env("KEYFILE"), help="TLS private key (YUKON_KEYFILE)")
+    p.add_argument(
+        "--redis",
+        default=_env("REDIS"),
+        metavar="URL",
+        help="run as one node of a cluster sharing this Redis (redis://HOST:6379/0) and the"
+        " database (YUKON_REDIS; docs/cluster.md)",
+    )
+    p.add_argument(
+        "--redis-prefix",
+        default=_env("REDIS_PREFIX", "yukon:"),
+        help="prefix of the cluster's keys and channels in Redis (YUKON_REDIS_PREFIX)",
+    )
+    p.add_argument(
+        "--node-id",
+        default=_env("NODE_ID"),
+        help="this node's id in the cluster (YUKON_NODE_ID; default: host name and a random"
+        " suffix)",
+    )
     p.add_argument(
         "--daily-secret",
         default=_env("DAILY_SECRET"),

@@ -43,9 +43,12 @@ class Dailies(Part):
             self._error(c, "wrong_state", "your daily deal is on its way")
             return
         # Every refusal comes before storage numbers the attempt: the room is reserved now.
-        code = None if self._play.rooms_full() else self._play.free_room_code()
-        if code is None:
+        if self._play.rooms_full():
             self._error(c, "server_full", "this server has no room for another room; try later")
+            return
+        code = self._play.free_room_code()
+        if code is None:
+            self._play.no_code(c)
             return
         self._daily_rooms[p.id] = code
         p.daily_pending = True

@@ -2,7 +2,7 @@
 
 A hello names a player to register or carries a token to resume; storage answers
 (``Hub.authenticated``, ``Hub.hello_refused``) unless the player is in memory. On a private
-server the password comes first (``Password``). ``_attach`` binds the connection to the
+server the password comes first (``Password``). ``attach`` binds the connection to the
 player, replacing an older connection of theirs, and sends what they missed.
 """
 
@@ -20,7 +20,7 @@ from protocol.messages import (
     normalize_name,
 )
 
-from ..effects import Authenticate, Close, Effect, Forget
+from ..effects import Authenticate, Close, Effect, Forget, Handover
 from ..limits import address_key
 from .password import Password
 from .play import Play
@@ -70,12 +70,13 @@ class Handshake(Part):
         c = self._conns.pop(conn, None)
         if c is None:
             return
-        held = self._addr_conns.get(c.key, 0) - 1
-        if held > 0:
-            self._addr_conns[c.key] = held
-        else:
-            self._addr_conns.pop(c.key, None)
-        self._addr_full.discard(c.key)
+        if c.guest is None:  # a guest's gateway counts its address
+            held = self._addr_conns.get(c.key, 0) - 1
+            if held > 0:
+                self._addr_conns[c.key] = held
+            else:
+                self._addr_conns.pop(c.key, None)
+            self._addr_full.discard(c.key)
         p = c.player
         if p is not None and p.conn == conn:
             p.conn = None
@@ -115,7 +116,7 @@ class Handshake(Part):
                 self._play.expire_player(p, now)
                 p = None
             if p is not None:
-                self._attach(c, p, now)
+                self.attach(c, p, now)
             else:  # not in memory: storage knows every registered player
                 c.authenticating = True
                 self._out.append(Authenticate(c.id, None, msg.token))
@@ -171,12 +172,15 @@ class Handshake(Part):
         now: float,
         registered: float = 0.0,
         new: bool = False,
+        away: str | None = None,
+        away_room: str | None = None,
     ) -> None:
         """Storage registered a name (``new``) or recognised a token: the connection is that
         player, whose name was registered at wall time ``registered``. A name registered for
         a connection that is gone by now (its client gave up waiting) is forgotten again:
         nobody got its token, so nobody could ever use the name, and it would stay taken for
-        good."""
+        good. ``away``: the player's room lives on that node (a cluster's directory said so):
+        the session goes there."""
         c = self._conns.get(conn)
         if new and (c is None or c.closed or not c.authenticating):
             log.info("%s registered, but the connection is gone: forgetting it", name)
@@ -194,7 +198,10 @@ class Handshake(Part):
                 p.token = token
             p.registered = registered
             self._tokens[token] = p
-            self._attach(c, p, now)
+            if away is not None and p.room is None and p.away is None:
+                p.away = away
+                p.away_room = away_room
+            self.attach(c, p, now)
 
     def refused(self, conn: int, *, code: str, text: str) -> None:
         """Storage refused the hello (name taken, unknown token, database away)."""
@@ -208,23 +215,39 @@ class Handshake(Part):
                     regs.pop()
             self._error(c, code, text)
 
-    def _attach(self, c: _Conn, p: _Player, now: float) -> None:
-        """Bind a connection to a player, replacing an older connection of theirs."""
+    def attach(self, c: _Conn, p: _Player, now: float, *, welcome: bool = True) -> None:
+        """Bind a connection to a player, replacing an older connection of theirs. A guest
+        (``welcome`` False) was welcomed by its gateway already. A player whose room lives
+        on another node (``_Player.away``) is handed over there, which resyncs them."""
         resumed = p.gone_at is not None or p.conn is not None
         if p.conn is not None and p.conn in self._conns:
             old = self._conns[p.conn]
             self._close(old, CLOSE_REPLACED, "replaced by a newer connection")
             old.player = None
+            if old.guest is not None:  # its gateway closes it; nothing more comes from it
+                self._shared.drop_guest(old)
+                del self._conns[old.id]
         p.conn = c.id
         p.gone_at = None
         c.player = p
         if resumed:
             log.info("%s resumed", p.name)
-        room = p.room.code if p.room is not None else None
-        self._send(
-            p,
-            Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
-        )
+        if welcome:
+            # The room kept for the player, here or on its owner node (whose resync follows
+            # through the relay): the welcome names it, so a client knows at once.
+            if p.room is not None:
+                room: str | None = p.room.code
+            else:
+                room = p.away_room if p.away is not None else None
+            self._send(
+                p,
+                Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
+            )
+        if p.away is not None:
+            self._out.append(
+                Handover(p.away, c.id, p.id, p.name, p.token, p.registered, c.address, None)
+            )
+            return
         self._play.resync(p, now)
         if p.room is not None:  # the others see them connected again
             self._play.room_changed(p.room, now, skip=p)

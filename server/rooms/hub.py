@@ -43,10 +43,11 @@ from protocol.messages import (
 )
 from protocol.shuffle import SEED_BYTES
 
-from ..effects import Effect, LiveAction, LiveRace, Query, Send
+from ..effects import Effect, Forward, LiveAction, LiveRace, Query, Send
 from .dailies import Dailies
 from .handshake import Handshake
 from .hints import Hints
+from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
 from .restarts import Restarts
@@ -72,9 +73,12 @@ class Hub:
             secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
         ),
         boot_id: str | None = None,
+        node: str = "",
     ) -> None:
         self.config = config or HubConfig()
-        shared = self._shared = Shared(self.config, wall_clock)
+        #: This node's id in a cluster (docs/cluster.md); "" alone.
+        self.node = node
+        shared = self._shared = Shared(self.config, wall_clock, node=node)
         play = self._play = Play(
             shared,
             random_deal=random_deal,
@@ -88,6 +92,7 @@ class Hub:
         self._dailies = Dailies(shared, play)
         self._restarts = Restarts(shared, play)
         self._postmortems = PostMortems(shared)
+        self._nodes = Nodes(shared, play, self._handshake)
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
         self._conns = shared.conns
@@ -120,6 +125,8 @@ class Hub:
         """An event at ``now``: its effects start afresh."""
         self._out.clear()
         self._shared.now = now
+        if self._shared.stale:
+            self._nodes.begin()
 
     def connect(self, conn: int, now: float, *, address: str = "") -> list[Effect]:
         """A new connection (from ``address``); it must say hello within ``hello_timeout_s``."""
@@ -141,6 +148,8 @@ class Hub:
         """One frame from a connection: decode, check, act; answer errors, never raise."""
         self._out.clear()  # ``_begin``, inline: the move path comes this way
         self._shared.now = now
+        if self._shared.stale:
+            self._nodes.begin()
         c = self._conns.get(conn)
         if c is None or c.closed:
             return []
@@ -148,11 +157,36 @@ class Hub:
             log.warning("conn %d: flooding, closing", conn)
             self._close(c, CLOSE_POLICY, "too many messages", at_once=True)
             return self._flush()
+        p = c.player
+        if p is not None and p.away is not None:  # the room is on another node: relay
+            self._out.append(Forward(p.away, conn, data))
+            return self._flush()
+        # ``_handle``, inline: the move path comes this way
         try:
             message = decode_client(data)
         except MessageError as exc:
             self._error(c, exc.code, exc.text)
             return self._flush()
+        if isinstance(message, Hello):
+            self._handshake.hello(c, message, now)
+        elif p is None:
+            if c.authenticating:
+                self._error(c, "hello_pending", "wait for the welcome before anything else")
+            else:
+                self._error(c, "hello_first", "the first message must be a hello")
+        else:
+            self._shared.frame = data
+            self._dispatch(c, p, message, now)
+        return self._flush()
+
+    def _handle(self, c: _Conn, data: bytes | str, now: float) -> None:
+        """Decode a frame that passed the flood bucket, check it, act on it (a guest's,
+        or one that came back from another node; ``receive`` has the same, inline)."""
+        try:
+            message = decode_client(data)
+        except MessageError as exc:
+            self._error(c, exc.code, exc.text)
+            return
         if isinstance(message, Hello):
             self._handshake.hello(c, message, now)
         elif c.player is None:
@@ -161,12 +195,15 @@ class Hub:
             else:
                 self._error(c, "hello_first", "the first message must be a hello")
         else:
+            self._shared.frame = data
             self._dispatch(c, c.player, message, now)
-        return self._flush()
 
     def disconnect(self, conn: int, now: float) -> list[Effect]:
         """The connection is gone. Its player keeps their place for the resume window."""
         self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            self._nodes.disconnected(c)
         self._handshake.disconnect(conn, now)
         return self._flush()
 
@@ -270,9 +307,12 @@ class Hub:
         now: float,
         registered: float = 0.0,
         new: bool = False,
+        away: str | None = None,
+        away_room: str | None = None,
     ) -> list[Effect]:
         """Storage registered a name (``new``) or recognised a token, registered at wall
-        time ``registered``: the connection is that player (``Handshake.authenticated``)."""
+        time ``registered``: the connection is that player (``Handshake.authenticated``);
+        ``away``: the node that holds their room, when it is another (a cluster's)."""
         self._begin(now)
         self._handshake.authenticated(
             conn,
@@ -282,6 +322,8 @@ class Hub:
             now=now,
             registered=registered,
             new=new,
+            away=None if away == self.node else away,
+            away_room=away_room,
         )
         return self._flush()
 
@@ -373,4 +415,168 @@ class Hub:
         (``Restarts.restore``)."""
         self._begin(now)
         self._restarts.restore(live, actions, alive_ms, now)
+        return self._flush()
+
+    # -- a cluster: sessions away on other nodes, guests of other nodes (``Nodes``) -------
+
+    def located(
+        self, conn: int, code: str, node: str | None, frame: bytes | str, now: float
+    ) -> list[Effect]:
+        """The directory says room ``code`` lives on ``node`` (None: nowhere): the session
+        goes there with its join or watch ``frame``, or the frame is answered here."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None and not self._nodes.located(c, code, node, frame):
+            c.locating = False
+            p = c.player
+            if p is not None and not c.closed:
+                try:
+                    message = decode_client(frame)
+                except MessageError:  # it was decoded once already
+                    return self._flush()
+                if isinstance(message, (Join, Watch)):
+                    spectator = isinstance(message, Watch)
+                    self._play.join(c, p, message.room, now, spectator=spectator, located=True)
+        return self._flush()
+
+    def returned(self, conn: int, frame: bytes | str | None, now: float) -> list[Effect]:
+        """The owner released this session (its player is in no room there): it is served
+        here again, starting with ``frame``, which reached the owner too late, if any."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            self._nodes.returned(c)
+            if frame is not None and not c.closed and c.player is not None:
+                self._handle(c, frame, now)
+        return self._flush()
+
+    def closed_by_owner(self, conn: int, code: int, reason: str, now: float) -> list[Effect]:
+        """The owner closed this away session's guest: the connection closes the same way."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            self._nodes.away_closed(c)
+            self._close(c, code, reason)
+        return self._flush()
+
+    def kick(self, conn: int, now: float) -> list[Effect]:
+        """The player of ``conn`` said hello on another node since: close this one (4001)."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            self._nodes.kick(c)
+        return self._flush()
+
+    def node_gone(self, node: str, now: float) -> list[Effect]:
+        """Node ``node`` stopped: sessions away there close with 1012 (their clients resume
+        wherever the room was taken), and its guests here disconnect."""
+        self._begin(now)
+        self._nodes.owner_gone(node)
+        self._nodes.gateway_gone(node, now)
+        return self._flush()
+
+    def guest_attach(
+        self,
+        route: tuple[str, int],
+        *,
+        player_id: int,
+        name: str,
+        token: str,
+        registered: float,
+        address: str,
+        frame: bytes | str | None,
+        now: float,
+    ) -> list[Effect]:
+        """A session of node ``route[0]`` (its connection ``route[1]``) is a guest here:
+        its player's room is here, or will be (``frame``, a join or watch)."""
+        self._begin(now)
+        c = self._nodes.guest_attach(
+            route,
+            player_id=player_id,
+            name=name,
+            token=token,
+            registered=registered,
+            address=address,
+            now=now,
+        )
+        if frame is not None and not c.closed:
+            self._handle(c, frame, now)
+        self._nodes.settle(c)
+        return self._flush()
+
+    def guest_frame(self, route: tuple[str, int], frame: bytes | str, now: float) -> list[Effect]:
+        """A frame of a guest (its gateway took it from the flood bucket already)."""
+        self._begin(now)
+        c = self._nodes.guest(route)
+        if c is None:
+            self._nodes.bounce(route, frame)
+        elif not c.closed:
+            self._handle(c, frame, now)
+            self._nodes.settle(c)
+        return self._flush()
+
+    def guest_detach(self, route: tuple[str, int], now: float) -> list[Effect]:
+        """A guest's connection is gone on its gateway."""
+        self._begin(now)
+        self._nodes.guest_detach(route, now)
+        return self._flush()
+
+    def unreachable(self, conn: int, text: str, now: float) -> list[Effect]:
+        """The directory could not answer a ``Locate``: the join is refused, ``unavailable``."""
+        self._begin(now)
+        c = self._conns.get(conn)
+        if c is not None:
+            c.locating = False
+            if not c.closed:
+                self._error(c, "unavailable", text)
+        return self._flush()
+
+    def has_room(self, code: str) -> bool:
+        return code in self._rooms
+
+    def seated(self, player_id: int) -> bool:
+        """The player is in a room here (a cluster's resume needs no directory then)."""
+        p = self._shared.players.get(player_id)
+        return p is not None and p.room is not None
+
+    def peers(self) -> set[str]:
+        """The other nodes this one relays for: owners of its away sessions, gateways of
+        its guests (their heartbeats are watched)."""
+        found = {p.away for p in self._shared.players.values() if p.away is not None}
+        found.update(node for node, _ in self._shared.guests)
+        return found
+
+    def route(self, conn: int) -> tuple[str, int] | None:
+        """Where a guest's frames go: its gateway and its connection there."""
+        return self._shared.routes.get(conn)
+
+    def seats(self) -> dict[str, list[int]]:
+        """Every room here with its members' player ids (the directory's leases and seats)."""
+        return {code: [m.id for m in r.members()] for code, r in self._rooms.items()}
+
+    def race_uids(self) -> dict[str, str]:
+        """Each running race's uid by room code (the journal's fencing)."""
+        return {code: r.uid for code, r in self._rooms.items() if r.race is not None and r.uid}
+
+    def drop_room(self, code: str, now: float) -> list[Effect]:
+        """This node lost room ``code`` (its lease was taken, or the database fenced its
+        writes): its members close with 1012 and resume on the new owner; nothing of the
+        room stays here."""
+        self._begin(now)
+        room = self._rooms.pop(code, None)
+        if room is not None:
+            log.warning("room %s: lost to another node; its members resume there", code)
+            room.finishing = False
+            room.state = "lost"  # its timers find nothing to do
+            for m in room.members():
+                m.room = None
+                c = self._conns.get(m.conn) if m.conn is not None else None
+                if c is not None:
+                    self._close(c, CLOSE_RESTARTING, "the room moved to another node; resume")
+                    if c.guest is not None:
+                        self._shared.drop_guest(c)
+                        del self._conns[c.id]
+                m.conn = None
+                self._shared.tokens.pop(m.token, None)
+                self._shared.players.pop(m.id, None)
         return self._flush()

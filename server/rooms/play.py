@@ -33,7 +33,7 @@ from protocol.messages import (
 )
 
 from ..daily import code_public, code_public_at
-from ..effects import Journal, LiveAction, LiveRace, Persist, PlayerResult, RaceRecord
+from ..effects import Journal, LiveAction, LiveRace, Locate, Persist, PlayerResult, RaceRecord
 from ..race import Race, Runner
 from .shared import Part, Shared
 from .state import _Conn, _Player, _Room
@@ -102,7 +102,7 @@ class Play(Part):
             return
         code = self.free_room_code()
         if code is None:
-            self._error(c, "server_full", "no free room code; try again later")
+            self.no_code(c)
             return
         deal = fixed or GameCode(rules, self._random_deal())
         room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
@@ -117,10 +117,25 @@ class Play(Part):
         log.info("%s created room %s (%s)", p.name, code, fixed or rules)
         self.room_changed(room, now, progress=False)
 
-    def join(self, c: _Conn, p: _Player, code: str, now: float, *, spectator: bool) -> None:
+    def join(
+        self,
+        c: _Conn,
+        p: _Player,
+        code: str,
+        now: float,
+        *,
+        spectator: bool,
+        located: bool = False,
+    ) -> None:
         if not self._may_enter(c, p):
             return
         room = self._rooms.get(code.strip().upper())
+        if room is None and self._shared.node and c.guest is None and not located:
+            # Not here: the directory knows which node holds it (``Nodes.located``).
+            if not c.locating:
+                c.locating = True
+                self._out.append(Locate(c.id, code.strip().upper(), self._shared.frame))
+            return
         if room is None or room.daily is not None:  # a daily attempt is private
             self._error(c, "no_such_room", f"there is no room {code.strip()[:16]!r}")
             return
@@ -398,12 +413,28 @@ class Play(Part):
         return len(self._rooms) + len(self._daily_rooms) >= self._config.max_rooms
 
     def free_room_code(self) -> str | None:
+        """A code no room here holds; in a cluster, one this node reserved in its directory
+        (``new_room_code`` gives "" when it holds none: the directory is away)."""
         reserved = self._daily_rooms.values()
         for _ in range(100):  # 32**5 codes: a clash is rare, a run of them means something broke
             code = self._new_room_code()
+            if not code:
+                return None
             if code not in self._rooms and code not in reserved:
                 return code
         return None
+
+    def no_code(self, c: _Conn) -> None:
+        """No code for a new room: in a cluster, the directory is away."""
+        if self._shared.node:
+            self._error(
+                c,
+                "unavailable",
+                "this node holds no free room code just now (the cluster's directory is"
+                " unreachable or slow); rooms already racing go on: try again shortly",
+            )
+        else:
+            self._error(c, "server_full", "no free room code; try again later")
 
     def _may_enter(self, c: _Conn, p: _Player) -> bool:
         """May this player create or join a room: in none, and no daily deal on its way?"""

@@ -131,3 +131,6 @@ class Restarts(Part):
         )
         self._play.enforce_limit(room, now)
         self._play.check_over(room)
+        for p in room.members():  # a player who said hello meanwhile (a takeover)
+            if p.conn is not None:
+                self._play.resync(p, now)

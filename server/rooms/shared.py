@@ -49,8 +49,13 @@ class Shared:
     point of the hub sets it first.
     """
 
-    def __init__(self, config: HubConfig, wall_clock: Callable[[], float]) -> None:
+    def __init__(
+        self, config: HubConfig, wall_clock: Callable[[], float], *, node: str = ""
+    ) -> None:
         self.config = config
+        #: This node's id in a cluster; "" alone (the cluster of one: no other node exists,
+        #: so nothing is looked up elsewhere).
+        self.node = node
         #: Wall time (seconds since the epoch): dates, the daily deal, records.
         self.wall = wall_clock
         self.now = 0.0
@@ -68,6 +73,22 @@ class Shared:
         self._timer_seq = 0
         #: The effects of the event at hand, in order.
         self.out: list[Effect] = []
+        #: The frame at hand, as it came (a join is relayed as it is: ``Nodes``).
+        self.frame: bytes | str = b""
+        #: Guests (sessions of other nodes) by their route ``(node, conn)``, and routes by
+        #: guest id: the I/O layer sends a guest's frames along its route.
+        self.guests: dict[tuple[str, int], int] = {}
+        self.routes: dict[int, tuple[str, int]] = {}
+        #: Guests gone during the event at hand: their routes are kept until the next one,
+        #: so that the I/O layer can still send them what this one sent (``drop_guest``).
+        self.stale: list[int] = []
+
+    def drop_guest(self, c: _Conn) -> None:
+        """A guest is done here (released, gone, or replaced by a newer session)."""
+        if c.guest is not None:
+            if self.guests.get(c.guest) == c.id:
+                del self.guests[c.guest]
+            self.stale.append(c.id)
 
     def timer(self, when: float, kind: str, ref: object) -> None:
         self._timer_seq += 1

@@ -127,6 +127,11 @@ class _Conn:
     queries: int = 0
     #: The hello being checked registers a name (counted in ``Handshake._may_register``).
     registering: bool = False
+    #: A guest: the session of another node (its gateway), ``(node, its conn id)``, whose
+    #: room lives here (``Nodes``). None: a connection of this node's own.
+    guest: tuple[str, int] | None = None
+    #: A join or watch is being looked up in the cluster's directory (``Locate``).
+    locating: bool = False
 
 
 @dataclass(eq=False)
@@ -148,6 +153,11 @@ class _Player:
     #: position along a winning line given, and positions found lost or undecided.
     hint_uid: str = ""
     hint_answers: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    #: The node that holds this player's room, when it is another node: the session is
+    #: away, and its frames go there (``Nodes``). None: the room, if any, is here.
+    away: str | None = None
+    #: The code of that room (the welcome names it: docs/protocol.md 4.15).
+    away_room: str | None = None
 
 
 @dataclass(eq=False)

@@ -43,6 +43,9 @@ class JournalWriter:
         self._clocks_stopped = False
         self._lock = asyncio.Lock()
         self._failing = False
+        #: Called with the uids of races another node took over (the database refused
+        #: their entries: docs/cluster.md); the node then drops those rooms.
+        self.on_fenced: Callable[[set[str]], None] | None = None
         #: Figures for metrics: batches written and failed writes.
         self.batches = 0
         self.failures = 0
@@ -88,7 +91,7 @@ class JournalWriter:
                 return
             self._races, self._actions = [], []
             try:
-                await self.store.journal(races=races, actions=actions)
+                fenced = await self.store.journal(races=races, actions=actions)
             except Exception as exc:
                 # Keep them, in order, ahead of anything queued meanwhile; try again later.
                 self._races = races + self._races
@@ -99,6 +102,8 @@ class JournalWriter:
                 self._failing = True
                 return
             self.batches += 1
+            if fenced and self.on_fenced is not None:
+                self.on_fenced(fenced)
             if self._failing:
                 log.info("journal: writing again")
             self._failing = False

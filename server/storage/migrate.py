@@ -37,9 +37,20 @@ def head() -> str:
     return revision
 
 
+#: The PostgreSQL advisory lock migrations hold: nodes of a cluster that start together
+#: on one database migrate one after the other (docs/cluster.md).
+MIGRATION_LOCK = 0x59554B4F  # "YUKO"
+
+
 async def upgrade(store: SqlStore, revision: str = "head") -> str | None:
     """Migrate up to ``revision``; returns the revision the database is at afterwards."""
-    await store.run_sync(lambda conn: command.upgrade(alembic_config(conn), revision))
+
+    def run(conn: Connection) -> None:
+        if conn.dialect.name == "postgresql":  # held until the transaction ends
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+        command.upgrade(alembic_config(conn), revision)
+
+    await store.run_sync(run)
     return await current(store)
 
 

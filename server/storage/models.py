@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -272,6 +273,10 @@ class LiveRaceRow(Base):
     #: A daily attempt that is practice: a later attempt, or a player younger than
     #: ``--daily-min-age`` when it began (migration 0006).
     practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: The node that writes this race (docs/cluster.md; "" for a server alone), and the
+    #: fencing token: bumped by each takeover; writes carry the pair they hold (0008).
+    owner: Mapped[str] = mapped_column(String(40), default="", server_default=text("''"))
+    epoch: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
 
 
 class LiveActionRow(Base):

@@ -22,7 +22,7 @@ from typing import IO, Any
 from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 
 from ..effects import PlayerResult, RaceRecord
-from .sql import SqlStore, describe_error
+from .sql import FencedError, SqlStore, describe_error
 
 #: Errors that mean the database refused this record, not that it is away.
 _PERMANENT = (IntegrityError, DataError, ProgrammingError)
@@ -120,6 +120,13 @@ class ResultWriter:
             try:
                 await self.store.record_race(record)
                 break
+            except FencedError:
+                # Another node took the race over and will store it: nothing to keep here.
+                log.warning("race %s: taken over by another node; not stored here", record.uid)
+                async with self._lock:
+                    self._pending.pop(record.uid, None)
+                    await asyncio.to_thread(self._rewrite)
+                raise
             except _PERMANENT as exc:
                 # The database answered and refused the record: retrying cannot help. Keep
                 # it, aside, for a person to look at; nothing is thrown away.

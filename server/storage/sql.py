@@ -79,6 +79,11 @@ _live = cast(Table, LiveRaceRow.__table__)
 _live_actions = cast(Table, LiveActionRow.__table__)
 
 
+class FencedError(Exception):
+    """Another node took this race over (its ``live_races`` row holds another owner or a
+    newer epoch): this node must not write for it any more (docs/cluster.md)."""
+
+
 class NameTakenError(Exception):
     """Another player registered this name, or one that looks like it (names are unique
     regardless of case, compatibility forms and look-alike characters)."""
@@ -255,6 +260,11 @@ class SqlStore:
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        #: The node this store writes for ("" alone), and the fencing token it holds for
+        #: each race it took over (a race it started holds epoch 1): journal groups and
+        #: results are written only for races whose row still says so (docs/cluster.md).
+        self.owner = ""
+        self.epochs: dict[str, int] = {}
 
     @property
     def dialect(self) -> str:
@@ -435,6 +445,15 @@ class SqlStore:
             async with self.engine.begin() as conn:
                 if await self._has_race(conn, record.uid):
                     return
+                held = (
+                    await conn.execute(
+                        select(_live.c.owner, _live.c.epoch)
+                        .where(_live.c.uid == record.uid)
+                        .with_for_update()
+                    )
+                ).first()
+                if held is not None and (held.owner, held.epoch) != self._fence(record.uid):
+                    raise FencedError(record.uid)
                 await self._insert_race(conn, record)
                 # Stored: the race needs no rebuilding after a restart any more.
                 await conn.execute(
@@ -491,25 +510,32 @@ class SqlStore:
             found.update(row[0] for row in result)
         return found
 
-    async def journal(self, *, races: Sequence[LiveRace], actions: Sequence[LiveAction]) -> None:
+    def _fence(self, uid: str) -> tuple[str, int]:
+        """The ``(owner, epoch)`` this store writes race ``uid`` as."""
+        return self.owner, self.epochs.get(uid, 1)
+
+    async def journal(
+        self, *, races: Sequence[LiveRace], actions: Sequence[LiveAction]
+    ) -> set[str]:
         """Write a batch of journal entries in one transaction, idempotently. Entries of a
-        race whose result is already stored are dropped: it needs no rebuilding."""
+        race whose result is already stored are dropped: it needs no rebuilding. So are
+        those of a race another node took over (fenced): their uids are returned."""
         uids = {r.uid for r in races} | {a.uid for a in actions}
         if not uids:
-            return
+            return set()
         for attempt in range(3):
             try:
-                await self._journal(uids, races, actions)
-                return
+                return await self._journal(uids, races, actions)
             except IntegrityError:
                 # A race ended (its result stored, its live row deleted) between this
                 # batch's check and its insert: check again, and its entries are dropped.
                 if attempt == 2:
                     raise
+        return set()  # pragma: no cover (the loop returns or raises)
 
     async def _journal(
         self, uids: set[str], races: Sequence[LiveRace], actions: Sequence[LiveAction]
-    ) -> None:
+    ) -> set[str]:
         async with self.engine.begin() as conn:
             ordered = sorted(uids)
             stored = await self._uids_in(conn, _races, ordered)
@@ -536,11 +562,13 @@ class SqlStore:
                             "hints": r.hints,
                             "salt": r.salt,
                             "practice": r.practice,
+                            "owner": self.owner,
+                            "epoch": 1,
                         }
                         for r in fresh
                     ],
                 )
-            live = await self._uids_in(conn, _live, ordered)
+            live, fenced = await self._held(conn, ordered)
             rows = [
                 (a.uid, a.n, a.player_id, a.seq, a.at_ms, a.action)
                 for a in actions
@@ -551,6 +579,31 @@ class SqlStore:
                 # writes, and SQLAlchemy's per-row parameter handling cost more CPU on the
                 # event loop than the insert itself (docs/performance.md).
                 await conn.exec_driver_sql(self._insert_actions_sql(), rows)
+        return fenced
+
+    async def _held(self, conn: AsyncConnection, uids: Sequence[str]) -> tuple[set[str], set[str]]:
+        """Which of ``uids`` are running races this store still writes for, and which were
+        taken over by another node. On PostgreSQL the rows are locked (``FOR SHARE``) until
+        the transaction ends, so a takeover's epoch bump waits for a group being written:
+        the new owner then reads every action the old one wrote. Straight to the driver, as
+        ``_uids_in``."""
+        held: set[str] = set()
+        fenced: set[str] = set()
+        lock = " FOR SHARE" if self.dialect == "postgresql" else ""
+        for i in range(0, len(uids), 500):
+            chunk = tuple(uids[i : i + 500])
+            result = await conn.exec_driver_sql(
+                f"SELECT uid, owner, epoch FROM {_live.name}"
+                f" WHERE uid IN ({self._marks(len(chunk))}){lock}",
+                chunk,
+            )
+            for row in result:
+                uid, owner, epoch = cast(tuple[str, str, int], tuple(row))
+                if (owner, epoch) == self._fence(uid):
+                    held.add(uid)
+                else:
+                    fenced.add(uid)
+        return held, fenced
 
     async def checkpoint(self, *, alive: dict[str, int]) -> None:
         """Note how far each running race's clock has got: a crash costs at most the time
@@ -561,7 +614,11 @@ class SqlStore:
         # hold the event loop for 500 round trips (bench/load.py).
         statement = (
             _live.update()
-            .where(_live.c.uid == bindparam("u"), _live.c.alive_ms < bindparam("ms"))
+            .where(
+                _live.c.uid == bindparam("u"),
+                _live.c.alive_ms < bindparam("ms"),
+                _live.c.owner == self.owner,  # a race taken over is not this node's to time
+            )
             .values(alive_ms=bindparam("ms"))
         )
         async with self.engine.begin() as conn:
@@ -580,40 +637,75 @@ class SqlStore:
                     )
                     await conn.execute(_live.delete().where(_live.c.uid == row.uid))
                     continue
-                actions = [
-                    LiveAction(row.uid, a.n, a.player_id, a.seq, a.at_ms, a.action)
-                    for a in (
-                        await conn.execute(
-                            select(_live_actions)
-                            .where(_live_actions.c.race_uid == row.uid)
-                            .order_by(_live_actions.c.n)
-                        )
-                    ).all()
-                ]
-                started = row.started_at
-                if started.tzinfo is None:
-                    started = started.replace(tzinfo=dt.UTC)
-                live = LiveRace(
-                    uid=row.uid,
-                    room=row.room,
-                    code=row.code,
-                    rules=row.rules,
-                    daily_date=row.daily_date,
-                    attempt=row.attempt,
-                    undo=row.undo,
-                    time_limit=row.time_limit,
-                    max_players=row.max_players,
-                    fixed=row.fixed,
-                    host_id=row.host_id,
-                    players=tuple((int(p), str(n)) for p, n in json.loads(row.players)),
-                    started_wall=started.timestamp(),
-                    hints=bool(row.hints),
-                    salt=row.salt,
-                    practice=bool(row.practice),
-                )
-                alive = max([row.alive_ms, *(a.at_ms for a in actions)])
-                out.append((live, actions, alive))
+                out.append(await self._rebuild(conn, row))
         return out
+
+    async def live_owners(self) -> list[tuple[str, str, str, int]]:
+        """Every running race as ``(uid, room, owner, epoch)``: a node's sweep looks for
+        races whose owner is gone (docs/cluster.md)."""
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                select(_live.c.uid, _live.c.room, _live.c.owner, _live.c.epoch)
+            )
+            return [(r.uid, r.room, r.owner, r.epoch) for r in rows]
+
+    async def take_over(
+        self, *, uid: str, owner: str, epoch: int
+    ) -> tuple[LiveRace, list[LiveAction], int] | None:
+        """Take race ``uid`` from ``owner`` at ``epoch``: bump the fencing token and read the
+        journal in one transaction. From its commit the old owner's writes are refused;
+        its group being written, if any, holds the row and is read here. None: the row
+        moved meanwhile (another node took it, or the race ended)."""
+        async with self.engine.begin() as conn:
+            bumped = await conn.execute(
+                _live.update()
+                .where(_live.c.uid == uid, _live.c.owner == owner, _live.c.epoch == epoch)
+                .values(owner=self.owner, epoch=epoch + 1)
+            )
+            if bumped.rowcount != 1:
+                return None
+            row = (await conn.execute(select(_live).where(_live.c.uid == uid))).first()
+            assert row is not None
+            self.epochs[uid] = epoch + 1
+            return await self._rebuild(conn, row)
+
+    async def _rebuild(
+        self, conn: AsyncConnection, row: Any
+    ) -> tuple[LiveRace, list[LiveAction], int]:
+        """A ``live_races`` row with its actions, and the clock to resume it at."""
+        actions = [
+            LiveAction(row.uid, a.n, a.player_id, a.seq, a.at_ms, a.action)
+            for a in (
+                await conn.execute(
+                    select(_live_actions)
+                    .where(_live_actions.c.race_uid == row.uid)
+                    .order_by(_live_actions.c.n)
+                )
+            ).all()
+        ]
+        started = row.started_at
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=dt.UTC)
+        live = LiveRace(
+            uid=row.uid,
+            room=row.room,
+            code=row.code,
+            rules=row.rules,
+            daily_date=row.daily_date,
+            attempt=row.attempt,
+            undo=row.undo,
+            time_limit=row.time_limit,
+            max_players=row.max_players,
+            fixed=row.fixed,
+            host_id=row.host_id,
+            players=tuple((int(p), str(n)) for p, n in json.loads(row.players)),
+            started_wall=started.timestamp(),
+            hints=bool(row.hints),
+            salt=row.salt,
+            practice=bool(row.practice),
+        )
+        alive = max([row.alive_ms, *(a.at_ms for a in actions)])
+        return live, actions, alive
 
     @staticmethod
     async def _has_race(conn: AsyncConnection, uid: str) -> bool:

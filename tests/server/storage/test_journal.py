@@ -31,9 +31,9 @@ def live(uid: str, host: int) -> LiveRace:
     )
 
 
-def end_race_elsewhere(url: str, uid: str) -> None:
+def end_race_elsewhere(url: str, uid: str, *, wait: bool = True) -> threading.Thread:
     """Another connection stores a race's result (deleting its live row), and waits for
-    it: on a thread with its own event loop, as a concurrent server task would."""
+    it (``wait``): on a thread with its own event loop, as a concurrent server task would."""
 
     async def end_it() -> None:
         other = SqlStore(url)
@@ -45,24 +45,30 @@ def end_race_elsewhere(url: str, uid: str) -> None:
 
     thread = threading.Thread(target=asyncio.run, args=(end_it(),))
     thread.start()
-    thread.join(30)
+    if wait:
+        thread.join(30)
+    return thread
 
 
 async def test_a_race_that_ends_while_its_actions_are_written_drops_them_quietly(
     store: SqlStore,
 ) -> None:
     """A race's result is stored (its live row deleted) between a journal batch's check of
-    the live races and its insert: the batch is checked again, not failed."""
+    the live races and its insert: the batch is checked again, not failed. On PostgreSQL
+    the check locks the rows (``FOR SHARE``, the cluster's fencing: docs/cluster.md), so
+    the delete waits for the batch and takes its actions with it."""
     ann = await store.register_player(name="ann", now=T0)
     await store.journal(
         races=[live("ending", ann.player_id), live("going", ann.player_id)], actions=[]
     )
     insert = store._insert_actions_sql
     ended: list[str] = []
+    locks = store.dialect == "postgresql"
+    threads: list[threading.Thread] = []
 
     def insert_as_the_race_ends() -> str:
         if not ended:
-            end_race_elsewhere(store.url, "ending")
+            threads.append(end_race_elsewhere(store.url, "ending", wait=not locks))
             ended.append("ending")
         return insert()
 
@@ -73,6 +79,8 @@ async def test_a_race_that_ends_while_its_actions_are_written_drops_them_quietly
     ]
     await store.journal(races=[], actions=actions)
     assert ended == ["ending"]
+    for thread in threads:
+        await asyncio.to_thread(thread.join, 30)
     found = {race.uid: acts for race, acts, _ in await store.live_races()}
     assert "ending" not in found
     assert found["going"] == [actions[1]]

@@ -1,0 +1,325 @@
+"""The only code that touches Redis: a cluster's directory, its leases, and the relay.
+
+A node (docs/cluster.md) keeps in Redis, under one prefix:
+
+- ``node:{id}``: its heartbeat, ``NODE_TTL_MS``, renewed every ``RENEW_EVERY_S``;
+- ``room:{CODE}``: the owner of a room (or of a code it reserved), ``LEASE_TTL_MS``,
+  renewed with the heartbeat by one Lua call that extends only keys holding its id;
+- ``seat:{player_id}``: the room a player is in, renewed the same way;
+- ``session:{player_id}``: the node and connection of a player's latest session;
+- ``daily:{date}:{rules}``: who chooses that day's deal (a lock);
+
+and listens on the channel ``node:{id}`` for relay messages (msgpack arrays). Nothing
+here is the only copy of anything: PostgreSQL holds the races, and fences their writes.
+Every call either answers or raises ``RelayDown``; publishing never waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgpack
+import redis.asyncio as redis
+from redis.exceptions import RedisError
+
+from .rooms import ROOM_ALPHABET
+from .rooms.state import ROOM_CODE_LENGTH
+
+__all__ = ["LEASE_TTL_MS", "NODE_TTL_MS", "RENEW_EVERY_S", "Relay", "RelayDown"]
+
+log = logging.getLogger("yukon.relay")
+
+#: A node's heartbeat lapses this long after its last renewal.
+NODE_TTL_MS = 3000
+#: A room's lease (and a seat, a reserved code) lapses this long after its last renewal.
+LEASE_TTL_MS = 5000
+RENEW_EVERY_S = 1.0
+#: Codes a node keeps reserved for rooms it may open (``take_code``): enough for a burst
+#: of creates between two refills (one is started as soon as half are used).
+CODE_POOL = 256
+#: Connections to Redis for calls (the channel has one more of its own).
+MAX_CONNECTIONS = 16
+#: Relay messages held while Redis is away; beyond, the oldest are dropped.
+OUTGOING_LIMIT = 100_000
+
+#: Renew a node's keys: ARGV[1] the node, ARGV[2] the node TTL, ARGV[3] the lease TTL,
+#: ARGV[4] how many room keys come first in KEYS (after the node key); the rest are seats
+#: (ARGV[5..] their values). A room key held by another node is not touched and comes
+#: back in the answer: that room was taken over. A missing one is taken again.
+_RENEW = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local lost = {}
+local rooms = tonumber(ARGV[4])
+for i = 2, rooms + 1 do
+  local holder = redis.call('GET', KEYS[i])
+  if holder == false or holder == ARGV[1] then
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[3])
+  else
+    table.insert(lost, KEYS[i])
+  end
+end
+for i = rooms + 2, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[i + 3 - rooms], 'PX', ARGV[3])
+end
+return lost
+"""
+
+#: Take a room's lease: KEYS[1] the room, ARGV[1] this node, ARGV[2] the dead holder it may
+#: replace ("" none), ARGV[3] the TTL.
+_CLAIM = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false or (ARGV[2] ~= '' and holder == ARGV[2]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+class RelayDown(Exception):
+    """Redis cannot be reached just now."""
+
+
+class Relay:
+    """One node's link to Redis: the directory, leases, and messages to other nodes."""
+
+    def __init__(
+        self,
+        url: str,
+        node: str,
+        *,
+        prefix: str = "yukon:",
+        on_message: Callable[[list[Any]], None],
+    ) -> None:
+        self.url = url
+        self.node = node
+        self.prefix = prefix
+        self.on_message = on_message
+        # A bounded pool whose callers wait their turn: a burst of look-ups (hundreds of
+        # joins at once) queues instead of failing as an outage would.
+        pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=5.0,
+            socket_timeout=2.0,
+            socket_connect_timeout=2.0,
+        )
+        self._redis: redis.Redis = redis.Redis(connection_pool=pool)
+        #: Its own connection for the channel: no read timeout (a quiet channel is not an
+        #: outage); a ping every few seconds finds a dead link instead.
+        self._sub: redis.Redis = redis.Redis.from_url(
+            url, socket_connect_timeout=2.0, socket_keepalive=True, health_check_interval=5
+        )
+        self._pool: deque[str] = deque()
+        self._filling: asyncio.Task[None] | None = None
+        self._outgoing: deque[tuple[str, bytes]] = deque()
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._renew = self._redis.register_script(_RENEW)
+        self._claim = self._redis.register_script(_CLAIM)
+        #: Redis answered the last call.
+        self.up = False
+        self.published = 0
+        self.received = 0
+
+    def key(self, kind: str, name: object) -> str:
+        return f"{self.prefix}{kind}:{name}"
+
+    # -- life ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Check Redis answers (a node that cannot reach it at start refuses to start), and
+        begin listening and sending."""
+        try:
+            await self._redis.ping()
+        except (RedisError, OSError) as exc:
+            raise RelayDown(f"{type(exc).__name__}: {exc}") from exc
+        self.up = True
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="relay listen"),
+            asyncio.create_task(self._send(), name="relay send"),
+        ]
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(RedisError, OSError):
+            await self._redis.delete(self.key("node", self.node))
+        await self._redis.aclose()
+        await self._sub.aclose()
+
+    async def _call(self, coro: Any) -> Any:
+        try:
+            answer = await coro
+        except (RedisError, OSError) as exc:
+            if self.up:
+                log.warning("redis unreachable (%s)", type(exc).__name__)
+            self.up = False
+            raise RelayDown(str(exc)) from exc
+        if not self.up:
+            log.info("redis reachable again")
+        self.up = True
+        return answer
+
+    # -- the relay ----------------------------------------------------------------------------
+
+    def publish(self, node: str, message: list[Any]) -> None:
+        """Queue a message for ``node``; a task sends queued messages in pipelines."""
+        self._outgoing.append((self.key("node", node), msgpack.packb(message, use_bin_type=True)))
+        if len(self._outgoing) > OUTGOING_LIMIT:
+            self._outgoing.popleft()
+        self._wake.set()
+
+    async def _send(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._outgoing:
+                batch = [self._outgoing.popleft() for _ in range(min(500, len(self._outgoing)))]
+                pipe = self._redis.pipeline(transaction=False)
+                for channel, data in batch:
+                    pipe.publish(channel, data)
+                try:
+                    await self._call(pipe.execute())
+                    self.published += len(batch)
+                except RelayDown:
+                    self._outgoing.extendleft(reversed(batch))
+                    await asyncio.sleep(0.5)
+
+    async def _listen(self) -> None:
+        """Read this node's channel; resubscribe after an outage."""
+        channel = self.key("node", self.node)
+        while True:
+            pubsub = self._sub.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(channel)
+                async for item in pubsub.listen():
+                    data = item.get("data")
+                    if not isinstance(data, bytes):
+                        continue
+                    self.received += 1
+                    try:
+                        message = msgpack.unpackb(data, raw=False)
+                        self.on_message(message)
+                    except Exception:
+                        log.exception("relay: a message failed")
+            except (RedisError, OSError) as exc:
+                if self.up:
+                    log.warning("relay: redis unreachable (%s)", type(exc).__name__)
+                self.up = False
+                await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    # -- the directory ------------------------------------------------------------------------
+
+    def take_code(self) -> str:
+        """A room code this node reserved, for a new room here; "" if it holds none (Redis
+        away). The lease on it goes on with the room (``renew``)."""
+        if not self.up:  # its leases may lapse meanwhile: no new room while away
+            return ""
+        if len(self._pool) < CODE_POOL // 2 and (self._filling is None or self._filling.done()):
+            self._filling = asyncio.create_task(self._refill())
+        return self._pool.popleft() if self._pool else ""
+
+    async def _refill(self) -> None:
+        with contextlib.suppress(RelayDown):
+            await self._fill_pool()
+
+    def reserved(self) -> list[str]:
+        return list(self._pool)
+
+    async def renew(
+        self, rooms: Iterable[str], seats: dict[int, str]
+    ) -> tuple[list[str], list[str]]:
+        """Renew the heartbeat, the leases of ``rooms`` and of the reserved codes, and
+        ``seats``; then top up the code pool. Returns the rooms another node holds now
+        (taken over: this node must drop them) and the reserved codes lost likewise."""
+        codes = list(rooms)
+        pool = list(self._pool)
+        keys = [self.key("node", self.node)]
+        keys += [self.key("room", c) for c in codes + pool]
+        keys += [self.key("seat", p) for p in seats]
+        args: list[Any] = [self.node, NODE_TTL_MS, LEASE_TTL_MS, len(codes) + len(pool)]
+        args += list(seats.values())
+        lost_keys = await self._call(self._renew(keys=keys, args=args))
+        lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
+        if lost:
+            self._pool = deque(c for c in self._pool if c not in lost)
+        await self._fill_pool()
+        return [c for c in codes if c in lost], [c for c in pool if c in lost]
+
+    async def _fill_pool(self) -> None:
+        while len(self._pool) < CODE_POOL:
+            want = CODE_POOL - len(self._pool)
+            codes = [
+                "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
+                for _ in range(want)
+            ]
+            pipe = self._redis.pipeline(transaction=False)
+            for code in codes:
+                pipe.set(self.key("room", code), self.node, nx=True, px=LEASE_TTL_MS)
+            answers = await self._call(pipe.execute())
+            self._pool.extend(c for c, ok in zip(codes, answers, strict=True) if ok)
+
+    async def owner(self, code: str) -> str | None:
+        """The node that holds room ``code`` (or reserved it), or None."""
+        found = await self._call(self._redis.get(self.key("room", code)))
+        return found.decode() if found else None
+
+    async def seat(self, player_id: int) -> str | None:
+        """The room player ``player_id`` is in, if its owner renews it."""
+        found = await self._call(self._redis.get(self.key("seat", player_id)))
+        return found.decode() if found else None
+
+    async def claim(self, code: str, dead: str = "") -> bool:
+        """Take room ``code``'s lease if nobody holds it, or only ``dead`` does (a node
+        without a heartbeat): a takeover's first step. One of two nodes trying wins."""
+        return bool(
+            await self._call(
+                self._claim(
+                    keys=[self.key("room", code)], args=[self.node, dead or "", LEASE_TTL_MS]
+                )
+            )
+        )
+
+    async def release(self, code: str) -> None:
+        """Give up a lease at once if it is still this node's (a takeover that failed)."""
+        key = self.key("room", code)
+        holder = await self._call(self._redis.get(key))
+        if holder is not None and holder.decode() == self.node:
+            await self._call(self._redis.delete(key))
+
+    async def alive(self, nodes: Iterable[str]) -> set[str]:
+        """Which of ``nodes`` have a heartbeat."""
+        names = sorted(set(nodes))
+        if not names:
+            return set()
+        found = await self._call(self._redis.mget([self.key("node", n) for n in names]))
+        return {n for n, v in zip(names, found, strict=True) if v is not None}
+
+    async def session(self, player_id: int, conn: int) -> tuple[str, int] | None:
+        """Note the player's newest session (here, ``conn``); the one before, if any."""
+        old = await self._call(
+            self._redis.set(
+                self.key("session", player_id), f"{self.node} {conn}", ex=86_400, get=True
+            )
+        )
+        if not old:
+            return None
+        node, _, number = old.decode().partition(" ")
+        return node, int(number)
+
+    async def lock(self, name: str, ttl_ms: int) -> bool:
+        """A lock held for ``ttl_ms`` by this node (``SET NX``); True if it got it."""
+        return bool(
+            await self._call(self._redis.set(self.key("lock", name), self.node, nx=True, px=ttl_ms))
+        )

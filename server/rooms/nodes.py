@@ -1,0 +1,200 @@
+"""The seam between sessions and rooms: a session whose room lives on another node.
+
+A node of a cluster (docs/cluster.md) holds its clients' *sessions* (the connection, the
+flood bucket, the hello and the identity) and the *rooms* it owns. A player whose room
+lives on another node is *away* (``_Player.away``): this node, their gateway, relays
+their frames, untouched, to the owner (``Forward``), where a *guest* ``_Conn`` (marked
+with its route, ``_Conn.guest``) stands for the session; everything the owner sends to a
+guest goes back along its route. The rest of the hub does not know the difference: a
+guest is a connection, its player a player. Alone (no node id), none of this happens.
+
+Every step is an effect (``Locate``, ``Handover``, ``Forward``, ``Detach``, ``Release``) or an
+entry point, so two hubs wired by an in-memory relay are tested like one.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from protocol.messages import CLOSE_REPLACED
+
+from ..effects import Detach, Handover, Release
+from .handshake import Handshake
+from .play import Play
+from .shared import Part, Shared
+from .state import _Conn, _Player
+
+__all__ = ["CLOSE_RESTARTING", "Nodes"]
+
+log = logging.getLogger("yukon.rooms")
+
+#: Websocket close code for "come back": the room moved or its node went away; the client
+#: reconnects and resumes, through any node (docs/protocol.md, restarts).
+CLOSE_RESTARTING = 1012
+
+
+class Nodes(Part):
+    """Sessions away on other nodes (this node their gateway) and guests of other nodes
+    (this node their room's owner)."""
+
+    def __init__(self, shared: Shared, play: Play, handshake: Handshake) -> None:
+        super().__init__(shared)
+        self._play = play
+        self._handshake = handshake
+        self._next_guest = 0
+
+    def begin(self) -> None:
+        """A new event: routes of guests gone in the last one are forgotten now."""
+        stale = self._shared.stale
+        if stale:
+            for gid in stale:
+                self._shared.routes.pop(gid, None)
+            stale.clear()
+
+    # -- the gateway's side ---------------------------------------------------------------
+
+    def located(self, c: _Conn, code: str, node: str | None, frame: bytes | str) -> bool:
+        """The directory answered where room ``code`` lives. True: the session goes away
+        to ``node`` with ``frame``; False: the frame is for this node (the room is here,
+        or nowhere: the join answers ``no_such_room``)."""
+        c.locating = False
+        p = c.player
+        if p is None or c.closed or node is None or node == self._shared.node:
+            return False
+        if p.room is not None or p.daily_pending or p.away is not None:
+            return False  # something happened meanwhile: the join answers it here
+        p.away_room = code
+        self.go_away(c, p, node, frame)
+        return True
+
+    def go_away(self, c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> None:
+        """From now on the session's frames go to ``node``, which holds its room."""
+        p.away = node
+        self._out.append(
+            Handover(node, c.id, p.id, p.name, p.token, p.registered, c.address, frame)
+        )
+
+    def returned(self, c: _Conn) -> None:
+        """The owner released the session: its player is in no room there any more."""
+        p = c.player
+        if p is not None:
+            p.away = None
+
+    def away_closed(self, c: _Conn) -> None:
+        """The owner closed the session (replaced, flooding, the room moved). Its player is
+        forgotten here: their next hello asks storage and the directory where they are."""
+        p = c.player
+        if p is not None and p.away is not None:
+            p.away = None
+            self._forget(p)
+
+    def disconnected(self, c: _Conn) -> None:
+        """A session's connection is gone: its guest, if any, disconnects too."""
+        p = c.player
+        if p is not None and p.away is not None and p.conn == c.id:
+            self._out.append(Detach(p.away, c.id))
+
+    def owner_gone(self, node: str) -> None:
+        """``node`` stopped (its heartbeat lapsed): every session away there is closed with
+        1012, so that its client resumes, and finds its room wherever it was taken."""
+        for p in [p for p in self._players.values() if p.away == node]:
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            p.away = None
+            if c is not None:
+                self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
+            self._forget(p)
+
+    def kick(self, c: _Conn) -> None:
+        """The player said hello on a newer session on another node."""
+        if c.player is not None:
+            self._close(c, CLOSE_REPLACED, "replaced by a newer connection")
+
+    def _forget(self, p: _Player) -> None:
+        if self._tokens.get(p.token) is p:
+            del self._tokens[p.token]
+        if p.room is None and self._players.get(p.id) is p:
+            del self._players[p.id]
+
+    # -- the owner's side -----------------------------------------------------------------
+
+    def guest_attach(
+        self,
+        route: tuple[str, int],
+        *,
+        player_id: int,
+        name: str,
+        token: str,
+        registered: float,
+        address: str,
+        now: float,
+    ) -> _Conn:
+        """A session of another node becomes a guest here, bound to its player (who keeps
+        their room, if they have one here: a resume through another node)."""
+        old = self._shared.guests.get(route)
+        if old is not None and old in self._conns:
+            return self._conns[old]
+        self._next_guest -= 1
+        gid = self._next_guest
+        cfg = self._config
+        c = _Conn(gid, now, cfg.bucket_capacity, now, address, guest=route)
+        self._conns[gid] = c
+        self._shared.guests[route] = gid
+        self._shared.routes[gid] = route
+        p = self._players.get(player_id)
+        if p is None:
+            p = _Player(player_id, name, token)
+            self._players[player_id] = p
+        elif p.token != token:  # restored after a takeover: now its token is known
+            if self._tokens.get(p.token) is p:
+                del self._tokens[p.token]
+            p.token = token
+        p.registered = registered
+        self._tokens[token] = p
+        log.info("%s is a guest from node %s", name, route[0])
+        self._handshake.attach(c, p, now, welcome=False)
+        return c
+
+    def guest(self, route: tuple[str, int]) -> _Conn | None:
+        gid = self._shared.guests.get(route)
+        return None if gid is None else self._conns.get(gid)
+
+    def settle(self, c: _Conn) -> None:
+        """After a guest's event: a guest whose player is in no room goes home."""
+        p = c.player
+        if c.guest is None or c.closed or p is None or p.conn != c.id:
+            return
+        if p.room is not None or p.daily_pending or c.locating:
+            return
+        self._drop_guest(c)
+        self._conns.pop(c.id, None)
+        p.conn = None
+        if self._tokens.get(p.token) is p:
+            del self._tokens[p.token]
+        self._players.pop(p.id, None)
+        self._out.append(Release(c.guest[0], c.guest[1], None))
+
+    def bounce(self, route: tuple[str, int], frame: bytes | str) -> None:
+        """A frame for a guest released already: back to its gateway, which serves it."""
+        self._out.append(Release(route[0], route[1], frame))
+
+    def guest_detach(self, route: tuple[str, int], now: float) -> None:
+        """The guest's session is gone on its gateway: here, a disconnect like any."""
+        gid = self._shared.guests.get(route)
+        if gid is not None:
+            c = self._conns.get(gid)
+            if c is not None:
+                self._drop_guest(c)
+            self._handshake.disconnect(gid, now)
+
+    def gateway_gone(self, node: str, now: float) -> None:
+        """``node`` stopped: its guests here disconnect (their players may resume anywhere)."""
+        for route, gid in list(self._shared.guests.items()):
+            if route[0] == node:
+                c = self._conns.get(gid)
+                if c is not None:
+                    self._drop_guest(c)
+                self._handshake.disconnect(gid, now)
+
+    def _drop_guest(self, c: _Conn) -> None:
+        self._shared.drop_guest(c)
+        c.closed = True

@@ -1,0 +1,607 @@
+"""A cluster of real ``yukon serve --redis`` processes on one PostgreSQL and one Redis.
+
+Each test starts its nodes as subprocesses on port 0, with a PostgreSQL database of its
+own (created and dropped here) and a Redis key prefix of its own, and plays through real
+websockets (docs/cluster.md). Without PostgreSQL or Redis the tests are skipped, except
+under ``CI=true``, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import secrets
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol.messages import (
+    Accepted,
+    Create,
+    Error,
+    Hello,
+    Join,
+    MoveMsg,
+    Race,
+    Ready,
+    Resign,
+    Result,
+    Room,
+    Start,
+    Watch,
+    Welcome,
+    decode_server,
+)
+from server.storage.models import LiveActionRow, LiveRaceRow
+from server.storage.sql import SqlStore
+
+from .tcp_proxy import TcpProxy
+from .wire import Client, winning_line
+
+REDIS = os.environ.get("YUKON_TEST_REDIS", "redis://127.0.0.1:6379/0")
+TIMEOUT = 20.0
+
+
+@pytest.fixture
+def redis_prefix() -> Iterator[str]:
+    """A key prefix of this test's own on the test Redis; its keys are deleted after."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS, socket_connect_timeout=2)
+    try:
+        client.ping()
+    except Exception as exc:
+        message = f"Redis at {REDIS} is unreachable: {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    prefix = f"yukon-test-{secrets.token_hex(4)}:"
+    try:
+        yield prefix
+    finally:
+        for key in client.scan_iter(match=f"{prefix}*"):
+            client.delete(key)
+        client.close()
+
+
+class Node:
+    """``yukon serve --redis`` in its own process, its log read on a thread."""
+
+    def __init__(self, db: str, spool: Path, prefix: str, name: str, *, redis: str = REDIS) -> None:
+        env = {
+            **os.environ,
+            "YUKON_RESUME_WINDOW": "30",
+            "YUKON_MSG_RATE": "500",
+            "YUKON_MSG_BURST": "500",
+        }
+        self.name = name
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "yukon",
+                "serve",
+                "--port",
+                "0",
+                "--db",
+                db,
+                "--spool",
+                str(spool),
+                "--redis",
+                redis,
+                "--redis-prefix",
+                prefix,
+                "--node-id",
+                name,
+                "--solver-processes",
+                "0",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.lines: list[str] = []
+        self.listening = threading.Event()
+        self.url = ""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def wait(self) -> Node:
+        if not self.listening.wait(TIMEOUT):
+            self.proc.kill()
+            raise AssertionError(f"node {self.name} did not start:\n" + "".join(self.lines))
+        return self
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            match = re.search(r"listening on (ws://\S+)", line)
+            if match:
+                self.url = match.group(1)
+                self.listening.set()
+
+    async def started(self) -> Node:
+        """``wait`` off the event loop (the loop may be running a proxy for the node)."""
+        return await asyncio.to_thread(self.wait)
+
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(TIMEOUT)
+
+
+@contextlib.asynccontextmanager
+async def cluster(
+    db: str, tmp_path: Path, prefix: str, names: tuple[str, ...], **redis: str
+) -> AsyncIterator[dict[str, Node]]:
+    nodes: dict[str, Node] = {}
+    try:
+        for name in names:  # one by one: the first migrates the fresh database
+            nodes[name] = Node(db, tmp_path / f"spool-{name}.jsonl", prefix, name, **redis).wait()
+        yield nodes
+    finally:
+        for node in nodes.values():
+            node.kill()
+            print(f"--- node {node.name}\n{node.log()}")  # shown if the test fails
+
+
+class Player(Client):
+    """A test client with a roomier timeout: a resume may wait for a takeover."""
+
+    async def recv(self) -> Any:
+        data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
+        assert isinstance(data, bytes)
+        message = decode_server(data)
+        self.frames.append(message)
+        return message
+
+
+def urlopen_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return str(reply.read().decode()).strip()
+
+
+async def hello(url: str, name: str | None = None, token: str | None = None) -> Player:
+    player = Player(await connect(url))
+    await player.send(Hello(1, name=name, token=token))
+    await player.expect(Welcome)
+    return player
+
+
+def token_of(player: Player) -> str:
+    welcome = next(f for f in player.frames if isinstance(f, Welcome))
+    return str(welcome.token)
+
+
+async def closed_code(player: Player) -> int | None:
+    """The close code the server sent, or None when the connection just broke."""
+    try:
+        while True:
+            await asyncio.wait_for(player.ws.recv(), TIMEOUT)
+    except ConnectionClosed as exc:
+        return exc.rcvd.code if exc.rcvd else None
+    finally:
+        player.ws.transport.abort()
+
+
+async def all_ready(host: Player, players: int) -> None:
+    """Read the host's room messages until every one of ``players`` is ready (a guest's
+    ready goes through the relay: it may arrive after the host's next frame)."""
+    while True:
+        room = await host.expect(Room)
+        if len(room.players) == players and all(p.ready for p in room.players):
+            return
+
+
+async def play(player: Player, moves: list[str], first: int = 1) -> list[tuple[int, str]]:
+    acked = []
+    for seq, move in enumerate(moves, start=first):
+        await player.send(MoveMsg(seq, move))
+        reply = await player.expect(Accepted, seq=seq)
+        assert reply.move == move
+        acked.append((seq, move))
+    return acked
+
+
+async def resume(url: str, token: str, acked: list[tuple[int, str]]) -> tuple[Player, Race]:
+    """Reconnect with the token, and resend every acknowledged move the server lost. A
+    1012 (come back: the room's node went away) is answered as the client does: again."""
+    for _ in range(10):
+        try:
+            return await resume_once(url, token, acked)
+        except ConnectionClosed as exc:
+            if exc.rcvd is None or exc.rcvd.code != 1012:
+                raise
+            await asyncio.sleep(0.2)
+    raise AssertionError("ten 1012s in a row")
+
+
+async def resume_once(url: str, token: str, acked: list[tuple[int, str]]) -> tuple[Player, Race]:
+    player = await hello(url, token=token)
+    race: Race = await player.expect(Race)
+    for seq, move in acked:
+        if seq > race.seq:
+            await player.send(MoveMsg(seq, move))
+            reply = await player.expect(Accepted, seq=seq)
+            assert reply.move == move
+    return player, race
+
+
+async def journaled(db: str, moves: int) -> None:
+    """Wait (bounded) until ``live_actions`` holds ``moves`` rows."""
+    store = SqlStore(db)
+    try:
+        for _ in range(200):
+            async with store.engine.connect() as conn:
+                count = (
+                    await conn.execute(select(func.count()).select_from(LiveActionRow))
+                ).scalar_one()
+            if count >= moves:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"the journal did not reach {moves} actions")
+    finally:
+        await store.close()
+
+
+async def stored_results(db: str, code: str) -> list[Any]:
+    store = SqlStore(db)
+    try:
+        return list(await store.stored_results(code=code))
+    finally:
+        await store.close()
+
+
+async def test_four_players_on_three_nodes_race_one_room_and_a_spectator_watches(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b", "c")) as nodes:
+        for name, node in nodes.items():
+            assert f"node {name} of a cluster" in node.log()
+            http = node.url.replace("ws://", "http://")
+            health = await asyncio.to_thread(urlopen_text, f"{http}/healthz")
+            assert health == f"ok node {name}"
+            metrics = await asyncio.to_thread(urlopen_text, f"{http}/metrics")
+            assert f'yukon_node_info{{node="{name}"}} 1.0' in metrics
+        ann = await hello(nodes["a"].url, "ann")
+        bob = await hello(nodes["b"].url, "bob")
+        cy = await hello(nodes["c"].url, "cy")
+        dan = await hello(nodes["b"].url, "dan")
+        eve = await hello(nodes["c"].url, "eve")
+        await ann.send(Create(code=code, max_players=4))
+        room: Room = await ann.expect(Room)
+        for p in (bob, cy, dan):
+            await p.send(Join(room.room))
+            await p.expect(Room, room=room.room)
+            await p.send(Ready(True))
+        await all_ready(ann, 4)
+        await eve.send(Watch(room.room))
+        watched: Room = await eve.expect(Room, you="spectator")
+        assert [p.name for p in watched.players] == ["ann", "bob", "cy", "dan"]
+        await ann.expect(Room, spectators=1)
+        await ann.send(Start())
+        for p in (ann, bob, cy, dan):
+            await p.expect(Race)
+
+        await play(ann, line)
+        await play(bob, line)  # the same deal: bob wins second
+        await cy.send(Resign())
+        await dan.send(Resign())
+        results = [await p.expect(Result) for p in (ann, bob, cy, dan, eve)]
+        ranks = [(r.name, r.rank, r.outcome) for r in results[0].ranks]
+        assert ranks[:2] == [("ann", 1, "won"), ("bob", 2, "won")]
+        assert sorted(r[0] for r in ranks[2:]) == ["cy", "dan"]
+        assert all(r == results[0] for r in results)  # every node relayed the same result
+
+    stored = await stored_results(fresh_postgres, code)
+    assert sorted(r.outcome for r in stored) == ["resigned", "resigned", "won", "won"]
+    assert all(r.actions == tuple(line) for r in stored if r.outcome == "won")
+
+
+async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another_node(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b", "c")) as nodes:
+        ann = await hello(nodes["a"].url, "ann")
+        bob = await hello(nodes["b"].url, "bob")
+        tokens = {"ann": token_of(ann), "bob": token_of(bob)}
+        await ann.send(Create(code=code))
+        room: Room = await ann.expect(Room)
+        await bob.send(Join(room.room))
+        await bob.expect(Room, room=room.room)
+        await bob.send(Ready(True))
+        await all_ready(ann, 2)
+        await ann.send(Start())
+        await ann.expect(Race)
+        await bob.expect(Race)
+        half = len(line) // 2
+        ann_acked = await play(ann, line[:half])
+        bob_acked = await play(bob, line[:10])
+        last = ann.frames[-1]
+        await journaled(fresh_postgres, 1)
+
+        bob_closed = asyncio.create_task(closed_code(bob))
+        killed = time.monotonic()
+        nodes["a"].kill()  # SIGKILL: no goodbye, no last journal group
+        ann.ws.transport.abort()
+        # bob's node notices the owner is gone and sends him off to resume (1012).
+        assert await bob_closed == 1012
+
+        ann2, race = await resume(nodes["b"].url, tokens["ann"], ann_acked)
+        bob2, _ = await resume(nodes["c"].url, tokens["bob"], bob_acked)
+        resumed = time.monotonic() - killed
+        assert resumed < 10.0, f"resumed {resumed:.1f} s after the owner died"
+        # The time the owner was away is not charged.
+        assert race.elapsed_ms < last.elapsed_ms + 10_000
+        assert "taken over from node a" in nodes["b"].log() + nodes["c"].log()
+
+        await play(ann2, line[half:], first=half + 1)
+        await bob2.send(Resign())
+        result: Result = await ann2.expect(Result)
+        assert [(r.name, r.outcome) for r in result.ranks] == [
+            ("ann", "won"),
+            ("bob", "resigned"),
+        ]
+
+    stored = await stored_results(fresh_postgres, code)
+    won = next(r for r in stored if r.outcome == "won")
+    assert won.actions == tuple(line)  # every accepted move kept, none twice
+    bob_run = next(r for r in stored if r.outcome == "resigned")
+    assert bob_run.actions[:10] == tuple(line[:10])
+
+
+async def test_a_node_whose_lease_lapsed_while_redis_was_away_for_it_writes_nothing(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """Node a reaches Redis through a proxy the test cuts: its lease lapses, node b takes
+    the race over (epoch 2), and a, still racing its own client, is fenced by the
+    database: the move it accepts then is not journaled, it drops the room, and the
+    client resumes on b and resends it."""
+    code, line = winning_line()
+    host, port = REDIS.split("//", 1)[1].split("/", 1)[0].split(":")
+    proxy = TcpProxy(host, int(port))
+    await proxy.start()
+    db_n = REDIS.rsplit("/", 1)[1]
+    via_proxy = f"redis://127.0.0.1:{proxy.port}/{db_n}"
+    try:
+        nodes: dict[str, Node] = {}
+        try:
+            nodes["a"] = await Node(
+                fresh_postgres, tmp_path / "a.jsonl", redis_prefix, "a", redis=via_proxy
+            ).started()
+            nodes["b"] = await Node(
+                fresh_postgres, tmp_path / "b.jsonl", redis_prefix, "b"
+            ).started()
+            ann = await hello(nodes["a"].url, "ann")
+            token = token_of(ann)
+            await ann.send(Create(code=code))
+            await ann.expect(Room)
+            await ann.send(Start())
+            await ann.expect(Race)
+            acked = await play(ann, line[:5])
+            await journaled(fresh_postgres, 5)
+
+            await proxy.cut()  # a cannot reach Redis; b can
+            store = SqlStore(fresh_postgres)
+            try:
+                for _ in range(200):  # b takes the race over once a's heartbeat lapses
+                    async with store.engine.connect() as conn:
+                        row = (await conn.execute(select(LiveRaceRow))).one()
+                    if row.owner == "b":
+                        break
+                    await asyncio.sleep(0.05)
+                assert (row.owner, row.epoch) == ("b", 2)
+                # a still races its client: it accepts the move, but may not journal it.
+                closing = asyncio.create_task(closed_code(ann))
+                await ann.send(MoveMsg(6, line[5]))
+                assert await closing == 1012  # fenced: a drops the room
+                async with store.engine.connect() as conn:
+                    seqs = (await conn.execute(select(LiveActionRow.seq))).scalars().all()
+                assert sorted(s for s in seqs if s is not None) == [1, 2, 3, 4, 5]
+            finally:
+                await store.close()
+            assert "fenced by the database" in nodes["a"].log()
+            ann_accepted = [f for f in ann.frames if isinstance(f, Accepted)]
+            if ann_accepted and ann_accepted[-1].seq == 6:
+                acked.append((6, line[5]))
+
+            ann2, _ = await resume(nodes["b"].url, token, acked)
+            await play(ann2, line[len(acked) :], first=len(acked) + 1)
+            await ann2.expect(Result)
+        finally:
+            for node in nodes.values():
+                node.kill()
+                print(f"--- node {node.name}\n{node.log()}")
+    finally:
+        await proxy.cut()
+
+    stored = await stored_results(fresh_postgres, code)
+    assert [r.actions for r in stored] == [tuple(line)]
+
+
+async def test_three_nodes_starting_together_choose_the_daily_deal_once(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    nodes = [
+        Node(fresh_postgres, tmp_path / f"{n}.jsonl", redis_prefix, n) for n in ("a", "b", "c")
+    ]
+    try:
+        for node in nodes:
+            node.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            chosen = [line for n in nodes for line in n.lines if "daily deal for" in line]
+            if len([x for x in chosen if "chosen" in x]) >= 2:  # today and tomorrow
+                break
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)  # time for a second choice, if the lock let one through
+        chosen = [line for n in nodes for line in n.lines if "chosen:" in line]
+        dates = [re.search(r"daily deal for (\S+) chosen", x).group(1) for x in chosen]  # type: ignore[union-attr]
+        assert sorted(dates) == sorted(set(dates)) and len(dates) == 2, chosen
+    finally:
+        for node in nodes:
+            node.kill()
+
+
+async def test_with_redis_away_nodes_race_their_own_rooms_refuse_the_rest_and_recover(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """Both nodes reach Redis through one proxy the test cuts: a Redis outage for all.
+    a's race goes on; what needs the directory is refused with ``unavailable``; no node
+    takes a room over; once Redis is back, rooms open and join across nodes again."""
+    code, line = winning_line()
+    host, port = REDIS.split("//", 1)[1].split("/", 1)[0].split(":")
+    proxy = TcpProxy(host, int(port))
+    await proxy.start()
+    via_proxy = f"redis://127.0.0.1:{proxy.port}/{REDIS.rsplit('/', 1)[1]}"
+    nodes: dict[str, Node] = {}
+    try:
+        for name in ("a", "b"):
+            nodes[name] = await Node(
+                fresh_postgres, tmp_path / f"{name}.jsonl", redis_prefix, name, redis=via_proxy
+            ).started()
+        ann = await hello(nodes["a"].url, "ann")
+        bob = await hello(nodes["b"].url, "bob")
+        await ann.send(Create(code=code))
+        room: Room = await ann.expect(Room)
+        await ann.send(Start())
+        await ann.expect(Race)
+        half = len(line) // 2
+        await play(ann, line[:5])
+
+        await proxy.cut()
+        await asyncio.sleep(4.0)  # past every heartbeat and lease's TTL
+        await play(ann, line[5:half], first=6)  # a's own room races on
+        await bob.send(Join(room.room))
+        refused = await bob.expect(Error)
+        assert refused.code == "unavailable" and "directory" in refused.text
+        await bob.send(Create())
+        refused = await bob.expect(Error)
+        assert refused.code == "unavailable"
+
+        await proxy.restore()
+        for _ in range(100):  # b's relay reconnects within a few seconds
+            await bob.send(Create())
+            reply = await bob.expect((Room, Error))
+            if isinstance(reply, Room):
+                break
+            await asyncio.sleep(0.2)
+        assert isinstance(reply, Room)
+        await play(ann, line[half:], first=half + 1)
+        result: Result = await ann.expect(Result)
+        assert result.ranks[0].outcome == "won"
+        await asyncio.sleep(2.0)
+        logs = nodes["a"].log() + nodes["b"].log()
+        assert "taken over" not in logs and "fenced" not in logs
+    finally:
+        for node in nodes.values():
+            node.kill()
+            print(f"--- node {node.name}\n{node.log()}")
+        await proxy.cut()
+    stored = await stored_results(fresh_postgres, code)
+    assert [r.actions for r in stored] == [tuple(line)]
+
+
+def haproxy_config(port: int, nodes: list[Node]) -> str:
+    """deploy/haproxy.cfg for this machine: listening on ``port``, balancing ``nodes``
+    (no Docker DNS)."""
+    text = (Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg").read_text()
+    text = re.sub(r"resolvers docker\n(    .*\n)+", "", text)
+    text = text.replace(" resolvers docker init-addr last,libc,none", "")
+    text = text.replace("bind :8765", f"bind 127.0.0.1:{port}")
+    text = re.sub(r"maxconn \d+", "maxconn 4000", text)  # within this machine's fd limit
+    servers = "".join(f"    server {n.name} {n.url.removeprefix('ws://')}\n" for n in nodes)
+    return re.sub(r"(    server node\d .*\n)+", servers, text)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_through_haproxy_players_race_and_resume_after_the_owner_is_killed(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """The deployment's own HAProxy configuration in front of three nodes: players reach
+    whichever node it picks, race, and resume through it after kill -9 of the owner."""
+    import shutil
+
+    import redis
+
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    if not Path(haproxy).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("haproxy is not installed")
+        pytest.skip("haproxy is not installed")
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b", "c")) as nodes:
+        port = free_port()
+        cfg = tmp_path / "haproxy.cfg"
+        cfg.write_text(haproxy_config(port, list(nodes.values())))
+        lb = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stderr=subprocess.DEVNULL)
+        try:
+            url = f"ws://127.0.0.1:{port}"
+            for _ in range(100):
+                try:
+                    ann = await hello(url, "ann")
+                    break
+                except OSError:
+                    await asyncio.sleep(0.1)
+            bob = await hello(url, "bob")
+            tokens = {"ann": token_of(ann), "bob": token_of(bob)}
+            await ann.send(Create(code=code))
+            room: Room = await ann.expect(Room)
+            await bob.send(Join(room.room))
+            await bob.expect(Room, room=room.room)
+            await bob.send(Ready(True))
+            await all_ready(ann, 2)
+            await ann.send(Start())
+            await ann.expect(Race)
+            await bob.expect(Race)
+            acked = {"ann": await play(ann, line[:20]), "bob": await play(bob, line[:7])}
+            await journaled(fresh_postgres, 1)
+
+            r = redis.Redis.from_url(REDIS)
+            owner = r.get(f"{redis_prefix}room:{room.room}")
+            r.close()
+            assert owner is not None
+            killed = time.monotonic()
+            nodes[owner.decode()].kill()
+            for p in (ann, bob):
+                p.ws.transport.abort()
+            # Through the load balancer again: it skips the dead node (redispatch).
+            ann2, _ = await resume(url, tokens["ann"], acked["ann"])
+            bob2, _ = await resume(url, tokens["bob"], acked["bob"])
+            assert time.monotonic() - killed < 10.0
+            await play(ann2, line[20:], first=21)
+            await bob2.send(Resign())
+            result: Result = await ann2.expect(Result)
+            assert [(x.name, x.outcome) for x in result.ranks] == [
+                ("ann", "won"),
+                ("bob", "resigned"),
+            ]
+        finally:
+            lb.kill()
+            lb.wait(TIMEOUT)
+    stored = await stored_results(fresh_postgres, code)
+    assert next(x for x in stored if x.outcome == "won").actions == tuple(line)

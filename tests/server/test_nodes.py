@@ -1,0 +1,283 @@
+"""Two hubs as two nodes of a cluster, wired by an in-memory relay, on one fake clock.
+
+The relay here does what ``server.relay`` does over Redis: it carries each hub's
+``Locate``, ``Handover``, ``Forward``, ``Detach``, ``Release`` to the other hub's entry
+points, and a guest's ``Send`` and ``Close`` back to its gateway. So the session/room
+seam (server/rooms/nodes.py) is tested sans I/O: a player on one node races in a room of
+the other, resumes through either, and goes home when they leave.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from protocol import GameCode
+from protocol.messages import (
+    CLOSE_REPLACED,
+    Accepted,
+    Create,
+    Error,
+    Hello,
+    Join,
+    Leave,
+    Left,
+    MoveMsg,
+    Race,
+    Ready,
+    Resign,
+    Result,
+    Room,
+    Start,
+    Watch,
+    Welcome,
+    encode,
+)
+from server.effects import (
+    Authenticate,
+    Close,
+    Detach,
+    Effect,
+    Forward,
+    Handover,
+    Locate,
+    Persist,
+    Release,
+    Send,
+)
+from server.rooms import Hub, HubConfig
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+WINNING = (DATA / "winning-game.txt").read_text().split()
+WIN_CODE, WIN_MOVES = WINNING[0], WINNING[1:]
+
+
+class Cluster:
+    """Hubs by node id; clients by (node, conn); a fake clock; storage's registry."""
+
+    def __init__(self, *nodes: str) -> None:
+        self.now = 100.0
+        codes = itertools.count()
+        self.hubs = {
+            n: Hub(
+                HubConfig(countdown_s=0.0, progress_hold_s=0.0),
+                wall_clock=lambda: 1_000_000.0,
+                random_deal=lambda: 1,
+                new_salt=lambda: "5a17" * 8,
+                new_room_code=lambda: f"R{next(codes):04d}",
+                node=n,
+            )
+            for n in nodes
+        }
+        self.inbox: dict[tuple[str, int], list[Any]] = defaultdict(list)
+        self.closed: dict[tuple[str, int], int] = {}
+        self.ids = itertools.count(1)
+        self.conns = itertools.count(1)
+        self.registry: dict[str, tuple[int, str]] = {}
+        #: Where each player sits (storage and the directory's part): room code by id.
+        self.persisted: list[Persist] = []
+
+    def owner(self, code: str) -> str | None:
+        return next((n for n, h in self.hubs.items() if code in h.seats()), None)
+
+    def seat(self, player_id: int) -> str | None:
+        for n, h in self.hubs.items():
+            if any(player_id in ids for ids in h.seats().values()):
+                return n
+        return None
+
+    def apply(self, node: str, effects: list[Effect]) -> None:
+        hub = self.hubs[node]
+        for e in effects:
+            if isinstance(e, Send):
+                route = hub.route(e.conn) if e.conn < 0 else (node, e.conn)
+                assert route is not None
+                self.inbox[route].append(e.message)
+            elif isinstance(e, Close):
+                if e.conn < 0:
+                    route = hub.route(e.conn)
+                    assert route is not None
+                    gw = route[0]
+                    self.apply(
+                        gw, self.hubs[gw].closed_by_owner(route[1], e.code, e.reason, self.now)
+                    )
+                else:
+                    self.closed[(node, e.conn)] = e.code
+            elif isinstance(e, Authenticate):
+                if e.name is not None:
+                    pid = next(self.ids)
+                    token = f"tok-{e.name}"
+                    self.registry[token] = (pid, e.name)
+                    name = e.name
+                else:
+                    assert e.token is not None
+                    pid, name = self.registry[e.token]
+                    token = e.token
+                where = self.seat(pid)
+                self.apply(
+                    node,
+                    hub.authenticated(
+                        e.conn,
+                        player_id=pid,
+                        name=name,
+                        token=token,
+                        now=self.now,
+                        new=e.name is not None,
+                        away=where,
+                    ),
+                )
+            elif isinstance(e, Locate):
+                self.apply(node, hub.located(e.conn, e.code, self.owner(e.code), e.frame, self.now))
+            elif isinstance(e, Handover):
+                self.apply(
+                    e.node,
+                    self.hubs[e.node].guest_attach(
+                        (node, e.conn),
+                        player_id=e.player_id,
+                        name=e.name,
+                        token=e.token,
+                        registered=e.registered,
+                        address=e.address,
+                        frame=e.frame,
+                        now=self.now,
+                    ),
+                )
+            elif isinstance(e, Forward):
+                self.apply(e.node, self.hubs[e.node].guest_frame((node, e.conn), e.frame, self.now))
+            elif isinstance(e, Detach):
+                self.apply(e.node, self.hubs[e.node].guest_detach((node, e.conn), self.now))
+            elif isinstance(e, Release):
+                self.apply(e.node, self.hubs[e.node].returned(e.conn, e.frame, self.now))
+            elif isinstance(e, Persist):
+                self.persisted.append(e)
+                self.apply(node, hub.committed(e.record.race_id, self.now))
+
+    def connect(self, node: str) -> tuple[str, int]:
+        conn = next(self.conns)
+        self.apply(node, self.hubs[node].connect(conn, self.now, address="10.0.0.1"))
+        return (node, conn)
+
+    def send(self, who: tuple[str, int], message: Any) -> None:
+        node, conn = who
+        self.now += 0.1  # a person's pace: the flood bucket never empties
+        self.apply(node, self.hubs[node].receive(conn, encode(message), self.now))
+
+    def disconnect(self, who: tuple[str, int]) -> None:
+        node, conn = who
+        self.apply(node, self.hubs[node].disconnect(conn, self.now))
+
+    def hello(self, node: str, name: str | None = None, token: str | None = None) -> Any:
+        who = self.connect(node)
+        self.send(who, Hello(1, name=name, token=token))
+        assert isinstance(self.inbox[who][0], Welcome), self.inbox[who]
+        return who
+
+    def last(self, who: tuple[str, int], kind: type) -> Any:
+        found = [m for m in self.inbox[who] if isinstance(m, kind)]
+        assert found, f"no {kind.__name__} in {self.inbox[who]}"
+        return found[-1]
+
+
+def test_a_player_on_another_node_races_in_the_room_and_goes_home_after() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    assert cl.owner(code) == "A"
+
+    cl.send(bob, Join(code))
+    room = cl.last(bob, Room)
+    assert room.room == code and [p.name for p in room.players] == ["ann", "bob"]
+    assert cl.hubs["A"].connections == 2  # ann, and bob's guest
+    cl.send(bob, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    assert isinstance(cl.last(bob, Race), Race)
+
+    for seq, move in enumerate(WIN_MOVES, start=1):
+        cl.send(bob, MoveMsg(seq, move))
+        reply = cl.last(bob, Accepted)
+        assert reply.seq == seq
+    assert reply.state == "won"
+    cl.send(ann, Resign())
+    result = cl.last(bob, Result)
+    assert [(r.name, r.outcome) for r in result.ranks] == [("bob", "won"), ("ann", "resigned")]
+    assert len(cl.persisted) == 1  # one race, one owner, one record
+
+    # Leaving, bob goes home: his next room is made on his own node.
+    cl.send(bob, Leave())
+    assert isinstance(cl.inbox[bob][-1], Left)
+    assert cl.hubs["A"].connections == 1
+    cl.send(bob, Create())
+    assert cl.owner(cl.last(bob, Room).room) == "B"
+
+
+def test_a_room_nowhere_is_no_such_room_and_a_spectator_watches_from_another_node() -> None:
+    cl = Cluster("A", "B", "C")
+    ann = cl.hello("A", "ann")
+    cy = cl.hello("C", "cy")
+    cl.send(cy, Join("NOPE1"))
+    assert isinstance(cl.inbox[cy][-1], Error) and cl.inbox[cy][-1].code == "no_such_room"
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(cy, Watch(code))
+    assert cl.last(cy, Room).you == "spectator"
+    assert cl.last(ann, Room).spectators == 1
+
+
+def test_a_resume_through_another_node_reaches_the_race_and_replaces_the_old_session() -> None:
+    cl = Cluster("A", "B", "C")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    cl.send(bob, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    cl.send(bob, MoveMsg(1, WIN_MOVES[0]))
+
+    # bob says hello again on C while his session on B still stands.
+    bob2 = cl.hello("C", token="tok-bob")
+    assert cl.closed.get(bob) == CLOSE_REPLACED
+    race = cl.last(bob2, Race)
+    assert race.seq == 1  # the owner's race, where he left it
+    cl.send(bob2, MoveMsg(2, WIN_MOVES[1]))
+    assert cl.last(bob2, Accepted).seq == 2
+    cl.disconnect(bob)  # the old socket goes: nothing changes for the new one
+    cl.send(bob2, MoveMsg(3, WIN_MOVES[2]))
+    assert cl.last(bob2, Accepted).seq == 3
+
+    # A dropped guest is a disconnected player on the owner, as on a single node.
+    cl.disconnect(bob2)
+    room = cl.last(ann, Room)
+    assert [(p.name, p.connected) for p in room.players] == [("ann", True), ("bob", False)]
+
+
+def test_a_lost_room_closes_its_members_for_a_resume_elsewhere() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    cl.apply("A", cl.hubs["A"].drop_room(code, cl.now))
+    assert cl.closed[ann] == 1012 and cl.closed[bob] == 1012
+    assert cl.hubs["A"].rooms == 0 and cl.hubs["A"].connections == 1  # ann's own socket
+    # bob is forgotten on B: his next hello asks storage and the directory again.
+    bob2 = cl.hello("B", token="tok-bob")
+    assert cl.inbox[bob2][-1] == Welcome(1, "bob", "tok-bob", 60)
+
+
+def test_alone_a_hub_has_no_node_and_looks_nothing_up() -> None:
+    hub = Hub(HubConfig(), new_room_code=lambda: "ZEBRA")
+    hub.connect(1, 0.0)
+    hub.receive(1, encode(Hello(1, name="ann")), 0.0)
+    effects = hub.authenticated(1, player_id=1, name="ann", token="t", now=0.0)
+    assert any(isinstance(e, Send) for e in effects)
+    effects = hub.receive(1, encode(Join("NOPE1")), 0.0)
+    assert [e.message.code for e in effects if isinstance(e, Send)] == ["no_such_room"]
+    assert GameCode.parse(WIN_CODE)
