@@ -173,7 +173,8 @@ class Cluster:
         """Where a player who says hello here has their room: another node and the room's
         code (their session goes there; the welcome names the room), or None (here, or
         nowhere). Their session elsewhere, if any, is closed (4001). A room whose node died
-        is taken over first, here or elsewhere. Raises ``RelayDown`` if only the directory could say (Redis away)."""
+        is taken over first, here or elsewhere. Raises ``RelayDown`` if only the directory
+        could say (Redis away)."""
         seated = self.hub.seated(player_id)
         try:
             old = await self.relay.session(player_id, conn)
