@@ -169,17 +169,20 @@ class Cluster:
 
     # -- where a player is -----------------------------------------------------------------
 
-    async def locate_player(self, player_id: int, conn: int) -> tuple[str, str] | None:
+    async def locate_player(
+        self, player_id: int, conn: int, *, resume: bool
+    ) -> tuple[str, str] | None:
         """Where a player who says hello here has their room: another node and the room's
         code (their session goes there; the welcome names the room), or None (here, or
         nowhere). Their session elsewhere, if any, is closed (4001). A room whose node died
-        is taken over first, here or elsewhere. Raises ``RelayDown`` if only the directory
-        could say (Redis away)."""
-        seated = self.hub.seated(player_id)
+        is taken over first, here or elsewhere. ``resume``: a hello with a token (a new
+        name has no room to look up). Raises ``RelayDown`` if only the directory could say
+        (Redis away)."""
+        seated = self.hub.seated(player_id) or not resume  # a new name has no room yet
         try:
             old = await self.relay.session(player_id, conn)
         except RelayDown:
-            if seated:  # their room is here: nothing to look up
+            if seated:  # their room is here, or nowhere: nothing to look up
                 return None
             raise
         if old is not None and old[0] != self.node:

@@ -672,8 +672,10 @@ class RaceServer:
                     )
                     return
                 identity = found
-            if self.cluster is not None and effect.token is not None:
-                away = await self.cluster.locate_player(identity.player_id, effect.conn)
+            if self.cluster is not None:
+                away = await self.cluster.locate_player(
+                    identity.player_id, effect.conn, resume=effect.token is not None
+                )
         except RelayDown:
             self._apply(
                 hub.hello_refused(

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -314,9 +315,12 @@ async def test_four_players_on_three_nodes_race_one_room_and_a_spectator_watches
     assert all(r.actions == tuple(line) for r in stored if r.outcome == "won")
 
 
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
 async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another_node(
-    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str, sig: signal.Signals
 ) -> None:
+    """SIGKILL: no goodbye, no last journal group. SIGTERM: the owner writes what it has,
+    closes its clients with 1012 and leaves; the others take its races at once."""
     code, line = winning_line()
     async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b", "c")) as nodes:
         ann = await hello(nodes["a"].url, "ann")
@@ -339,8 +343,10 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
 
         bob_closed = asyncio.create_task(closed_code(bob))
         killed = time.monotonic()
-        nodes["a"].kill()  # SIGKILL: no goodbye, no last journal group
-        ann.ws.transport.abort()
+        ann_closed = asyncio.create_task(closed_code(ann))
+        nodes["a"].proc.send_signal(sig)
+        await asyncio.to_thread(nodes["a"].proc.wait, TIMEOUT)
+        assert await ann_closed == (1012 if sig is signal.SIGTERM else None)
         # bob's node notices the owner is gone and sends him off to resume (1012).
         assert await bob_closed == 1012
 
@@ -605,3 +611,17 @@ async def test_through_haproxy_players_race_and_resume_after_the_owner_is_killed
             lb.wait(TIMEOUT)
     stored = await stored_results(fresh_postgres, code)
     assert next(x for x in stored if x.outcome == "won").actions == tuple(line)
+
+
+async def test_a_player_who_says_hello_on_another_node_loses_the_older_connection(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """In the lobby (no room to route through): the newer session's node closes the older
+    one on its node with 4001, as a server alone does."""
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b")) as nodes:
+        ann = await hello(nodes["a"].url, "ann")
+        closing = asyncio.create_task(closed_code(ann))
+        ann2 = await hello(nodes["b"].url, token=token_of(ann))
+        assert await closing == 4001
+        await ann2.send(Create())
+        await ann2.expect(Room)
