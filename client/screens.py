@@ -29,6 +29,7 @@ from protocol.messages import (
     BoardRow,
     Create,
     Daily,
+    Ghost,
     History,
     HistoryPage,
     HistoryRow,
@@ -861,6 +862,7 @@ class LeaderboardScreen(Base):
         Binding("t", "today", "today"),
         Binding("c", "code", "game code"),
         Binding("y", "mine", "your row"),
+        Binding("g", "ghost", "race a run"),
         Binding("pagedown", "page(1)", "next page", show=False),
         Binding("pageup", "page(-1)", "previous page", show=False),
         Binding("escape", "back", "back"),
@@ -884,17 +886,21 @@ class LeaderboardScreen(Base):
         with Horizontal(id="code-row", classes="row"):
             yield Label("Game code", classes="label")
             yield Input(placeholder="YU1-C-AAAAAAB, then Enter", compact=True, id="board-code")
+        with Horizontal(id="ghost-row", classes="row"):
+            yield Label("Race the run of", classes="label")
+            yield Input(placeholder="a player on this page, then Enter", compact=True, id="ghost")
         yield BoardTable()
         yield StatusLine()
         yield Hints()
 
     def hints(self) -> str:
         if self.kind == "daily":
-            return "← → day · t today · y your row · c a game code · PgUp PgDn page · esc back"
-        return "t today's daily board · y your row · c another code · PgUp PgDn · esc back"
+            return "← → day · t today · y your row · g race a run · c a code · PgUp PgDn · esc back"
+        return "t today's daily board · y your row · g race a run · c another code · esc back"
 
     def on_mount(self) -> None:
         self.query_one("#code-row").display = False
+        self.query_one("#ghost-row").display = False
         self.ask()
 
     def page_size(self) -> int:
@@ -984,13 +990,34 @@ class LeaderboardScreen(Base):
         row.display = True
         self.query_one("#board-code", Input).focus()
 
+    def action_ghost(self) -> None:
+        """``g``: race a run of this board as a ghost (protocol 4.23): whose, by name."""
+        self.query_one("#ghost-row").display = True
+        self.query_one("#ghost", Input).focus()
+
     def action_back(self) -> None:
-        field = self.query_one("#board-code", Input)
-        if field.has_focus:
-            self.query_one("#code-row").display = False
-            self.set_focus(None)
-            return
+        for row, field in (("#code-row", "#board-code"), ("#ghost-row", "#ghost")):
+            if self.query_one(field, Input).has_focus:
+                self.query_one(row).display = False
+                self.set_focus(None)
+                return
         self.dismiss()
+
+    @on(Input.Submitted, "#ghost")
+    def _ghost(self, event: Input.Submitted) -> None:
+        """The run of the named row of this page: the server makes a ghost room of it
+        (the room then shows), or says why not (today's daily before one's own attempt)."""
+        page = self.session.board
+        wanted = event.value.strip().casefold()
+        rows = [*page.rows, *([page.you] if page.you else [])] if page else []
+        row = next((r for r in rows if r.name.casefold() == wanted and r.race), None)
+        self.query_one("#ghost-row").display = False
+        self.set_focus(None)
+        if row is None:
+            self.session.say(f"nobody called {event.value.strip()!r} on this page", "error")
+            self.client.sync()
+            return
+        self.client.send(Ghost(row.race, row.name))
 
     @on(Input.Submitted, "#board-code")
     def _code(self, event: Input.Submitted) -> None:

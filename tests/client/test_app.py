@@ -262,6 +262,47 @@ async def test_a_game_codes_board_from_the_lobby(tmp_path: Path) -> None:
         await ann.ws.close()
 
 
+async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
+    """``g`` on a board names a row's player: a ghost room on that deal; started, the
+    recorded run is in the standings, marked as a ghost, and in the results."""
+    _, line = winning_line()
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        await ann.send(Create(code=CODE))
+        await ann.expect(Room)
+        await ann.send(Start())
+        await ann.expect(Race)
+        for seq, move in enumerate(line[:3], start=1):
+            await ann.send(MoveMsg(seq, move))
+        await ann.send(Resign())
+        await ann.expect(Result)
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await online(pilot, app)
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
+            await pilot.press("c", *CODE, "enter")
+            await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
+            await pilot.press("g", *"ANN", "enter")
+            await until(pilot, lambda: app.current_mode == "room", "the ghost room")
+            room = app.session.room
+            assert room is not None and room.ghost == "ann" and room.max_players == 1
+            await sees(app, "Racing ann's run", pilot)
+            await pilot.press("s")
+            await until(pilot, lambda: app.current_mode == "race", "the race")
+            await until(pilot, lambda: "ann (ghost)" in shown(app, StandingsView), "the ghost")
+            assert "alice (you)" in shown(app, StandingsView)
+            await until(
+                pilot,
+                lambda: "resigned" in shown(app, StandingsView),
+                "the ghost resigns when ann did",
+            )
+            await pilot.press("r", "y")
+            await until(pilot, lambda: app.current_mode == "results", "the results")
+            await sees(app, "ann (ghost)", pilot)
+        await ann.ws.close()
+
+
 async def test_a_dropped_connection_resumes_the_race(tmp_path: Path) -> None:
     async with server_at(tmp_path) as server:
         proxy = TcpProxy("127.0.0.1", server.port)
