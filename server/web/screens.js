@@ -382,6 +382,7 @@ export function room(c) {
       invite.hidden = r.max_players === 1;
       fill(
         info,
+        r.ghost ? h("p", { class: "deal" }, `Racing ${r.ghost}'s run as a ghost (practice)`) : null,
         h(
           "p",
           { class: "deal" },
@@ -456,8 +457,8 @@ function standingsEl(c) {
           .map((p) =>
             h(
               "li",
-              { class: p.name === s.me ? "me" : "" },
-              h("span", { class: "pname" }, p.name),
+              { class: p.ghost ? "ghost" : p.name === s.me ? "me" : "" },
+              h("span", { class: "pname" }, p.ghost ? `${p.name} (ghost)` : p.name),
               " ",
               outcome(p.state),
               p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
@@ -687,6 +688,10 @@ function table(heads, rows, mine = () => false) {
 
 const num = (x) => h("td", { class: "num" }, x);
 
+// The ranks, then a ghost room's recorded run for comparison (protocol 4.23).
+const ranksAndGhost = (r) =>
+  r.ghost ? [...r.ranks, { ...r.ghost, name: `${r.ghost.name} (ghost)` }] : r.ranks;
+
 export function results(c) {
   const ch = chrome(c);
   const s = c.session;
@@ -764,7 +769,7 @@ export function results(c) {
         body,
         table(
           ["#", "player", "outcome", "time", "moves", "score", "cards"],
-          r.ranks.map((x) => [
+          ranksAndGhost(r).map((x) => [
             num(x.rank),
             x.name,
             h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
@@ -773,7 +778,7 @@ export function results(c) {
             num(x.score),
             num(`${x.foundations}/52`),
           ]),
-          (i) => r.ranks[i].name === s.me,
+          (i) => r.ranks[i]?.name === s.me,
         ),
       );
       rematch.hidden = !!d || !s.isHost;
@@ -941,7 +946,7 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos"],
+              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", ""],
               rows.map((r) => [
                 num(r.rank),
                 r.name,
@@ -951,6 +956,7 @@ export function boards(c) {
                 num(r.score),
                 num(`${r.foundations}/52`),
                 num(r.undos),
+                r.race ? raceButton(c, r) : "",
               ]),
               (i) => you && rows[i].name === you.name,
             )
@@ -974,6 +980,12 @@ export function boards(c) {
       return true;
     },
   };
+}
+
+// A board row's run, raced alone with the run as a ghost (protocol 4.23): its room replaces the board.
+function raceButton(c, r) {
+  const race = () => c.send({ t: "ghost", race: r.race, player: (c.ghostAsked = r.name) });
+  return button("Race", race, { class: "plain", title: `race ${r.name}'s run as a ghost` });
 }
 
 // -- history ----------------------------------------------------------------------------------
