@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 __all__ = [
     "ROOM_ALPHABET",
@@ -27,6 +27,7 @@ __all__ = [
     "invite_link",
     "normalize_room",
     "parse_target",
+    "replay_link",
 ]
 
 #: The characters of a room code (docs/protocol.md 4.3: no 0, O, 1 or I). The server
@@ -83,6 +84,14 @@ def invite_link(server_url: str, room: str) -> str:
         raise ValueError(f"{server_url!r} is not a ws:// or wss:// address")
     prefix = parts.path.rstrip("/")
     return f"{scheme}://{_netloc(parts.hostname, parts.port)}{prefix}/r/{room}"
+
+
+def replay_link(server_url: str, race: str, player: str) -> str:
+    """The link of one run's replay, ``/replay/<race>/<player>`` on the same server as an
+    invite link (docs/protocol.md 1.6): a browser opens it and plays the run. Both parts
+    are percent-encoded UTF-8."""
+    base = invite_link(server_url, "X").removesuffix("/r/X")
+    return f"{base}/replay/{quote(race, safe='')}/{quote(player, safe='')}"
 
 
 def parse_target(text: str) -> Target:

@@ -35,6 +35,7 @@ from protocol.messages import (
     HistoryRow,
     Join,
     Leave,
+    PostMortemAnswer,
     Ready,
     Rematch,
     Start,
@@ -42,7 +43,9 @@ from protocol.messages import (
 )
 
 from .host import Host, host
-from .state import FOUNDATION, Session, format_ms
+from .invite import replay_link
+from .replay import SPEEDS, ReplayRun, postmortem_text
+from .state import FOUNDATION, RaceBoard, Session, format_ms
 from .widgets import (
     BoardView,
     Live,
@@ -67,6 +70,7 @@ __all__ = [
     "NameScreen",
     "PasswordScreen",
     "RaceScreen",
+    "ReplayScreen",
     "ResultsScreen",
     "RoomScreen",
     "TrustScreen",
@@ -678,7 +682,61 @@ class WatchScreen(Base):
 # -- results -------------------------------------------------------------------------------
 
 
-class ResultsScreen(Base):
+class RunPicker(Base):
+    """A screen whose rows are runs (results, a board, the history): ↑ ↓ choose one, v
+    opens its replay (docs/protocol.md 4.22). Nothing is marked until ↑ or ↓; v then
+    opens my own run, or the first."""
+
+    selected: int | None = None
+
+    def runs(self) -> list[tuple[str | None, str]]:
+        """The rows shown, in order, as (race or None, player)."""
+        return []
+
+    def mine(self) -> int:
+        me = self.session.me
+        return next((i for i, (_, name) in enumerate(self.runs()) if name == me), 0)
+
+    def action_pick(self, delta: int) -> None:
+        runs = self.runs()
+        if not runs:
+            return
+        start = self.mine() if self.selected is None else self.selected + delta
+        self.selected = max(0, min(len(runs) - 1, start))
+        self.refresh_view()
+
+    def action_replay(self) -> None:
+        runs = self.runs()
+        if not runs:
+            return
+        i = self.mine() if self.selected is None else min(self.selected, len(runs) - 1)
+        race, name = runs[i]
+        if race is None:
+            self.session.say("this run has no replay (an older server)", "error")
+            self.client.sync()
+            return
+        self.app.push_screen(ReplayScreen(race, name))
+
+    def action_race(self) -> None:
+        """Race the chosen run as a ghost (docs/protocol.md 4.23): the server opens a ghost
+        room on its deal (whose screen then shows), or says why not."""
+        runs = self.runs()
+        if not runs:
+            return
+        i = self.mine() if self.selected is None else min(self.selected, len(runs) - 1)
+        race, name = runs[i]
+        if race is not None:
+            self.client.send(Ghost(race, name))
+
+
+PICK_BINDINGS: list[BindingType] = [
+    Binding("up", "pick(-1)", "previous run", show=False),
+    Binding("down", "pick(1)", "next run", show=False),
+    Binding("v", "replay", "replay"),
+]
+
+
+class ResultsScreen(RunPicker):
     """Ranks, times, moves and the revealed game code; rematch, again, or back to the lobby."""
 
     AUTO_FOCUS = ""
@@ -690,6 +748,7 @@ class ResultsScreen(Base):
         Binding("l", "leave", "lobby"),
         Binding("escape", "leave", "lobby", show=False),
         Binding("question_mark", "help", "help"),
+        *PICK_BINDINGS,
     ]
 
     def compose(self) -> ComposeResult:
@@ -712,10 +771,14 @@ class ResultsScreen(Base):
 
     def hints(self) -> str:
         if self._daily():
-            return "a again (practice) · b leaderboard · h history · l lobby · ? help"
+            return "a again (practice) · b board · h history · ↑↓ v replay · l lobby · ? help"
         if self.session.is_host:
-            return "m rematch · b leaderboard · h history · l lobby · ? help"
-        return "b leaderboard · h history · l lobby · ? help"
+            return "m rematch · b board · h history · ↑↓ v replay · l lobby · ? help"
+        return "b leaderboard · h history · ↑↓ v replay · l lobby · ? help"
+
+    def runs(self) -> list[tuple[str | None, str]]:
+        result = self.session.result
+        return [(result.race, r.name) for r in result.ranks] if result is not None else []
 
     def refresh_view(self) -> None:
         super().refresh_view()
@@ -753,6 +816,16 @@ class ResultsScreen(Base):
             )
             if session.daily.par is not None:
                 text.append(f" · par {session.daily.par} moves", style="#8a8a8a")
+            text.append("\n")
+        mine = session.postmortem(result.race, session.me) if result.race and session.me else None
+        if me is not None and result.race:
+            text.append("Post-mortem: ", style="bold")
+            if mine is None:
+                text.append("working it out…", style="#8a8a8a")
+            elif isinstance(mine, str):
+                text.append(mine.removeprefix("post-mortem: "), style="#d7af00")
+            else:
+                text.append(postmortem_text(mine))
             text.append("\n")
         if result.code:
             text.append("Game code ", style="#8a8a8a")
@@ -834,12 +907,15 @@ class BoardTable(Live):
         ):
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
         you = page.you
-        for row in page.rows:
+        picked = screen.selected
+        for i, row in enumerate(page.rows):
             mine = you is not None and row.name == you.name and row.rank == you.rank
-            table.add_row(*self._cells(row), style="bold #5fafff" if mine else "")
+            style = "bold #5fafff" if mine else ""
+            table.add_row(*self._cells(row), style=style + (" reverse" if i == picked else ""))
         if you is not None and you not in page.rows:
             table.add_row("", "...", "", "", "", "", "", "")
-            table.add_row(*self._cells(you), style="bold #5fafff")
+            last = " reverse" if picked == len(page.rows) else ""
+            table.add_row(*self._cells(you), style="bold #5fafff" + last)
         return table
 
     @staticmethod
@@ -852,7 +928,7 @@ def _run_cells(r: BoardRow | HistoryRow) -> list[RenderableType]:
     return [format_ms(r.time_ms), str(r.moves), str(r.score), f"{r.foundations}/52", str(r.undos)]
 
 
-class LeaderboardScreen(Base):
+class LeaderboardScreen(RunPicker):
     """Today's daily board (with my row), earlier days, and any game code's board."""
 
     AUTO_FOCUS = ""
@@ -862,12 +938,13 @@ class LeaderboardScreen(Base):
         Binding("t", "today", "today"),
         Binding("c", "code", "game code"),
         Binding("y", "mine", "your row"),
-        Binding("g", "ghost", "race a run"),
+        Binding("r", "race", "race the run"),
         Binding("pagedown", "page(1)", "next page", show=False),
         Binding("pageup", "page(-1)", "previous page", show=False),
         Binding("escape", "back", "back"),
         Binding("q", "back", "back", show=False),
         Binding("question_mark", "help", "help"),
+        *PICK_BINDINGS,
     ]
 
     def __init__(self, *, date: str | None = None, code: str | None = None) -> None:
@@ -886,21 +963,35 @@ class LeaderboardScreen(Base):
         with Horizontal(id="code-row", classes="row"):
             yield Label("Game code", classes="label")
             yield Input(placeholder="YU1-C-AAAAAAB, then Enter", compact=True, id="board-code")
-        with Horizontal(id="ghost-row", classes="row"):
-            yield Label("Race the run of", classes="label")
-            yield Input(placeholder="a player on this page, then Enter", compact=True, id="ghost")
         yield BoardTable()
         yield StatusLine()
         yield Hints()
 
     def hints(self) -> str:
         if self.kind == "daily":
-            return "← → day · t today · y your row · g race a run · c a code · PgUp PgDn · esc back"
-        return "t today's daily board · y your row · g race a run · c another code · esc back"
+            return (
+                "← → day · t today · y you · c code · PgUp PgDn · ↑↓ v replay · r race · esc back"
+            )
+        return (
+            "t today's board · y you · c other code · PgUp PgDn · ↑↓ v replay · r race · esc back"
+        )
+
+    def runs(self) -> list[tuple[str | None, str]]:
+        page = self.session.board
+        if page is None or not self.matches(page):
+            return []
+        rows = list(page.rows)
+        if page.you is not None and page.you not in page.rows:
+            rows.append(page.you)
+        return [(r.race, r.name) for r in rows]
+
+    def mine(self) -> int:
+        page = self.session.board
+        you = page.you if page is not None else None
+        return next((i for i, (_, n) in enumerate(self.runs()) if you and n == you.name), 0)
 
     def on_mount(self) -> None:
         self.query_one("#code-row").display = False
-        self.query_one("#ghost-row").display = False
         self.ask()
 
     def page_size(self) -> int:
@@ -990,34 +1081,13 @@ class LeaderboardScreen(Base):
         row.display = True
         self.query_one("#board-code", Input).focus()
 
-    def action_ghost(self) -> None:
-        """``g``: race a run of this board as a ghost (protocol 4.23): whose, by name."""
-        self.query_one("#ghost-row").display = True
-        self.query_one("#ghost", Input).focus()
-
     def action_back(self) -> None:
-        for row, field in (("#code-row", "#board-code"), ("#ghost-row", "#ghost")):
-            if self.query_one(field, Input).has_focus:
-                self.query_one(row).display = False
-                self.set_focus(None)
-                return
-        self.dismiss()
-
-    @on(Input.Submitted, "#ghost")
-    def _ghost(self, event: Input.Submitted) -> None:
-        """The run of the named row of this page: the server makes a ghost room of it
-        (the room then shows), or says why not (today's daily before one's own attempt)."""
-        page = self.session.board
-        wanted = event.value.strip().casefold()
-        rows = [*page.rows, *([page.you] if page.you else [])] if page else []
-        row = next((r for r in rows if r.name.casefold() == wanted and r.race), None)
-        self.query_one("#ghost-row").display = False
-        self.set_focus(None)
-        if row is None:
-            self.session.say(f"nobody called {event.value.strip()!r} on this page", "error")
-            self.client.sync()
+        field = self.query_one("#board-code", Input)
+        if field.has_focus:
+            self.query_one("#code-row").display = False
+            self.set_focus(None)
             return
-        self.client.send(Ghost(row.race, row.name))
+        self.dismiss()
 
     @on(Input.Submitted, "#board-code")
     def _code(self, event: Input.Submitted) -> None:
@@ -1069,8 +1139,8 @@ class HistoryTable(Live):
             ("undos", "right"),
         ):
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-        for row in page.rows:
-            table.add_row(*self._cells(row))
+        for i, row in enumerate(page.rows):
+            table.add_row(*self._cells(row), style="reverse" if i == screen.selected else "")
         return table
 
     @staticmethod
@@ -1086,7 +1156,7 @@ class HistoryTable(Live):
         return [when, race, f"{r.rank}/{r.players}", outcome, *_run_cells(r)]
 
 
-class HistoryScreen(Base):
+class HistoryScreen(RunPicker):
     """My results, newest first, with my totals; from the lobby and the results."""
 
     AUTO_FOCUS = ""
@@ -1098,8 +1168,17 @@ class HistoryScreen(Base):
         Binding("escape", "back", "back"),
         Binding("q", "back", "back", show=False),
         Binding("question_mark", "help", "help"),
+        *PICK_BINDINGS,
     ]
-    HINTS = "PgUp PgDn page (or ← →) · esc back · (h): a hinted run"
+    HINTS = "PgUp PgDn page (or ← →) · ↑↓ v replay · esc back · (h): a hinted run"
+
+    def runs(self) -> list[tuple[str | None, str]]:
+        page = self.session.history
+        me = self.session.me or ""
+        return [(r.race, me) for r in page.rows] if page is not None and self.asked else []
+
+    def mine(self) -> int:
+        return 0
 
     def __init__(self) -> None:
         super().__init__()
@@ -1157,6 +1236,279 @@ class HistoryScreen(Base):
         self.dismiss()
 
 
+# -- replay --------------------------------------------------------------------------------
+
+
+class ReplayBoard(BoardView):
+    """The board of a replay: the position its screen is at, read-only."""
+
+    def board(self) -> RaceBoard | None:
+        screen = self.screen
+        return screen.position() if isinstance(screen, ReplayScreen) else None
+
+
+class MoveList(Live):
+    """The run's actions around the one shown, numbered, the current one highlighted;
+    for a won run the wasted moves are dimmed."""
+
+    DEFAULT_CSS = """
+    MoveList { width: 16; height: 1fr; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        screen = self.screen
+        run = self.session.replay
+        if not isinstance(screen, ReplayScreen) or run is None or not run.complete:
+            return Text("")
+        pm = self.session.postmortem(run.race, run.player)
+        wasted = set(pm.wasted) if isinstance(pm, PostMortemAnswer) else set()
+        rows = max(1, self.size.height)
+        first = max(0, min(screen.k - rows // 2, run.total - rows))
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for i in range(first + 1, min(run.total, first + rows) + 1):
+            style = "reverse bold" if i == screen.k else "#6c6c6c strike" if i in wasted else ""
+            text.append(f"{i:>3} {run.actions[i - 1][1]}\n", style=style)
+        return text
+
+
+class ReplayScreen(Base):
+    """One run of a finished race, step by step (docs/protocol.md 4.22): forward, back, to
+    the start, the end or a move number, or played at 1x, 4x or 16x with its real timing;
+    the clock and move count at that point, the move list, the post-mortem, the link."""
+
+    AUTO_FOCUS = ""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right", "step(1)", "forward"),
+        Binding("left", "step(-1)", "back"),
+        Binding("home", "to(0)", "start"),
+        Binding("end", "to(-1)", "end"),
+        Binding("space", "play", "play/pause"),
+        Binding("s", "speed", "speed"),
+        Binding("g", "goto", "go to a move"),
+        Binding("j", "losing", "the losing move"),
+        Binding("c", "copy_link", "copy the link"),
+        Binding("r", "race", "race this run"),
+        Binding("escape", "back", "back"),
+        Binding("q", "back", "back", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def __init__(self, race: str, player: str) -> None:
+        super().__init__()
+        self.race_id = race
+        self.player = player
+        #: How many actions are played in the position shown.
+        self.k = 0
+        #: Playing: the run's clock (ms) and the app's clock (s) when it was read.
+        self.playing: tuple[float, float] | None = None
+        self.rate = SPEEDS[0]
+        self._shown: tuple[int, RaceBoard] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Title("replay")
+        yield Static("", id="replay-head")
+        with Horizontal(id="replay-body"):
+            yield ReplayBoard(id="board")
+            yield MoveList(id="replay-moves")
+        yield Static("", id="replay-pm")
+        with Horizontal(id="jump-row", classes="row"):
+            yield Label("Move number", classes="label")
+            yield Input(placeholder="0 to the last, then Enter", compact=True, id="replay-jump")
+        yield StatusLine()
+        yield Hints()
+
+    def on_mount(self) -> None:
+        self.query_one("#jump-row").display = False
+        self.client.send(*self.session.open_replay(self.race_id, self.player))
+        self.set_interval(0.05, self._tick)
+
+    def hints(self) -> str:
+        return (
+            "← → step · Home End · space play · s speed · g move · j losing · c link · r race · esc"
+        )
+
+    def run(self) -> ReplayRun | None:
+        run = self.session.replay
+        return run if run is not None and run.race == self.race_id and run.complete else None
+
+    def link(self) -> str | None:
+        try:
+            return replay_link(self.client.url, self.race_id, self.player)
+        except ValueError:
+            return None
+
+    def position(self) -> RaceBoard | None:
+        """The position shown, as a board (the runner's view), with what would have
+        kept a win lit at the position before the losing move."""
+        run = self.run()
+        if run is None:
+            return None
+        if self._shown is None or self._shown[0] != self.k:
+            board = RaceBoard(run.race_at(self.k), 0.0, ascii=self.session.ascii)
+            self._shown = (self.k, board)
+        board = self._shown[1]
+        pm = self.session.postmortem(run.race, run.player)
+        lost = isinstance(pm, PostMortemAnswer) and pm.status == "lost"
+        board.hint = pm.line[0] if lost and self.k == pm.last_winnable else None  # type: ignore[union-attr]
+        return board
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        try:
+            head = self.query_one("#replay-head", Static)
+            pm = self.query_one("#replay-pm", Static)
+        except NoMatches:  # not mounted yet
+            return
+        head.update(self._head())
+        pm.update(self._postmortem())
+
+    def _head(self) -> Text:
+        run = self.session.replay
+        text = Text(" ")
+        if run is None or run.race != self.race_id:
+            return text
+        if run.refused is not None:
+            text.append(f"{self.player}'s run: {run.refused}", style="bold #ff5f5f")
+            return text
+        page = run.page
+        if page is None or not run.complete:
+            text.append(f"loading {self.player}'s run…", style="#8a8a8a")
+            return text
+        text.append(f"{page.player}'s run", style="bold")
+        if page.date is not None:
+            text.append(f" · daily {page.date}" + (" (practice)" if page.practice else ""))
+        elif page.room is not None:
+            text.append(f" · room {page.room}")
+        text.append(f" · #{page.rank} of {len(page.players)} · {page.outcome}")
+        text.append(f" at {format_ms(page.time_ms)} · {page.code}", style="#8a8a8a")
+        game = run.games[self.k]
+        ms = self.playing[0] if self.playing is not None else run.time_at(self.k)
+        text.append(f"\n {format_ms(int(ms))}", style="bold")
+        text.append(f"  move {self.k} of {run.total} · {run.counts[self.k]} moves")
+        text.append(f" · {game.cards_on_foundations}/52 cards")
+        last = run.actions[self.k - 1][1] if self.k else None
+        what = "the deal" if last is None else "undo" if last == "undo" else last
+        text.append(f" · {what}", style="bold")
+        state = f"playing {self.rate}x" if self.playing is not None else f"paused · {self.rate}x"
+        text.append(f" · {state}", style="#8a8a8a")
+        link = self.link()
+        if link is not None:
+            text.append(f"\n Link: {link}", style="#8a8a8a")
+        return text
+
+    def _postmortem(self) -> Text:
+        run = self.run()
+        if run is None:
+            return Text("")
+        pm = self.session.postmortem(run.race, run.player)
+        text = Text(" Post-mortem: ", style="bold")
+        if pm is None:
+            text.append("working it out…", style="#8a8a8a")
+        elif isinstance(pm, str):
+            text.append(pm.removeprefix("post-mortem: "), style="#d7af00")
+        else:
+            text.append(postmortem_text(pm))
+        return text
+
+    def go(self, k: int) -> None:
+        run = self.run()
+        if run is None:
+            return
+        self.k = max(0, min(run.total, k))
+        if self.playing is not None and self.k >= run.total:
+            self.playing = None
+        self.client.sync()
+
+    def _tick(self) -> None:
+        run = self.run()
+        if self.playing is None or run is None:
+            return
+        now = self.client.clock()
+        clock_ms = self.playing[0] + (now - self.playing[1]) * 1000 * self.rate
+        self.playing = (clock_ms, now)
+        self.k = run.due(clock_ms)
+        if self.k >= run.total:
+            self.k, self.playing = run.total, None
+        self.client.sync()
+
+    def action_step(self, delta: int) -> None:
+        self.playing = None
+        self.go(self.k + delta)
+
+    def action_to(self, k: int) -> None:
+        run = self.run()
+        self.playing = None
+        self.go(run.total if k < 0 and run is not None else k)
+
+    def action_play(self) -> None:
+        run = self.run()
+        if run is None:
+            return
+        if self.playing is not None:
+            self.playing = None
+        else:
+            if self.k >= run.total:
+                self.k = 0
+            self.playing = (float(run.time_at(self.k)), self.client.clock())
+        self.client.sync()
+
+    def action_speed(self) -> None:
+        if self.playing is not None:  # the time so far at the old speed
+            self._tick()
+        self.rate = SPEEDS[(SPEEDS.index(self.rate) + 1) % len(SPEEDS)]
+        self.client.sync()
+
+    def action_losing(self) -> None:
+        run = self.run()
+        pm = self.session.postmortem(run.race, run.player) if run is not None else None
+        if (
+            isinstance(pm, PostMortemAnswer)
+            and pm.status == "lost"
+            and pm.last_winnable is not None
+        ):
+            self.playing = None
+            self.go(pm.last_winnable)
+
+    def action_goto(self) -> None:
+        self.query_one("#jump-row").display = True
+        self.query_one("#replay-jump", Input).focus()
+
+    def action_race(self) -> None:
+        """r: race this run as a ghost (docs/protocol.md 4.23): its room replaces the
+        replay, or the server says why not (a run of today's daily before one's own)."""
+        self.client.send(Ghost(self.race_id, self.player))
+
+    def action_copy_link(self) -> None:
+        link = self.link()
+        if link is None:
+            return
+        self.app.copy_to_clipboard(link)
+        self.session.say(f"copied the replay's link, if the terminal allows it: {link}")
+        self.client.sync()
+
+    def action_back(self) -> None:
+        field = self.query_one("#replay-jump", Input)
+        if field.has_focus:
+            self.query_one("#jump-row").display = False
+            self.set_focus(None)
+            return
+        self.session.close_replay()
+        self.dismiss()
+
+    @on(Input.Submitted, "#replay-jump")
+    def _jump(self, event: Input.Submitted) -> None:
+        self.query_one("#jump-row").display = False
+        self.set_focus(None)
+        try:
+            k = int(event.value)
+        except ValueError:
+            self.session.say(f"move number: {event.value!r} is not a number", "error")
+            self.client.sync()
+            return
+        self.playing = None
+        self.go(k)
+
+
 # -- dialogs -------------------------------------------------------------------------------
 
 HELP = """\
@@ -1178,6 +1530,8 @@ HELP = """\
   [b]?[/b] this help    [b]l[/b] leave the room / back to the lobby    [b]ctrl+q[/b] quit
   [b]c[/b]        in a room or watching: copy the room's invite link (others
            open it in a browser, or run yukon play LINK)
+  [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step
+           [b]Home End g[/b]o to  [b]space[/b] play  [b]s[/b]peed  [b]j[/b] losing  [b]c[/b] link
 
 [dim]Esc or ? closes this help[/dim]"""
 

@@ -33,9 +33,12 @@ from protocol.messages import (
     Message,
     MoveMsg,
     PlayerProgress,
+    PostMortem,
+    PostMortemAnswer,
     Progress,
     Race,
     Refused,
+    ReplayPage,
     Resign,
     Result,
     Room,
@@ -47,6 +50,7 @@ from protocol.messages import (
 from protocol.times import format_ms
 
 from .cards import SUIT_ORDER, label, move_label
+from .replay import ReplayRun
 
 __all__ = [
     "DOUBLE_TAP_S",
@@ -99,6 +103,19 @@ class Status:
     kind: str = "info"  # info, good, error
     #: Counts up with every status said, so that a newer one can be told from an older.
     serial: int = 0
+
+
+#: The errors a ``replay`` or a ``postmortem`` may get (docs/protocol.md 4.22).
+_REPLAY_ERRORS = frozenset(
+    {
+        "no_such_race",
+        "race_running",
+        "no_such_player",
+        "not_public",
+        "too_many_queries",
+        "unavailable",
+    }
+)
 
 
 class RaceBoard:
@@ -455,6 +472,14 @@ class Session:
     #: resumed it there): the ``already_in_room`` still to come is no news.
     _invite_echo: str | None = field(default=None, init=False, repr=False)
     _lost: bool = field(default=False, init=False, repr=False)
+    #: The run being replayed (docs/protocol.md 4.22), None when no replay is open.
+    replay: ReplayRun | None = None
+    #: Post-mortems by (race, name casefolded): the answer, or the server's refusal text;
+    #: absent while it is worked out. One is asked at a time (the server's rule), the
+    #: others wait in ``_pm_queue``.
+    postmortems: dict[tuple[str, str], PostMortemAnswer | str] = field(default_factory=dict)
+    _pm_asked: tuple[str, str] | None = field(default=None, init=False, repr=False)
+    _pm_queue: list[tuple[str, str]] = field(default_factory=list, init=False, repr=False)
 
     # -- the phase decides the screen ---------------------------------------------------------
 
@@ -562,12 +587,26 @@ class Session:
             if self.race is not None:
                 self.race.cancel()
             self.say("the race is over")
+            mine = any(r.name == self.me for r in msg.ranks)
+            if msg.race is not None and self.me is not None and mine:
+                return self.ask_postmortem(msg.race, self.me)  # for the results
         elif isinstance(msg, BoardPage):
             self.board = msg
         elif isinstance(msg, HistoryPage):
             self.history = msg
         elif isinstance(msg, HintAnswer):
             self._hint_answer(msg)
+        elif isinstance(msg, ReplayPage):
+            run = self.replay
+            if run is not None and run.race == msg.race:
+                out = run.received(msg)
+                if run.complete:  # the post-mortem of the run shown, for the replay
+                    out += self.ask_postmortem(run.race, run.player)
+                return out
+        elif isinstance(msg, PostMortemAnswer):
+            return self._postmortem_answered(msg)
+        elif isinstance(msg, Error) and msg.code in _REPLAY_ERRORS and self._replay_refused(msg):
+            return self._next_postmortem()
         elif isinstance(msg, Error):
             if self.invite is not None and msg.code in _ENTRY_ERRORS:
                 return self._invite_refused(msg)
@@ -576,6 +615,60 @@ class Session:
                 return []
             self._error(msg)
         return []
+
+    # -- replays and post-mortems (docs/protocol.md 4.22) -------------------------------------
+
+    def open_replay(self, race: str, player: str) -> list[Message]:
+        """Open the replay of ``player``'s run in ``race``: what to send."""
+        self.replay = ReplayRun(race, player)
+        return [self.replay.ask()]
+
+    def close_replay(self) -> None:
+        self.replay = None
+
+    def postmortem(self, race: str, player: str) -> PostMortemAnswer | str | None:
+        """The post-mortem of a run, its refusal's text, or None while it is worked out."""
+        return self.postmortems.get((race, player.casefold()))
+
+    def ask_postmortem(self, race: str, player: str) -> list[Message]:
+        """Ask for a run's post-mortem, unless it is known or on its way already (a refused
+        one is asked again)."""
+        key = (race, player.casefold())
+        known = isinstance(self.postmortems.get(key), PostMortemAnswer)
+        if known or key == self._pm_asked or key in self._pm_queue:
+            return []
+        self.postmortems.pop(key, None)  # a refusal: asked again (it may be public now)
+        if self._pm_asked is not None:
+            self._pm_queue.append(key)
+            return []
+        self._pm_asked = key
+        return [PostMortem(race, player)]
+
+    def _postmortem_answered(self, msg: PostMortemAnswer) -> list[Message]:
+        key = (msg.race, msg.player.casefold())
+        self.postmortems[key] = msg
+        if key == self._pm_asked:
+            self._pm_asked = None
+        return self._next_postmortem()
+
+    def _next_postmortem(self) -> list[Message]:
+        if self._pm_asked is not None or not self._pm_queue:
+            return []
+        race, name = self._pm_queue.pop(0)
+        return self.ask_postmortem(race, name)
+
+    def _replay_refused(self, msg: Error) -> bool:
+        """An error that answers the open replay (first) or the post-mortem asked; False
+        if it answers neither (a board or history query, say)."""
+        run = self.replay
+        if run is not None and run.page is None and run.refused is None:
+            run.refused = msg.text
+            return True
+        if self._pm_asked is not None:
+            self.postmortems[self._pm_asked] = f"post-mortem: {msg.text}"
+            self._pm_asked = None  # receive asks the next one
+            return True
+        return False
 
     # -- an invite link ---------------------------------------------------------------------
 
@@ -829,6 +922,15 @@ class Session:
         self._lost = True
         if self.race is not None:
             self.race.resyncing = True
+        # A query's answer is lost with its connection: what was on its way is said to be
+        # (asking again, v or the results, works once the link is back).
+        if self._pm_asked is not None:
+            self.postmortems[self._pm_asked] = "post-mortem: the connection dropped; ask again"
+        self._pm_asked = None
+        self._pm_queue.clear()
+        run = self.replay
+        if run is not None and not run.complete and run.refused is None:
+            run.refused = "the connection dropped before the run came; open it again"
 
     def resync_missed(self) -> bool:
         """The welcome came back without my room (its ``room`` is nil): the server no

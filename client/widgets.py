@@ -196,8 +196,12 @@ class BoardView(Live):
             style = f"bold black on {HINTED}"
         return Text(text.center(self._cw - 1), style=style)
 
+    def board(self) -> RaceBoard | None:
+        """The position drawn: my race's (a replay's board draws another)."""
+        return self.session.race
+
     def render(self) -> RenderableType:
-        race = self.session.race
+        race = self.board()
         self._cw = self.cell_width()
         if race is None:
             self._rows = []
@@ -581,8 +585,12 @@ class ResultsView(Live):
         table.add_column("moves", justify="right")
         table.add_column("score", justify="right")
         table.add_column("cards", justify="right")
-        for r in result.ranks:
-            table.add_row(*self._row(r, session.me), style="bold" if r.name == session.me else "")
+        picked = getattr(self.screen, "selected", None)  # a run chosen to replay
+        for i, r in enumerate(result.ranks):
+            style = "bold" if r.name == session.me else ""
+            table.add_row(
+                *self._row(r, session.me), style=style + (" reverse" if i == picked else "")
+            )
         if result.ghost is not None:  # the recorded run raced, for comparison (protocol 4.23)
             row = self._row(result.ghost, None)
             row[1] = f"{result.ghost.name} (ghost)"

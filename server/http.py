@@ -402,7 +402,7 @@ class HttpPages:
             if path == "/metrics":
                 return self.metrics()
             if path.startswith(REPLAY_PREFIX):
-                return await self.replay(path, query)
+                return await self.replay(path, query, request.headers.get("If-None-Match"))
             return await self.leaderboard(query)
         except HttpError as exc:
             extra = [("Allow", exc.allow)] if exc.allow else []
@@ -514,11 +514,12 @@ class HttpPages:
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
         )
 
-    async def replay(self, path: str, query: str) -> Response:
+    async def replay(self, path: str, query: str, if_none_match: str | None = None) -> Response:
         """``/replay/<race>/<player>[/postmortem]?format=json``: a run's replay (every
         action) or its post-mortem as JSON, the wire's ``replay_page`` and
-        ``postmortem_answer`` fields; an error as ``{"error": code, "text": ...}``. The
-        page for people will be served here; until then only the JSON form answers."""
+        ``postmortem_answer`` fields; an error as ``{"error": code, "text": ...}``.
+        Without ``?format=json``, ``/replay/<race>/<player>`` is the browser client's page
+        (a link a player shares), which fetches the JSON and plays the run."""
         parts = path[len(REPLAY_PREFIX) :].split("/")
         what = "replay"
         if len(parts) == 3 and parts[2] == "postmortem":
@@ -534,9 +535,10 @@ class HttpPages:
         if not race or not player or len(race) > MAX_RACE_ID or len(player) > 64:
             raise HttpError(HTTPStatus.NOT_FOUND, "no such race or player")
         if parse_qs(query).get("format") != ["json"]:
-            raise HttpError(
-                HTTPStatus.NOT_FOUND, "no replay page here yet; ?format=json gives the run as JSON"
-            )
+            if what == "postmortem":
+                raise HttpError(HTTPStatus.NOT_FOUND, "a post-mortem is only JSON: ?format=json")
+            # The page for people: the browser client, which opens this run's replay.
+            return self.web.respond(WebClient.REPLAY, if_none_match)
         replays = self.server.replays
         if what == "postmortem":
             answer = await replays.postmortem(race, player)
@@ -601,6 +603,11 @@ class WebClient:
     ENTRY = "app.js"
     #: ``respond``'s name for the page at an invite link (no file can be called that).
     INVITE = "/r/"
+    #: ``respond``'s name for the page at a replay link, ``/replay/<race>/<player>``.
+    REPLAY = "/replay/"
+    #: Modules loaded only when a replay opens (``import()``), not preloaded by the page:
+    #: a race never needs them, so the first load does not carry them.
+    LAZY = frozenset({"replay.js", "deal.js"})
 
     def __init__(self, files: Mapping[str, bytes]) -> None:
         for name in files:
@@ -615,7 +622,11 @@ class WebClient:
             name: StaticFile(body, CONTENT_TYPES["." + name.rpartition(".")[2]], _etag(body))
             for name, body in files.items()
         }
-        modules = sorted(n for n in files if n.endswith((".js", ".mjs")) and n != self.ENTRY)
+        modules = sorted(
+            n
+            for n in files
+            if n.endswith((".js", ".mjs")) and n != self.ENTRY and n not in self.LAZY
+        )
 
         def render(root: str) -> str:
             # Every URL relative to the page (``root`` leads back to the server's root
@@ -629,7 +640,7 @@ class WebClient:
                 styles=sorted(n for n in files if n.endswith(".css")),
             )
 
-        html, invite_html = render(""), render("../")
+        html, invite_html, replay_html = render(""), render("../"), render("../../")
         styles = re.findall(r"<style>(.*?)</style>", html, re.S)
         hashes = " ".join(
             "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
@@ -645,6 +656,10 @@ class WebClient:
         self.page = StaticFile(html.encode(), "text/html; charset=utf-8", _etag(html.encode()))
         self.invite_page = StaticFile(
             invite_html.encode(), "text/html; charset=utf-8", _etag(invite_html.encode())
+        )
+        #: The same page at ``/replay/<race>/<player>`` (its URLs two levels up).
+        self.replay_page = StaticFile(
+            replay_html.encode(), "text/html; charset=utf-8", _etag(replay_html.encode())
         )
 
     @classmethod
@@ -663,11 +678,20 @@ class WebClient:
         included)."""
         return len(self.page.body) + sum(len(f.body) for f in self.files.values())
 
+    def initial_size(self) -> int:
+        """Bytes a first load fetches: the page and every file but the ``LAZY`` ones."""
+        return self.size() - self.lazy_size()
+
+    def lazy_size(self) -> int:
+        """Bytes a replay adds when it opens: the ``LAZY`` modules."""
+        return sum(len(f.body) for n, f in self.files.items() if n in self.LAZY)
+
     def respond(self, name: str, if_none_match: str | None) -> Response:
         """The page (``name`` "", or ``INVITE`` at an invite link), or one file; 304 when
         the browser has it already."""
-        if name in ("", self.INVITE):
-            item, cache = self.page if name == "" else self.invite_page, "no-cache"
+        if name in ("", self.INVITE, self.REPLAY):
+            pages = {"": self.page, self.INVITE: self.invite_page, self.REPLAY: self.replay_page}
+            item, cache = pages[name], "no-cache"
             extra = [
                 ("Content-Security-Policy", self.csp),
                 ("Referrer-Policy", "no-referrer"),

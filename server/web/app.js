@@ -17,6 +17,19 @@ function inviteCode(path) {
   return m ? m[1].toUpperCase() : null;
 }
 
+/** A replay link's race and player (/replay/<race>/<player>), or null. */
+function replayLink(path) {
+  const m = /\/replay\/([^/]+)\/([^/]+)$/.exec(path);
+  try {
+    return m && { race: decodeURIComponent(m[1]), player: decodeURIComponent(m[2]) };
+  } catch {
+    return null;
+  }
+}
+
+/** The errors a post-mortem may get instead of its answer. */
+const PM_ERRORS = new Set(["no_such_race", "race_running", "no_such_player", "not_public", "unavailable"]);
+
 /** Errors that answer a hello: the connection stops until the player has done something. */
 const HELLO_ERRORS = new Set([
   "name_taken",
@@ -62,8 +75,27 @@ export class Client {
     // The page's links are relative to where it was served; the address bar changes
     // (syncUrl), so they are made absolute first.
     for (const a of document.querySelectorAll("a[href]")) a.setAttribute("href", a.href);
+    const run = replayLink(location.pathname);
+    if (run) this.openReplay(run.race, run.player);
     this.render();
     if (!this.ask) this.link.start();
+  }
+
+  /** A run's replay (replay.js, loaded now: a race never needs it), over whatever shows. */
+  openReplay(race, player) {
+    import("./replay.js").then((m) => {
+      this.replayMod = m;
+      this.open({ kind: "replay", race, player, back: this.overlay?.kind === "replay" ? this.overlay.back : this.overlay });
+      history.replaceState(null, "", appBase() + m.runPath(race, player));
+    });
+  }
+
+  /** Back from a replay to the page it was opened from. */
+  closeReplay() {
+    this.overlay = this.overlay?.back ?? null;
+    history.replaceState(null, "", appBase());
+    this.syncUrl();
+    this.render();
   }
 
   /** Send messages; false (and a word to the player) when the link is down. */
@@ -78,7 +110,11 @@ export class Client {
   linkStatus(kind, text, code) {
     const wasOnline = this.linkState.kind === "online";
     this.linkState = { kind, text };
-    if (wasOnline && kind !== "online") this.session.connectionLost(this.now());
+    if (wasOnline && kind !== "online") {
+      this.session.connectionLost(this.now());
+      if (this.pmAsked) this.session.postmortem = { race: this.pmAsked, text: "lost with the connection" };
+      this.pmAsked = null;
+    }
     if (kind === "stopped" && code === 4001) this.session.say(text, "error");
     this.render();
   }
@@ -86,6 +122,17 @@ export class Client {
   message(msg) {
     const s = this.session;
     const now = this.now();
+    if (msg.t === "error" && this.pmAsked && PM_ERRORS.has(msg.code)) {
+      // The results' post-mortem refused (a daily not public yet): said there, not as an error.
+      s.postmortem = { race: this.pmAsked, text: msg.text };
+      this.pmAsked = null;
+      this.render();
+      return;
+    }
+    if (msg.t === "postmortem_answer") {
+      s.postmortem = msg;
+      this.pmAsked = null;
+    }
     if (msg.t === "race" && !s.race && s.room) this.restoreLog(msg, now);
     const out = s.receive(msg, now);
     switch (msg.t) {
@@ -103,6 +150,12 @@ export class Client {
         this.error(msg);
         break;
       case "result":
+        // My run's post-mortem, for the results (docs/protocol.md 4.22).
+        s.postmortem = null;
+        if (msg.race && msg.ranks.some((x) => x.name === s.me)) {
+          this.pmAsked = msg.race;
+          this.link.send({ t: "postmortem", race: msg.race, player: s.me });
+        }
         checkDeal(s.room?.commitment, msg.code, msg.salt).then((f) => {
           s.fairness = f;
           this.render();
@@ -210,6 +263,7 @@ export class Client {
 
   /** The address bar shows the room's invite link while in an ordinary room. */
   syncUrl() {
+    if (this.overlay?.kind === "replay") return; // the replay's own link
     const room = this.session.room;
     const base = appBase();
     const path = room && room.max_players > 1 ? `${base}r/${room.room}` : this.invite ? location.pathname : base;
@@ -219,6 +273,7 @@ export class Client {
   // -- screens ---------------------------------------------------------------------------
 
   view() {
+    if (this.overlay?.kind === "replay") return "replay"; // a shared link plays without a name
     if (this.ask) return this.ask;
     if (this.overlay) return this.overlay.kind;
     return this.session.phase();
@@ -229,8 +284,9 @@ export class Client {
     this.rendering = true;
     try {
       const kind = this.view();
-      if (!this.screen || this.screen.kind !== kind) {
-        this.screen = screens[kind](this);
+      if (!this.screen || this.screen.kind !== kind || this.screen.overlay !== this.overlay) {
+        this.screen = kind === "replay" ? this.replayMod.replay(this) : screens[kind](this);
+        this.screen.overlay = this.overlay;
         this.screen.kind = kind;
         this.root.replaceChildren(this.screen.el);
         this.screen.focus?.();

@@ -37,7 +37,7 @@ export const keep = {
  * under a path prefix. The page is there, or at <base>r/ROOMCODE (an invite link).
  */
 export function appBase(path = window.location.pathname) {
-  const invite = /^(.*\/)r\/[A-Za-z0-9]{5}$/.exec(path);
+  const invite = /^(.*\/)(r\/[A-Za-z0-9]{5}|replay\/[^/]+\/[^/]+)$/.exec(path);
   return invite ? invite[1] : path.slice(0, path.lastIndexOf("/") + 1);
 }
 

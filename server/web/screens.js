@@ -649,6 +649,23 @@ export function watch(c) {
 
 // -- the results ------------------------------------------------------------------------------
 
+/** What the solver says of a run, in words (the same sentences as the terminal client). */
+export function postmortemText(pm) {
+  const n = (k) => `move ${k}`;
+  switch (pm.status) {
+    case "won":
+      return `Won, with ${pm.wasted_total} wasted move${pm.wasted_total === 1 ? "" : "s"}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
+    case "lost":
+      return `After ${n(pm.last_winnable + 1)}, ${pm.losing_move}, no win was left; ${pm.line[0]} instead wins.`;
+    case "open":
+      return `A win was still left at the end: ${pm.line[0]} goes on to win (${pm.line.length} moves).`;
+    case "unwinnable":
+      return "This deal could not be won at all: the solver proved it.";
+    default:
+      return `Unknown: the solver could not decide within its budget${pm.last_winnable !== null ? `; a win was still left after ${n(pm.last_winnable)}` : ""}${pm.lost_from !== null ? `; none after ${n(pm.lost_from)}` : ""}.`;
+  }
+}
+
 function table(heads, rows, mine = () => false) {
   return h(
     "div",
@@ -690,7 +707,16 @@ const num = (x) => h("td", { class: "num" }, x);
 
 // The ranks, then a ghost room's recorded run for comparison (protocol 4.23).
 const ranksAndGhost = (r) =>
-  r.ghost ? [...r.ranks, { ...r.ghost, name: `${r.ghost.name} (ghost)` }] : r.ranks;
+  r.ghost ? [...r.ranks, { ...r.ghost, name: `${r.ghost.name} (ghost)`, ghost: true }] : r.ranks;
+/** A row's replay button (docs/protocol.md 4.22): the run of `player` in `race`, if stored. */
+const replayCell = (c, race, player) =>
+  h(
+    "td",
+    {},
+    race
+      ? h("button", { type: "button", class: "plain mini", onclick: () => c.openReplay(race, player), "aria-label": `replay ${player}'s run` }, "▶")
+      : "",
+  );
 
 export function results(c) {
   const ch = chrome(c);
@@ -764,11 +790,21 @@ export function results(c) {
         s.fairness
           ? h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text)
           : null,
+        me && r.race
+          ? h(
+              "p",
+              { id: "results-pm" },
+              h("b", {}, "Post-mortem: "),
+              s.postmortem?.race !== r.race
+                ? "working it out…"
+                : (s.postmortem.text ?? postmortemText(s.postmortem)),
+            )
+          : null,
       );
       fill(
         body,
         table(
-          ["#", "player", "outcome", "time", "moves", "score", "cards"],
+          ["#", "player", "outcome", "time", "moves", "score", "cards", "replay"],
           ranksAndGhost(r).map((x) => [
             num(x.rank),
             x.name,
@@ -777,6 +813,7 @@ export function results(c) {
             num(x.moves),
             num(x.score),
             num(`${x.foundations}/52`),
+            x.ghost ? h("td", {}) : replayCell(c, r.race, x.name),
           ]),
           (i) => r.ranks[i]?.name === s.me,
         ),
@@ -946,7 +983,7 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", ""],
+              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", "replay", "race"],
               rows.map((r) => [
                 num(r.rank),
                 r.name,
@@ -956,6 +993,7 @@ export function boards(c) {
                 num(r.score),
                 num(`${r.foundations}/52`),
                 num(r.undos),
+                replayCell(c, r.race, r.name),
                 r.race ? raceButton(c, r) : "",
               ]),
               (i) => you && rows[i].name === you.name,
@@ -1044,7 +1082,7 @@ export function history(c) {
         body,
         p.rows.length
           ? table(
-              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos"],
+              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
               p.rows.map((r) => [
                 new Date(r.finished_ms).toLocaleString([], {
                   month: "2-digit",
@@ -1066,6 +1104,7 @@ export function history(c) {
                 num(r.score),
                 num(`${r.foundations}/52`),
                 num(r.undos),
+                replayCell(c, r.race, s.me),
               ]),
             )
           : h("p", { class: "summary" }, p.offset ? "no more races" : "no races yet"),
@@ -1157,6 +1196,11 @@ const HELP = [
   ["m", "rematch (the host)"],
   ["a", "the daily deal again (practice)"],
   ["b", "the leaderboard"],
+  ["▶", "a row's replay (results, boards, history)"],
+  ["Replay", ""],
+  ["← → Home End", "one action, the start, the end; g a move number"],
+  ["Space s", "play / pause; speed 1x 4x 16x"],
+  ["j c", "the losing move; copy the link"],
   ["?", "this help; Esc closes it"],
 ];
 

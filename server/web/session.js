@@ -252,6 +252,8 @@ export class Session {
     this.startView = null;
     /** The check of a revealed code against the commitment: {text, good}, or null. */
     this.fairness = null;
+    /** My last run's post-mortem (a postmortem_answer, or {race, text} refused). */
+    this.postmortem = null;
     this.awaitingResync = false;
     this.lost = false;
     /** My view could not follow the server: the app reconnects for a fresh resync. */

@@ -263,8 +263,8 @@ async def test_a_game_codes_board_from_the_lobby(tmp_path: Path) -> None:
 
 
 async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
-    """``g`` on a board names a row's player: a ghost room on that deal; started, the
-    recorded run is in the standings, marked as a ghost, and in the results."""
+    """``r`` on a board races the chosen row's run: a ghost room on that deal; started,
+    the recorded run is in the standings, marked as a ghost, and in the results."""
     _, line = winning_line()
     async with server_at(tmp_path) as server:
         ann = await open_client(server, "ann")
@@ -283,7 +283,7 @@ async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
             await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
             await pilot.press("c", *CODE, "enter")
             await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
-            await pilot.press("g", *"ANN", "enter")
+            await pilot.press("down", "r")  # the row chosen (ann's, the only one): race it
             await until(pilot, lambda: app.current_mode == "room", "the ghost room")
             room = app.session.room
             assert room is not None and room.ghost == "ann" and room.max_players == 1

@@ -13,6 +13,7 @@ from client.invite import (
     invite_link,
     normalize_room,
     parse_target,
+    replay_link,
 )
 from server.rooms import state
 
@@ -116,3 +117,14 @@ def test_normalize_room() -> None:
     assert normalize_room(" k7wqm ") == "K7WQM"
     assert normalize_room("K7WQI") is None  # no I
     assert normalize_room("K7WQ") is None
+
+
+def test_a_replay_link_is_on_the_server_of_the_invite_links() -> None:
+    assert (
+        replay_link("ws://race.example:8765", "r-1", "bob")
+        == "http://race.example:8765/replay/r-1/bob"
+    )
+    assert (
+        replay_link("wss://u:p@example.org/yukon/", "r 2", "Jörg/x")
+        == "https://example.org/yukon/replay/r%202/J%C3%B6rg%2Fx"
+    )

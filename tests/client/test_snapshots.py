@@ -15,7 +15,8 @@ import pytest
 from textual.pilot import Pilot
 
 from client.app import YukonApp
-from client.screens import LeaderboardScreen
+from client.screens import LeaderboardScreen, ReplayScreen
+from protocol import Game
 from protocol.messages import (
     BoardPage,
     BoardRow,
@@ -23,8 +24,10 @@ from protocol.messages import (
     DailyDeal,
     HistoryPage,
     MoveMsg,
+    PostMortemAnswer,
     RankEntry,
     Refused,
+    ReplayPage,
     Result,
     Welcome,
     replace,
@@ -312,3 +315,35 @@ def test_a_certificate_to_trust(snap_compare: Snap) -> None:
     problem = "race.example:8765 presents a certificate no authority vouches for (self-signed)"
     status = LinkStatus("need_trust", problem, fingerprint)
     assert snap_compare(app, run_before=run(lambda a: a.link_status(status)))
+
+
+def test_replay_at_the_losing_move(snap_compare: Snap) -> None:
+    """A replay of bob's run (12 moves of a winning line, the last one crafted as the
+    losing move in the post-mortem), at the position before it: the better move lit."""
+    app, _ = fake_app()
+    code, line = winning_line()
+    actions = tuple((1_500 * (i + 1), m) for i, m in enumerate(line[:12]))
+    page = ReplayPage(
+        "r-1", "bob", code, "C", "K7WQM", None, False, 1_795_975_206_174, ("carol", "bob"),
+        2, "resigned", 95_000, 12, 80, 5, 0, False, 12, 0, actions,
+    )  # fmt: skip
+    before = Game.from_code(code)
+    for move in line[:11]:
+        before.play(move)
+    other = next(m for m in before.legal_moves() if m != line[11])  # crafted: "instead"
+    pm = PostMortemAnswer(
+        "r-1", "bob", "lost", 11, line[11], None, (other, *line[12:40]), None, None, (), 0, 100_000
+    )
+
+    def script(a: YukonApp) -> None:
+        feed(a, welcome())
+        a.push_screen(ReplayScreen("r-1", "bob"))
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await run(script)(pilot)
+        feed(app, page, pm)
+        await pilot.pause()
+        await pilot.press("j")
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=before)

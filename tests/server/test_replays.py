@@ -229,7 +229,15 @@ async def test_a_replay_reproduces_every_position_and_the_score(
         missing = await fetch(server, f"/replay/{result.race}/cy?format=json")
         assert (missing.status, missing.json()["error"]) == (404, "no_such_player")
         assert (await fetch(server, "/replay/nope-1/ann?format=json")).status == 404
-        assert (await fetch(server, f"/replay/{result.race}/ann")).status == 404  # no page yet
+        # Without ?format=json: the browser client's page, which plays the run (a link a
+        # player shares); the post-mortem is only JSON.
+        page_reply = await fetch(server, f"/replay/{result.race}/ann")
+        assert page_reply.status == 200
+        assert page_reply.headers["content-type"].startswith("text/html")
+        assert page_reply.headers["cache-control"] == "no-cache"
+        assert "script-src 'self'" in page_reply.headers["content-security-policy"]
+        assert 'src="../../static/' in page_reply.text
+        assert (await fetch(server, f"/replay/{result.race}/ann/postmortem")).status == 404
         assert (await fetch(server, f"/replay/{result.race}/%ff?format=json")).status == 404
         for c in (ann, bob):
             await c.ws.close()

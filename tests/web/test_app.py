@@ -705,6 +705,21 @@ async def test_race_a_run_of_a_board_as_a_ghost(browser: Any, tmp_path: Path) ->
         await bob.page.keyboard.press("y")
         await bob.until(lambda: bob.of("result"), "the result")
         await bob.page.wait_for_selector("table >> text=ann (ghost)")
+        # From the replay too: ann's run replayed from the board, r races it.
+        await bob.page.keyboard.press("l")
+        await bob.page.wait_for_selector("#new-room")
+        await bob.page.keyboard.press("l")
+        await bob.page.wait_for_selector("#board-code")
+        await bob.page.keyboard.press("c")
+        await bob.page.keyboard.type(CODE)
+        await bob.page.keyboard.press("Enter")
+        await bob.page.click('button[aria-label="replay ann\'s run"]')
+        await bob.page.wait_for_selector("#replay-title >> text=ann's run")
+        rooms = len(bob.of("room"))
+        await bob.page.click("#replay-race")
+        await bob.until(lambda: len(bob.of("room")) > rooms, "the second ghost room")
+        assert bob.of("room")[-1]["ghost"] == "ann"
+        await bob.page.wait_for_selector("text=Racing ann's run as a ghost")
         await bob.close()
         await ann.ws.close()
 
