@@ -300,6 +300,22 @@ async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
             await pilot.press("r", "y")
             await until(pilot, lambda: app.current_mode == "results", "the results")
             await sees(app, "ann (ghost)", pilot)
+            # From a replay too: the board's row replayed (v), r races it.
+            await pilot.press("l")
+            await until(pilot, lambda: app.current_mode == "lobby", "the lobby")
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
+            await pilot.press("c", *CODE, "enter")
+            await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
+            await pilot.press("down", "v")
+            await until(pilot, lambda: "ann's run" in screen_text(app), "the replay")
+            await pilot.press("r")
+            await until(
+                pilot,
+                lambda: app.current_mode == "room" and len(app.screen_stack) == 1,
+                "the ghost room, from the replay",
+            )
+            assert app.session.room is not None and app.session.room.ghost == "ann"
         await ann.ws.close()
 
 
