@@ -1532,6 +1532,7 @@ HELP = """\
            open it in a browser, or run yukon play LINK)
   [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step
            [b]Home End g[/b]o to  [b]space[/b] play  [b]s[/b]peed  [b]j[/b] losing  [b]c[/b] link
+  [b]r[/b]        a board row or a replay: race that run, its ghost alongside
 
 [dim]Esc or ? closes this help[/dim]"""
 

@@ -1201,6 +1201,7 @@ const HELP = [
   ["← → Home End", "one action, the start, the end; g a move number"],
   ["Space s", "play / pause; speed 1x 4x 16x"],
   ["j c", "the losing move; copy the link"],
+  ["r", "race this run as a ghost (or a board row's Race)"],
   ["?", "this help; Esc closes it"],
 ];
 
