@@ -29,6 +29,7 @@ from .daily import DailyDeals
 from .http import HttpPages
 from .leaderboard import Leaderboards
 from .limits import Network
+from .replays import ghost_run
 from .rooms import Hub, HubConfig
 from .storage import migrate
 from .storage.journal import JournalWriter
@@ -139,7 +140,14 @@ async def open_server(
         # rebuilt before the first client can say hello, so a resume always finds its race.
         loop = asyncio.get_running_loop()
         for live, actions, alive_ms in await store.live_races():
-            server.apply(hub.restore(live, actions, alive_ms, loop.time()))
+            ghost = None
+            if live.ghost_race is not None and live.ghost_player is not None:
+                run = await store.run(race=live.ghost_race, name=live.ghost_player)
+                if run is None:  # cannot happen: stored races are never deleted
+                    log.error("race %s: its ghost's run is gone; it goes on alone", live.uid)
+                else:
+                    ghost = ghost_run(run, salt=live.salt, daily=live.daily_date)
+            server.apply(hub.restore(live, actions, alive_ms, loop.time(), ghost=ghost))
         await server.start(options.host, options.port, ssl=context)
         journal.start()
         ready = asyncio.create_task(dailies.keep_ready(), name="daily deals")

@@ -272,6 +272,10 @@ class LiveRaceRow(Base):
     #: A daily attempt that is practice: a later attempt, or a player younger than
     #: ``--daily-min-age`` when it began (migration 0006).
     practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: A ghost race: the stored run it races, by its race's id and runner's name, fetched
+    #: again to bring the ghost back after a restart (migration 0008).
+    ghost_race: Mapped[str | None] = mapped_column(String(40))
+    ghost_player: Mapped[str | None] = mapped_column(String(20))
 
 
 class LiveActionRow(Base):
