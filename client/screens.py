@@ -29,6 +29,7 @@ from protocol.messages import (
     BoardRow,
     Create,
     Daily,
+    Ghost,
     History,
     HistoryPage,
     HistoryRow,
@@ -716,6 +717,17 @@ class RunPicker(Base):
             return
         self.app.push_screen(ReplayScreen(race, name))
 
+    def action_race(self) -> None:
+        """Race the chosen run as a ghost (docs/protocol.md 4.23): the server opens a ghost
+        room on its deal (whose screen then shows), or says why not."""
+        runs = self.runs()
+        if not runs:
+            return
+        i = self.mine() if self.selected is None else min(self.selected, len(runs) - 1)
+        race, name = runs[i]
+        if race is not None:
+            self.client.send(Ghost(race, name))
+
 
 PICK_BINDINGS: list[BindingType] = [
     Binding("up", "pick(-1)", "previous run", show=False),
@@ -926,6 +938,7 @@ class LeaderboardScreen(RunPicker):
         Binding("t", "today", "today"),
         Binding("c", "code", "game code"),
         Binding("y", "mine", "your row"),
+        Binding("r", "race", "race the run"),
         Binding("pagedown", "page(1)", "next page", show=False),
         Binding("pageup", "page(-1)", "previous page", show=False),
         Binding("escape", "back", "back"),
@@ -956,8 +969,12 @@ class LeaderboardScreen(RunPicker):
 
     def hints(self) -> str:
         if self.kind == "daily":
-            return "← → day · t today · y your row · c code · PgUp PgDn · ↑↓ v replay · esc back"
-        return "t today's board · y your row · c another code · PgUp PgDn · ↑↓ v replay · esc back"
+            return (
+                "← → day · t today · y you · c code · PgUp PgDn · ↑↓ v replay · r race · esc back"
+            )
+        return (
+            "t today's board · y you · c other code · PgUp PgDn · ↑↓ v replay · r race · esc back"
+        )
 
     def runs(self) -> list[tuple[str | None, str]]:
         page = self.session.board
@@ -1270,6 +1287,7 @@ class ReplayScreen(Base):
         Binding("g", "goto", "go to a move"),
         Binding("j", "losing", "the losing move"),
         Binding("c", "copy_link", "copy the link"),
+        Binding("r", "race", "race this run"),
         Binding("escape", "back", "back"),
         Binding("q", "back", "back", show=False),
         Binding("question_mark", "help", "help"),
@@ -1305,7 +1323,9 @@ class ReplayScreen(Base):
         self.set_interval(0.05, self._tick)
 
     def hints(self) -> str:
-        return "← → step · Home End · space play · s speed · g move · j losing · c link · esc back"
+        return (
+            "← → step · Home End · space play · s speed · g move · j losing · c link · r race · esc"
+        )
 
     def run(self) -> ReplayRun | None:
         run = self.session.replay
@@ -1453,6 +1473,11 @@ class ReplayScreen(Base):
         self.query_one("#jump-row").display = True
         self.query_one("#replay-jump", Input).focus()
 
+    def action_race(self) -> None:
+        """r: race this run as a ghost (docs/protocol.md 4.23): its room replaces the
+        replay, or the server says why not (a run of today's daily before one's own)."""
+        self.client.send(Ghost(self.race_id, self.player))
+
     def action_copy_link(self) -> None:
         link = self.link()
         if link is None:
@@ -1507,6 +1532,7 @@ HELP = """\
            open it in a browser, or run yukon play LINK)
   [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step
            [b]Home End g[/b]o to  [b]space[/b] play  [b]s[/b]peed  [b]j[/b] losing  [b]c[/b] link
+  [b]r[/b]        a board row or a replay: race that run, its ghost alongside
 
 [dim]Esc or ? closes this help[/dim]"""
 

@@ -732,7 +732,7 @@ class Session:
 
     def _room(self, msg: Room, now: float) -> None:
         self.awaiting_resync = False
-        if msg.max_players == 1:
+        if msg.max_players == 1 and msg.ghost is None:  # a daily room (protocol 4.16)
             if self.daily is None and msg.room in self.dailies:  # resumed: still the daily
                 self.daily = self.dailies[msg.room]
             elif self.daily is not None and msg.room not in self.dailies:
@@ -1119,4 +1119,6 @@ class Session:
                 else p
                 for p in players
             )
+        if self.progress.ghost is not None:  # a ghost room's recorded run, shown alongside
+            players = (*players, self.progress.ghost)
         return sorted(players, key=_progress_order)

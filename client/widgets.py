@@ -377,9 +377,12 @@ class StandingsView(Live):
         return out
 
     def _runner(self, p: PlayerProgress, session: Session, width: int) -> Text:
-        me = p.name == session.me
+        # A ghost room's recorded run (protocol 4.23) is told by being the progress's
+        # ``ghost``, never by its name: it may be my own run.
+        ghost = session.progress is not None and p is session.progress.ghost
+        me = not ghost and p.name == session.me
         line = Text()
-        name = p.name + (" (you)" if me else "")
+        name = p.name + (" (ghost)" if ghost else " (you)" if me else "")
         state = self._state(p, session)
         room = max(4, width - len(state.plain) - 1)
         line.append(name[:room].ljust(room), style="bold" if me else "")
@@ -387,7 +390,15 @@ class StandingsView(Live):
         line.append_text(state)
         line.append("\n")
         bar_width = max(6, min(26, width - 18))
-        colour = "#5fd75f" if p.state == "won" else "#5fafff" if me else "#d7af5f"
+        colour = (
+            "#5fd75f"
+            if p.state == "won"
+            else "#5fafff"
+            if me
+            else "#8a8a8a"
+            if ghost
+            else "#d7af5f"
+        )
         line.append(bar(p.foundations, bar_width, ascii=session.ascii), style=colour)
         line.append(f" {p.foundations:>2}/52", style="bold")
         line.append(f" {p.moves:>3} mv", style="#8a8a8a")
@@ -435,7 +446,9 @@ class RaceHeader(Live):
         room = session.room
         race = session.race
         left = Text(" Yukon Race", style="bold")
-        if session.daily is not None and (room is None or room.max_players == 1):
+        if room is not None and room.ghost is not None:
+            left.append(f" · racing {room.ghost}'s run (ghost, practice)")
+        elif session.daily is not None and (room is None or room.max_players == 1):
             practice = " practice" if session.daily.practice else ""
             left.append(f" · daily {session.daily.date}{practice}")
         elif room is not None and room.max_players == 1:
@@ -503,6 +516,8 @@ class RoomView(Live):
         role = "  (you watch)" if room.you == "spectator" else ""
         out.append(role, style="#8a8a8a")
         out.append("\n")
+        if room.ghost is not None:  # a ghost room (protocol 4.23)
+            out.append(f"Racing {room.ghost}'s run as a ghost (practice): s starts\n", "bold")
         link = room_invite(self.client)
         if link is not None:
             out.append("Invite link ", style="#8a8a8a")
@@ -576,6 +591,10 @@ class ResultsView(Live):
             table.add_row(
                 *self._row(r, session.me), style=style + (" reverse" if i == picked else "")
             )
+        if result.ghost is not None:  # the recorded run raced, for comparison (protocol 4.23)
+            row = self._row(result.ghost, None)
+            row[1] = f"{result.ghost.name} (ghost)"
+            table.add_row(*row, style="#8a8a8a")
         return table
 
     @staticmethod

@@ -58,6 +58,7 @@ __all__ = [
     "Hint",
     "Replay",
     "PostMortem",
+    "Ghost",
     # server -> client
     "Welcome",
     "Error",
@@ -491,6 +492,19 @@ class PostMortem:
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class Ghost:
+    """Race a recorded run: a one-player practice room on its deal, where the run plays
+    alongside at its real pace (docs/protocol.md 4.23). ``race`` names a stored race;
+    nil asks for ``player``'s run on today's daily board, once your own counted attempt
+    at today's deal is over. Answered with ``room`` (a lobby), or an ``error``."""
+
+    TYPE: ClassVar[str] = "ghost"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("race", Opt(_race_id)), F("player", Str(64)))
+    race: str | None
+    player: str
+
+
 # Server -> client ---------------------------------------------------------------------------
 
 
@@ -559,6 +573,7 @@ class Room:
         F("spectators", _small),
         F("commitment", _commitment, False),  # sent always; optional for an older server
         F("salt", _salt, False),
+        F("ghost", Opt(Str(MAX_NAME)), False),  # sent always; optional for an older server
     )
     room: str
     you: str
@@ -577,6 +592,8 @@ class Room:
     commitment: str | None = None
     #: Revealed with ``code``, so that anyone can check ``commitment``.
     salt: str | None = None
+    #: A ghost room (``ghost``): the name of the runner whose recorded run it races.
+    ghost: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,9 +720,13 @@ class Progress:
     FIELDS: ClassVar[tuple[F, ...]] = (
         F("elapsed_ms", _ms),
         F("players", ListOf(Obj(PlayerProgress), 8)),
+        F("ghost", Opt(Obj(PlayerProgress)), False),  # sent always; optional for an older server
     )
     elapsed_ms: int
     players: tuple[PlayerProgress, ...]
+    #: In a ghost room: the recorded run where it stood at ``elapsed_ms`` (not a runner:
+    #: outside ``players``, so that no client takes it for one).
+    ghost: PlayerProgress | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -741,6 +762,7 @@ class Result:
         F("ranks", ListOf(Obj(RankEntry), 8)),
         F("salt", _salt, False),  # sent always; optional for an older server
         F("race", Opt(_race_id), False),  # sent always; optional for an older server
+        F("ghost", Opt(Obj(RankEntry)), False),  # sent always; optional for an older server
     )
     code: str | None
     ranks: tuple[RankEntry, ...]
@@ -748,6 +770,9 @@ class Result:
     salt: str | None = None
     #: The race's id: what ``replay`` and ``postmortem`` ask for.
     race: str | None = None
+    #: In a ghost room: the recorded run's own final figures, for comparison; ``rank`` is
+    #: where they would rank among ``ranks`` (which they do not change).
+    ghost: RankEntry | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1017,6 +1042,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Hint,
         Replay,
         PostMortem,
+        Ghost,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {

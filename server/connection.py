@@ -29,6 +29,7 @@ from protocol.messages import (
     CLOSE_TOO_SLOW,
     MAX_FRAME,
     Error,
+    Ghost,
     HintAnswer,
     Message,
     Progress,
@@ -846,6 +847,10 @@ class RaceServer:
             finally:
                 self._reads_waiting -= 1
             try:
+                if isinstance(effect.message, Ghost):
+                    found = await self.replays.ghost(effect.message, effect.player_id)
+                    self._apply(self.hub.ghost_answered(effect.conn, found, self._now()))
+                    return
                 if isinstance(effect.message, Replay):
                     reply = await self.replays.replay(effect.message)
                 else:

@@ -33,6 +33,7 @@ __all__ = [
     "Forward",
     "Detach",
     "Release",
+    "GhostRun",
 ]
 
 
@@ -172,8 +173,12 @@ class LiveRace:
     #: The salt of the commitment to a secret deal, revealed with its code.
     salt: str | None = None
     #: A daily attempt that is practice (a later attempt, or a player younger than
-    #: ``HubConfig.daily_min_age_s`` when it began).
+    #: ``HubConfig.daily_min_age_s`` when it began), or a ghost race.
     practice: bool = False
+    #: A ghost race: the stored run raced (its race's id and its runner's name), which a
+    #: restart fetches again to bring the ghost back.
+    ghost_race: str | None = None
+    ghost_player: str | None = None
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x
@@ -262,6 +267,30 @@ class Release:
     node: str
     conn: int
     frame: bytes | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GhostRun:
+    """A stored run to race as a ghost (``Hub.ghost_answered``, ``Hub.restore``): found
+    by the I/O layer (``server.replays``), which has checked that it may be raced.
+
+    ``code`` and ``salt`` are the deal the ghost room deals (the run's own); ``daily`` is
+    set when that deal is today's daily, still secret: the room then keeps its code
+    hidden as a daily room does, and the run's actions never leave the server."""
+
+    race: str
+    name: str
+    code: str
+    salt: str | None
+    daily: dt.date | None
+    #: ``(ms, action)``: the run's accepted actions at their times on its race clock.
+    actions: tuple[tuple[int, str], ...]
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    hinted: bool
 
 
 Effect = (

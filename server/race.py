@@ -6,7 +6,9 @@ messages to answer with. ``rooms.Hub`` decides who may call it and when.
 
 from __future__ import annotations
 
+import bisect
 import enum
+import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +18,9 @@ from typing import Any, TypeVar
 from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, UndoError
 from protocol.messages import Accepted, PlayerProgress, RankEntry, Refused, Undone
 
-__all__ = ["PlayerState", "Runner", "Race", "rank_runners", "REPLY_MEMORY"]
+__all__ = ["PlayerState", "Runner", "Race", "Ghost", "rank_runners", "REPLY_MEMORY"]
+
+log = logging.getLogger("yukon.race")
 
 #: How many recent replies a runner keeps so that a resent ``seq`` is answered again.
 REPLY_MEMORY = 64
@@ -97,6 +101,9 @@ class Race:
         self.time_limit_s = time_limit_s
         self.undo_allowed = undo
         self.runners: dict[str, Runner] = {}
+        #: A recorded run raced alongside (a ghost room), not a runner: it never holds
+        #: the race up and is never stored with it.
+        self.ghost: Ghost | None = None
         for name in names:
             runner = Runner(name, Game.from_code(code))
             self.runners[name] = runner
@@ -233,6 +240,40 @@ class Race:
     def ranks(self) -> tuple[RankEntry, ...]:
         return rank_runners(list(self.runners.values()), self.time_limit_s * 1000)
 
+    def ghost_progress(self, now: float) -> PlayerProgress | None:
+        """The ghost where it stands on the race clock at ``now`` (None: no ghost)."""
+        return None if self.ghost is None else self.ghost.progress(self.elapsed_ms(now))
+
+    def ghost_rank(self, ranks: tuple[RankEntry, ...]) -> RankEntry | None:
+        """The ghost's whole run as a rank entry, its ``rank`` the place it would take
+        among ``ranks`` (which it does not change)."""
+        ghost = self.ghost
+        if ghost is None:
+            return None
+        mine = _key(
+            ghost.hinted,
+            ghost.outcome == "won",
+            ghost.time_ms,
+            ghost.moves,
+            ghost.foundations,
+            ghost.score,
+        )
+        ahead = sum(
+            1
+            for e in ranks
+            if _key(e.hinted, e.outcome == "won", e.time_ms, e.moves, e.foundations, e.score) < mine
+        )
+        return RankEntry(
+            rank=min(8, ahead + 1),
+            name=ghost.name,
+            outcome=ghost.outcome,
+            time_ms=ghost.time_ms,
+            moves=ghost.moves,
+            score=ghost.score,
+            foundations=ghost.foundations,
+            hinted=ghost.hinted,
+        )
+
     # -- internals ----------------------------------------------------------------------
 
     def _settle(self, runner: Runner, ms: int) -> None:
@@ -272,9 +313,9 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
 
     def key(r: Runner) -> tuple[bool, int, int, int, int]:
         time_ms = r.time_ms if r.time_ms is not None else limit_ms
-        if r.state is PlayerState.WON:
-            return (r.hinted, 0, time_ms, r.game.move_count, 0)
-        return (r.hinted, 1, -r.game.cards_on_foundations, -r.game.score, time_ms)
+        game = r.game
+        won = r.state is PlayerState.WON
+        return _key(r.hinted, won, time_ms, game.move_count, game.cards_on_foundations, game.score)
 
     ordered = sorted(runners, key=key)
     entries = []
@@ -298,3 +339,87 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
             )
         )
     return tuple(entries)
+
+
+def _key(
+    hinted: bool, won: bool, time_ms: int, moves: int, foundations: int, score: int
+) -> tuple[bool, int, int, int, int]:
+    """The order of ``rank_runners``: unhinted first; winners by time then moves; the
+    rest by cards on foundations, score, then time."""
+    if won:
+        return (hinted, 0, time_ms, moves, 0)
+    return (hinted, 1, -foundations, -score, time_ms)
+
+
+class Ghost:
+    """A recorded run raced alongside a live one: its figures at each moment of the race
+    clock, worked out once by playing its actions on the engine.
+
+    Only counts leave it (``progress``: foundations, score, moves, state), as a live
+    opponent's progress shows: never a card or a move. ``marks`` are the race-clock
+    times at which something shown changes, so the hub wakes up exactly then.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        code: GameCode,
+        actions: tuple[tuple[int, str], ...],
+        *,
+        outcome: str,
+        time_ms: int,
+        moves: int,
+        score: int,
+        foundations: int,
+        hinted: bool,
+    ) -> None:
+        self.name = name
+        self.outcome = outcome
+        self.time_ms = time_ms
+        self.moves = moves
+        self.score = score
+        self.foundations = foundations
+        self.hinted = hinted
+        game = Game.from_code(code)
+        #: ``(ms, state, foundations, score, moves)`` after each action, from the deal on.
+        self._states: list[tuple[int, str, int, int, int]] = [(0, "playing", 0, 0, 0)]
+        for ms, action in actions:
+            try:
+                if action == "undo":
+                    game.undo()
+                else:
+                    game.play(action)
+            except (InvalidMoveError, IllegalMoveError, UndoError) as exc:  # a stored run
+                log.error("ghost %s: action %r does not replay (%s)", name, action, exc)
+                break
+            state = "won" if game.is_won() else "stuck" if game.is_stuck() else "playing"
+            figures = (ms, state, game.cards_on_foundations, game.score, game.move_count)
+            if ms < self._states[-1][0]:  # never back in time
+                figures = (self._states[-1][0], *figures[1:])
+            self._states.append(figures)
+        self._times = [s[0] for s in self._states]
+        #: When its figures change, in order: each action's time, and its end.
+        self.marks = sorted({*self._times[1:], time_ms})
+
+    def progress(self, elapsed_ms: int) -> PlayerProgress:
+        """Where the run stood ``elapsed_ms`` into its race: after every action it took
+        by then, and done (its outcome, its time) from ``time_ms`` on."""
+        if elapsed_ms >= self.time_ms:
+            return PlayerProgress(
+                self.name,
+                self.outcome,
+                self.foundations,
+                self.score,
+                self.moves,
+                self.time_ms,
+                True,
+            )
+        _, state, foundations, score, moves = self._states[
+            bisect.bisect_right(self._times, elapsed_ms) - 1
+        ]
+        return PlayerProgress(self.name, state, foundations, score, moves, None, True)
+
+    def next_mark(self, elapsed_ms: int) -> int | None:
+        """The first time after ``elapsed_ms`` at which its figures change, or None."""
+        i = bisect.bisect_right(self.marks, elapsed_ms)
+        return self.marks[i] if i < len(self.marks) else None

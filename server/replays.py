@@ -35,6 +35,7 @@ from protocol.messages import (
     MAX_REPLAY_PAGE,
     MAX_WASTED,
     Error,
+    Ghost,
     Message,
     PostMortemAnswer,
     Replay,
@@ -43,12 +44,13 @@ from protocol.messages import (
 from solver.postmortem import PostMortem, postmortem
 
 from .daily import code_public_at
+from .effects import GhostRun
 from .leaderboard import Leaderboards
 from .rooms.postmortems import QUEUE_LIMIT
 from .storage.sql import SqlStore, StoredRun
 from .workers import real_stderr, solver_pool
 
-__all__ = ["Replays", "CACHE_SIZE", "QUEUE_LIMIT", "message_json"]
+__all__ = ["Replays", "CACHE_SIZE", "QUEUE_LIMIT", "ghost_run", "message_json"]
 
 log = logging.getLogger("yukon.replays")
 
@@ -94,6 +96,24 @@ def _page(run: StoredRun, offset: int, limit: int | None) -> ReplayPage:
         total=len(run.actions),
         offset=offset,
         actions=actions,
+    )
+
+
+def ghost_run(run: StoredRun, *, salt: str | None = None, daily: dt.date | None = None) -> GhostRun:
+    """What the hub needs of a stored run to race it as a ghost (``server.rooms.ghosts``)."""
+    return GhostRun(
+        race=run.race,
+        name=run.name,
+        code=run.code,
+        salt=salt,
+        daily=daily,
+        actions=run.actions,
+        outcome=run.outcome,
+        time_ms=run.time_ms,
+        moves=run.moves,
+        score=run.score,
+        foundations=run.foundations,
+        hinted=run.hinted,
     )
 
 
@@ -147,6 +167,21 @@ class Replays:
 
     async def find(self, race: str, player: str) -> StoredRun | Error:
         """The stored run, or the ``error`` that refuses it (docs/protocol.md 4.22)."""
+        found = await self._stored(race, player)
+        if isinstance(found, Error):
+            return found
+        try:
+            hidden = await self._secret_until(found)
+        except Exception as exc:
+            log.warning("replay: database unavailable (%s)", type(exc).__name__)
+            return Error("unavailable", _UNAVAILABLE)
+        if hidden is not None:
+            return Error("not_public", hidden)
+        return found
+
+    async def _stored(self, race: str, player: str) -> StoredRun | Error:
+        """The stored run, whether or not it may be shown; or the error that says why not
+        (no such race or runner, still running, the database away)."""
         try:
             state = await self.store.race_state(race=race)
             if state is None:
@@ -159,12 +194,9 @@ class Replays:
             run = await self.store.run(race=race, name=player)
             if run is None:
                 return Error("no_such_player", f"nobody called {player[:20]!r} ran in that race")
-            hidden = await self._secret_until(run)
         except Exception as exc:
             log.warning("replay: database unavailable (%s)", type(exc).__name__)
             return Error("unavailable", _UNAVAILABLE)
-        if hidden is not None:
-            return Error("not_public", hidden)
         return run
 
     async def _secret_until(self, run: StoredRun) -> str | None:
@@ -200,6 +232,54 @@ class Replays:
         if isinstance(found, Error):
             return found
         return _page(found, 0, None)
+
+    # -- ghost ----------------------------------------------------------------------------------
+
+    async def ghost(self, m: Ghost, player_id: int) -> GhostRun | Error:
+        """The run ``m`` asks to race, or the error that refuses it (docs/protocol.md 4.23).
+
+        A run that may be replayed may be raced. Besides, a player whose own counted
+        attempt at today's daily deal is stored may race another player's run on today's
+        daily board (``race`` nil, or that run's id): as practice, on a deal whose code
+        stays secret, and the run's actions never leave the server (``GhostRun.daily``).
+        """
+        today = self.boards.today()
+        if m.race is None:
+            try:
+                race = await self.store.counted_daily(date=today, name=m.player)
+            except Exception as exc:
+                log.warning("ghost: database unavailable (%s)", type(exc).__name__)
+                return Error("unavailable", _UNAVAILABLE)
+            if race is None:
+                return Error(
+                    "no_such_player",
+                    f"{m.player[:20]!r} has no finished run on today's daily board",
+                )
+        else:
+            race = m.race
+        found = await self._stored(race, m.player)
+        if isinstance(found, Error):
+            return found
+        try:
+            hidden = await self._secret_until(found)
+            if hidden is None:
+                return ghost_run(found)
+            if found.daily_date != today or found.practice:
+                return Error("not_public", hidden)
+            # A run on today's board: raced only after one's own counted attempt is over.
+            mine = await self.store.counted_daily(date=today, player_id=player_id)
+            choice = await self.boards.dailies.stored(today)
+        except Exception as exc:
+            log.warning("ghost: database unavailable (%s)", type(exc).__name__)
+            return Error("unavailable", _UNAVAILABLE)
+        if mine is None:
+            return Error(
+                "not_public",
+                "a run of today's daily deal is raced only after your own counted attempt"
+                " at it is over: play the daily first",
+            )
+        salt = choice.salt if choice is not None and str(choice.code) == found.code else None
+        return ghost_run(found, salt=salt, daily=today)
 
     # -- post-mortem ---------------------------------------------------------------------------
 

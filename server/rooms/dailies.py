@@ -34,7 +34,8 @@ class Dailies(Part):
 
     def ask(self, c: _Conn, p: _Player, now: float) -> None:
         room = p.room
-        if room is not None and room.daily is not None and room.state == "finished":
+        own = room is not None and room.daily is not None and room.ghost is None
+        if room is not None and own and room.state == "finished":
             self._play.remove_member(room, p, now)  # a finished attempt makes way for the next
         elif room is not None:
             self._error(c, "already_in_room", f"you are in room {room.code}; leave it first")

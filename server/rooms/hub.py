@@ -21,6 +21,8 @@ from protocol.messages import (
 from protocol.messages import (
     Create,
     Daily,
+    Error,
+    Ghost,
     Hello,
     Hint,
     Join,
@@ -43,8 +45,9 @@ from protocol.messages import (
 )
 from protocol.shuffle import SEED_BYTES
 
-from ..effects import Effect, Forward, LiveAction, LiveRace, Query, Send
+from ..effects import Effect, Forward, GhostRun, LiveAction, LiveRace, Query, Send
 from .dailies import Dailies
+from .ghosts import Ghosts
 from .handshake import Handshake
 from .hints import Hints
 from .nodes import CLOSE_RESTARTING, Nodes
@@ -93,6 +96,7 @@ class Hub:
         self._restarts = Restarts(shared, play)
         self._postmortems = PostMortems(shared)
         self._nodes = Nodes(shared, play, self._handshake)
+        self._ghosts = Ghosts(shared, play)
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
         self._conns = shared.conns
@@ -235,6 +239,10 @@ class Hub:
                 due = room.progress_due
                 if due is not None and due <= now:
                     self._shared.release_progress(room)
+            elif kind == "ghost":
+                room = ref
+                assert isinstance(room, _Room)
+                self._play.ghost_moves(room, now)
             elif kind == "limit":
                 room = ref
                 assert isinstance(room, _Room)
@@ -282,6 +290,8 @@ class Hub:
             self._hints.ask(c, p, now)
         elif isinstance(msg, PostMortem):
             self._postmortems.ask(c, p, msg)
+        elif isinstance(msg, Ghost):
+            self._ghosts.ask(c, p, msg)
         elif isinstance(msg, (BoardMsg, HistoryMsg, Replay)):
             limit = self.config.max_queries_per_connection
             if c.queries >= limit:
@@ -349,6 +359,13 @@ class Hub:
                 self._out.append(Send(conn, reply))
         return self._flush()
 
+    def ghost_answered(self, conn: int, found: GhostRun | Error, now: float) -> list[Effect]:
+        """Storage answered a ``ghost`` (its ``Query``): the run to race, or the error;
+        the connection may ask again (``Ghosts.answered``)."""
+        self._begin(now)
+        self._ghosts.answered(conn, found, now)
+        return self._flush()
+
     def postmortem_answered(self, conn: int, reply: Message, now: float) -> list[Effect]:
         """The I/O layer answered a ``postmortem`` (``Examine``): send the answer; the
         connection may ask for another (``PostMortems.answered``)."""
@@ -409,12 +426,18 @@ class Hub:
         return self._restarts.live_elapsed(now)
 
     def restore(
-        self, live: LiveRace, actions: list[LiveAction], alive_ms: int, now: float
+        self,
+        live: LiveRace,
+        actions: list[LiveAction],
+        alive_ms: int,
+        now: float,
+        *,
+        ghost: GhostRun | None = None,
     ) -> list[Effect]:
-        """Rebuild a race that was running when the server stopped, from its journal
-        (``Restarts.restore``)."""
+        """Rebuild a race that was running when the server stopped, from its journal, with
+        the ``ghost`` it raced, fetched again from storage (``Restarts.restore``)."""
         self._begin(now)
-        self._restarts.restore(live, actions, alive_ms, now)
+        self._restarts.restore(live, actions, alive_ms, now, ghost=ghost)
         return self._flush()
 
     # -- a cluster: sessions away on other nodes, guests of other nodes (``Nodes``) -------

@@ -34,7 +34,7 @@ from protocol.messages import (
 
 from ..daily import code_public, code_public_at
 from ..effects import Journal, LiveAction, LiveRace, Locate, Persist, PlayerResult, RaceRecord
-from ..race import Race, Runner
+from ..race import Ghost, Race, Runner
 from .shared import Part, Shared
 from .state import _Conn, _Player, _Room
 
@@ -88,9 +88,23 @@ class Play(Part):
         except (InvalidCodeError, InvalidRulesError) as exc:
             self._error(c, "bad_rules", str(exc))
             return
+        code = self.take_room_code(c)
+        if code is None:
+            return
+        deal = fixed or GameCode(rules, self._random_deal())
+        room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
+        room.salt = None if fixed else self._new_salt()
+        room.hints = msg.hints
+        self.open_room(c, p, room)
+        log.info("%s created room %s (%s)", p.name, code, fixed or rules)
+        self.room_changed(room, now, progress=False)
+
+    def take_room_code(self, c: _Conn) -> str | None:
+        """A code for a new room created from ``c``, or None once the error is answered:
+        the server's room limit, the address's, or no free code."""
         if self.rooms_full():
             self._error(c, "server_full", "this server has no room for another room; try later")
-            return
+            return None
         held = self._addr_rooms.get(c.key, 0)
         if c.key and 0 < self._config.max_rooms_per_address <= held:
             self._error(
@@ -99,23 +113,20 @@ class Play(Part):
                 f"players from your address have {held} rooms open;"
                 " join one, or wait until one closes",
             )
-            return
+            return None
         code = self.free_room_code()
         if code is None:
             self.no_code(c)
-            return
-        deal = fixed or GameCode(rules, self._random_deal())
-        room = _Room(code, p, rules, fixed, deal, msg.max_players, msg.undo, msg.time_limit)
-        room.salt = None if fixed else self._new_salt()
-        room.hints = msg.hints
+        return code
+
+    def open_room(self, c: _Conn, p: _Player, room: _Room) -> None:
+        """The room exists, counted for ``c``'s address, with ``p`` its host."""
         room.key = c.key
-        self._addr_rooms[c.key] = held + 1
+        self._addr_rooms[c.key] = self._addr_rooms.get(c.key, 0) + 1
         room.players.append(p)
         p.room = room
         p.spectator = False
-        self._rooms[code] = room
-        log.info("%s created room %s (%s)", p.name, code, fixed or rules)
-        self.room_changed(room, now, progress=False)
+        self._rooms[room.code] = room
 
     def join(
         self,
@@ -136,7 +147,7 @@ class Play(Part):
                 c.locating = True
                 self._out.append(Locate(c.id, code.strip().upper(), self._shared.frame))
             return
-        if room is None or room.daily is not None:  # a daily attempt is private
+        if room is None or room.daily is not None or room.ghost is not None:  # private
             self._error(c, "no_such_room", f"there is no room {code.strip()[:16]!r}")
             return
         if not spectator:
@@ -223,9 +234,12 @@ class Play(Part):
                     hints=room.hints,
                     salt=room.salt,
                     practice=room.practice,
+                    ghost_race=room.ghost.race if room.ghost else None,
+                    ghost_player=room.ghost.name if room.ghost else None,
                 )
             )
         )
+        self.ghost_begins(room, room.race, now)
         log.info(
             "room %s: race %d started with %d players", room.code, room.race_id, len(room.players)
         )
@@ -300,16 +314,18 @@ class Play(Part):
         )
         if room is None:
             return
-        if room.daily is not None:
+        if room.daily is not None and room.ghost is None:
             self._error(c, "wrong_state", "a daily deal has no rematch; ask for the daily again")
             return
         room.state = "lobby"
         room.race = None
         room.result = None
+        room.ghost_due = None
         room.ready.clear()
-        room.fixed = None  # a rematch is always a new deal, drawn at random
-        room.deal = GameCode(room.rules, self._random_deal())
-        room.salt = self._new_salt()
+        if room.ghost is None:  # a ghost room races the same run on its deal again
+            room.fixed = None  # a rematch is always a new deal, drawn at random
+            room.deal = GameCode(room.rules, self._random_deal())
+            room.salt = self._new_salt()
         self.room_changed(room, now, progress=False)
 
     def enforce_limit(self, room: _Room, now: float) -> None:
@@ -384,8 +400,13 @@ class Play(Part):
             room.finishing = False
             room.state = "finished"
             code = self._public_code(room)
+            ranks = room.race.ranks()
             room.result = Result(
-                code=code, ranks=room.race.ranks(), salt=room.salt if code else None, race=room.uid
+                code=code,
+                ranks=ranks,
+                salt=room.salt if code else None,
+                race=room.uid,
+                ghost=room.race.ghost_rank(ranks),
             )
             log.info(
                 "room %s: race %d over, %s; winner %s",
@@ -532,7 +553,60 @@ class Play(Part):
         self._tokens.pop(p.token, None)
         self._players.pop(p.id, None)
 
-    def _hold_progress(self, room: _Room, mover: _Player, now: float) -> None:
+    # -- the ghost of a ghost room -----------------------------------------------------------
+
+    def ghost_begins(self, room: _Room, race: Race, now: float) -> None:
+        """A ghost room's race starts (or is rebuilt): its recorded run starts with it."""
+        run = room.ghost
+        if run is None:
+            return
+        race.ghost = Ghost(
+            run.name,
+            GameCode.parse(run.code),
+            run.actions,
+            outcome=run.outcome,
+            time_ms=run.time_ms,
+            moves=run.moves,
+            score=run.score,
+            foundations=run.foundations,
+            hinted=run.hinted,
+        )
+        self._ghost_timer(room, race, now)
+
+    def _ghost_timer(self, room: _Room, race: Race, now: float) -> None:
+        """Wake up when the ghost's figures next change, while the race runs."""
+        ghost = race.ghost
+        nxt = None if ghost is None else ghost.next_mark(race.elapsed_ms(now))
+        room.ghost_due = None if nxt is None else race.started + nxt / 1000
+        if room.ghost_due is not None:
+            self._timer(room.ghost_due, "ghost", room)
+
+    def ghost_moves(self, room: _Room, now: float) -> None:
+        """The ghost's timer: it played on (its recorded actions up to now). Everyone sees
+        it as they would a live opponent's move: held with the others' moves
+        (``_hold_progress``), or at once when its state changes (won, stuck, done)."""
+        race = room.race
+        due = room.ghost_due
+        if (
+            race is None
+            or race.ghost is None
+            or due is None
+            or due > now
+            or room.state != "racing"
+            or room.finishing
+            or self._rooms.get(room.code) is not room
+        ):
+            return
+        before = race.ghost.progress(max(0, race.elapsed_ms(due) - 1)).state
+        self._ghost_timer(room, race, now)
+        shown = race.ghost_progress(now)
+        assert shown is not None
+        if shown.state != before or shown.time_ms is not None:
+            self._progress(room, now)
+        else:
+            self._hold_progress(room, None, now)
+
+    def _hold_progress(self, room: _Room, mover: _Player | None, now: float) -> None:
         """A move's ``progress`` waits ``progress_hold_s`` for newer moves in the room.
 
         Why: four fast players make a progress per move for each of them; held, one
@@ -566,7 +640,12 @@ class Play(Part):
             runner = race.runners.get(p.name)
             if runner is not None and not p.spectator:
                 self._send(p, self._race_msg(room, runner, now))
-            self._send(p, Progress(race.elapsed_ms(now), race.progress(room.connected())))
+            self._send(
+                p,
+                Progress(
+                    race.elapsed_ms(now), race.progress(room.connected()), race.ghost_progress(now)
+                ),
+            )
         if room.state == "countdown":
             self._send(p, Countdown(max(0, int((room.countdown_until - now) * 1000))))
         if room.result is not None:
@@ -608,6 +687,7 @@ class Play(Part):
             spectators=len(room.spectators),
             commitment=commitment(room.deal, room.salt) if room.salt else None,
             salt=room.salt if code else None,
+            ghost=room.ghost.name if room.ghost else None,
         )
 
     def _race_msg(self, room: _Room, runner: Runner, now: float) -> RaceMsg:

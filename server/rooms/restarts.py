@@ -10,7 +10,7 @@ import logging
 
 from protocol import GameCode
 
-from ..effects import LiveAction, LiveRace
+from ..effects import GhostRun, LiveAction, LiveRace
 from ..race import Race
 from .play import Play
 from .shared import Part, Shared
@@ -36,8 +36,18 @@ class Restarts(Part):
             if room.race is not None and room.state == "racing"
         }
 
-    def restore(self, live: LiveRace, actions: list[LiveAction], alive_ms: int, now: float) -> None:
-        """Rebuild a race that was running when the server stopped, from its journal.
+    def restore(
+        self,
+        live: LiveRace,
+        actions: list[LiveAction],
+        alive_ms: int,
+        now: float,
+        *,
+        ghost: GhostRun | None = None,
+    ) -> None:
+        """Rebuild a race that was running when the server stopped, from its journal; a
+        ghost race with its ``ghost``, at the same place on the race clock (None when the
+        run could not be found again: the race goes on alone, and is still practice).
 
         Its clock resumes at ``alive_ms`` (the last moment the journal knew it was alive):
         the time the server was away is not charged. Every player starts disconnected, with
@@ -73,6 +83,7 @@ class Restarts(Part):
         room.practice = live.practice or live.attempt > 1
         room.hints = live.hints
         room.salt = live.salt
+        room.ghost = ghost
         room.players = players
         room.ready = {p.name for p in players}
         for p in players:
@@ -122,6 +133,7 @@ class Restarts(Part):
             room.host = room.players[0]
         self._rooms[room.code] = room
         self._play.limit_timers(room, race, now)
+        self._play.ghost_begins(room, race, now)
         log.info(
             "room %s: race %s restored at %.1f s with %d actions",
             room.code,

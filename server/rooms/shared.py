@@ -128,7 +128,10 @@ class Shared:
         if room.progress_due is not None:  # a held one goes out now, to everyone
             room.progress_due = room.progress_mover = None
             skip = None
-        msg = Progress(room.race.elapsed_ms(now), room.race.progress(room.connected()))
+        race = room.race
+        msg = Progress(
+            race.elapsed_ms(now), race.progress(room.connected()), race.ghost_progress(now)
+        )
         for m in room.members():
             if m is not skip:
                 self.send(m, msg)

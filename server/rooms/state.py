@@ -18,6 +18,7 @@ from protocol import GameCode, Rules
 from protocol.messages import Hello, Result
 
 from ..daily import DAILY_TIME_LIMIT_S
+from ..effects import GhostRun
 from ..race import Race
 
 __all__ = ["CLOSE_POLICY", "CLOSE_TRY_LATER", "ROOM_ALPHABET", "ROOM_CODE_LENGTH", "HubConfig"]
@@ -202,6 +203,10 @@ class _Room:
     #: Whose moves the held ``progress`` shows: one runner (who then does not get it: their
     #: ``accepted`` told them), or None once a second runner has moved in the hold.
     progress_mover: _Player | None = None
+    #: A ghost room: the stored run raced alongside each race of the room (``ghost``).
+    ghost: GhostRun | None = None
+    #: When the ghost's figures next change (monotonic seconds): its timer, or None.
+    ghost_due: float | None = None
 
     def members(self) -> list[_Player]:
         return self.players + self.spectators

@@ -274,9 +274,13 @@ class LiveRaceRow(Base):
     #: ``--daily-min-age`` when it began (migration 0006).
     practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: The node that writes this race (docs/cluster.md; "" for a server alone), and the
-    #: fencing token: bumped by each takeover; writes carry the pair they hold (0008).
+    #: fencing token: bumped by each takeover; writes carry the pair they hold (0009).
     owner: Mapped[str] = mapped_column(String(40), default="", server_default=text("''"))
     epoch: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    #: A ghost race: the stored run it races, by its race's id and runner's name, fetched
+    #: again to bring the ghost back after a restart (migration 0008).
+    ghost_race: Mapped[str | None] = mapped_column(String(40))
+    ghost_player: Mapped[str | None] = mapped_column(String(20))
 
 
 class LiveActionRow(Base):

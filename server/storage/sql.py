@@ -564,6 +564,8 @@ class SqlStore:
                             "practice": r.practice,
                             "owner": self.owner,
                             "epoch": 1,
+                            "ghost_race": r.ghost_race,
+                            "ghost_player": r.ghost_player,
                         }
                         for r in fresh
                     ],
@@ -703,6 +705,8 @@ class SqlStore:
             hints=bool(row.hints),
             salt=row.salt,
             practice=bool(row.practice),
+            ghost_race=row.ghost_race,
+            ghost_player=row.ghost_player,
         )
         alive = max([row.alive_ms, *(a.at_ms for a in actions)])
         return live, actions, alive
@@ -1076,6 +1080,28 @@ class SqlStore:
                 return "stored"
             live = await conn.execute(select(_live.c.uid).where(_live.c.uid == race))
             return "running" if live.first() is not None else None
+
+    async def counted_daily(
+        self, *, date: dt.date, player_id: int | None = None, name: str | None = None
+    ) -> str | None:
+        """The race id of a player's run on ``date``'s daily board (their counted attempt,
+        stored), by id or by name (any case or compatibility form); None if they have none."""
+        r = _results.c
+        query = (
+            select(_races.c.uid)
+            .join(_races, _races.c.id == r.race_id)
+            .where(r.daily_date == date, r.practice.is_(False))
+        )
+        if player_id is not None:
+            query = query.where(r.player_id == player_id)
+        else:
+            assert name is not None
+            query = query.join(_players, _players.c.id == r.player_id).where(
+                _players.c.name_key == name_key(name)
+            )
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query.limit(1))).scalar()
+        return None if found is None else str(found)
 
     async def run(self, *, race: str, name: str) -> StoredRun | None:
         """The run of the player called ``name`` (any case or compatibility form, as names

@@ -169,6 +169,7 @@ export class Client {
         break;
       case "room":
         if (this.autoJoin === msg.room) this.autoJoin = null;
+        if (this.ghostAsked && msg.ghost) this.overlay = this.ghostAsked = null; // its lobby
         break;
       default:
         break;

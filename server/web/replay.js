@@ -85,6 +85,8 @@ export function replay(c) {
     draw();
   };
   const toLosing = () => pm?.status === "lost" && go(pm.last_winnable);
+  // Race this run as a ghost (protocol 4.23): its room replaces the replay, or the server says why not.
+  const race = () => c.send({ t: "ghost", race: st.race, player: (c.ghostAsked = st.player) });
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(link);
@@ -198,6 +200,7 @@ export function replay(c) {
       "div",
       { class: "row actions", id: "replay-actions" },
       btn("Copy link (c)", copy, "replay-copy"),
+      btn("Race this run (r)", race, "replay-race"),
       h("code", { class: "hash", id: "replay-link" }, link),
       others,
       btn("Back (Esc)", () => c.closeReplay(), "back"),
@@ -233,6 +236,7 @@ export function replay(c) {
         g: () => jumpIn.focus(),
         j: toLosing,
         c: copy,
+        r: race,
         Escape: () => c.closeReplay(),
         q: () => c.closeReplay(),
       }[key];

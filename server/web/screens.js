@@ -382,6 +382,7 @@ export function room(c) {
       invite.hidden = r.max_players === 1;
       fill(
         info,
+        r.ghost ? h("p", { class: "deal" }, `Racing ${r.ghost}'s run as a ghost (practice)`) : null,
         h(
           "p",
           { class: "deal" },
@@ -456,8 +457,8 @@ function standingsEl(c) {
           .map((p) =>
             h(
               "li",
-              { class: p.name === s.me ? "me" : "" },
-              h("span", { class: "pname" }, p.name),
+              { class: p.ghost ? "ghost" : p.name === s.me ? "me" : "" },
+              h("span", { class: "pname" }, p.ghost ? `${p.name} (ghost)` : p.name),
               " ",
               outcome(p.state),
               p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
@@ -704,6 +705,9 @@ function table(heads, rows, mine = () => false) {
 
 const num = (x) => h("td", { class: "num" }, x);
 
+// The ranks, then a ghost room's recorded run for comparison (protocol 4.23).
+const ranksAndGhost = (r) =>
+  r.ghost ? [...r.ranks, { ...r.ghost, name: `${r.ghost.name} (ghost)`, ghost: true }] : r.ranks;
 /** A row's replay button (docs/protocol.md 4.22): the run of `player` in `race`, if stored. */
 const replayCell = (c, race, player) =>
   h(
@@ -801,7 +805,7 @@ export function results(c) {
         body,
         table(
           ["#", "player", "outcome", "time", "moves", "score", "cards", "replay"],
-          r.ranks.map((x) => [
+          ranksAndGhost(r).map((x) => [
             num(x.rank),
             x.name,
             h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
@@ -809,9 +813,9 @@ export function results(c) {
             num(x.moves),
             num(x.score),
             num(`${x.foundations}/52`),
-            replayCell(c, r.race, x.name),
+            x.ghost ? h("td", {}) : replayCell(c, r.race, x.name),
           ]),
-          (i) => r.ranks[i].name === s.me,
+          (i) => r.ranks[i]?.name === s.me,
         ),
       );
       rematch.hidden = !!d || !s.isHost;
@@ -979,7 +983,7 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
+              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", "replay", "race"],
               rows.map((r) => [
                 num(r.rank),
                 r.name,
@@ -990,6 +994,7 @@ export function boards(c) {
                 num(`${r.foundations}/52`),
                 num(r.undos),
                 replayCell(c, r.race, r.name),
+                r.race ? raceButton(c, r) : "",
               ]),
               (i) => you && rows[i].name === you.name,
             )
@@ -1013,6 +1018,12 @@ export function boards(c) {
       return true;
     },
   };
+}
+
+// A board row's run, raced alone with the run as a ghost (protocol 4.23): its room replaces the board.
+function raceButton(c, r) {
+  const race = () => c.send({ t: "ghost", race: r.race, player: (c.ghostAsked = r.name) });
+  return button("Race", race, { class: "plain", title: `race ${r.name}'s run as a ghost` });
 }
 
 // -- history ----------------------------------------------------------------------------------
@@ -1190,6 +1201,7 @@ const HELP = [
   ["← → Home End", "one action, the start, the end; g a move number"],
   ["Space s", "play / pause; speed 1x 4x 16x"],
   ["j c", "the losing move; copy the link"],
+  ["r", "race this run as a ghost (or a board row's Race)"],
   ["?", "this help; Esc closes it"],
 ];
 

@@ -287,7 +287,7 @@ export class Session {
     return !!this.room && this.room.host === this.me;
   }
   get isDaily() {
-    return !!this.room && this.room.max_players === 1;
+    return !!this.room && this.room.max_players === 1 && !this.room.ghost;
   }
   raceDone() {
     return !!this.race && this.race.isDone(this.undoAllowed);
@@ -406,7 +406,7 @@ export class Session {
 
   onRoom(msg, now) {
     this.awaitingResync = false;
-    if (msg.max_players === 1) {
+    if (msg.max_players === 1 && !msg.ghost) {
       if (!this.daily && this.dailies[msg.room]) this.daily = this.dailies[msg.room];
       else if (this.daily && !this.dailies[msg.room]) this.dailies[msg.room] = this.daily;
     }
@@ -569,12 +569,15 @@ export class Session {
   standings() {
     if (!this.progress) return [];
     const race = this.race;
+    // A ghost room's recorded run (protocol 4.23) goes alongside, marked: it may be my own.
+    const ghost = this.progress.ghost ? [{ ...this.progress.ghost, ghost: true }] : [];
     return this.progress.players
       .map((p) =>
         race && p.name === this.me && race.moves > p.moves
           ? { ...p, state: race.state, foundations: race.foundations, score: race.score, moves: race.moves }
           : p,
       )
+      .concat(ghost)
       .sort(byProgress);
   }
 

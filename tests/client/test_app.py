@@ -262,6 +262,63 @@ async def test_a_game_codes_board_from_the_lobby(tmp_path: Path) -> None:
         await ann.ws.close()
 
 
+async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
+    """``r`` on a board races the chosen row's run: a ghost room on that deal; started,
+    the recorded run is in the standings, marked as a ghost, and in the results."""
+    _, line = winning_line()
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        await ann.send(Create(code=CODE))
+        await ann.expect(Room)
+        await ann.send(Start())
+        await ann.expect(Race)
+        for seq, move in enumerate(line[:3], start=1):
+            await ann.send(MoveMsg(seq, move))
+        await ann.send(Resign())
+        await ann.expect(Result)
+        app = client_app(url(server), tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await online(pilot, app)
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
+            await pilot.press("c", *CODE, "enter")
+            await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
+            await pilot.press("down", "r")  # the row chosen (ann's, the only one): race it
+            await until(pilot, lambda: app.current_mode == "room", "the ghost room")
+            room = app.session.room
+            assert room is not None and room.ghost == "ann" and room.max_players == 1
+            await sees(app, "Racing ann's run", pilot)
+            await pilot.press("s")
+            await until(pilot, lambda: app.current_mode == "race", "the race")
+            await until(pilot, lambda: "ann (ghost)" in shown(app, StandingsView), "the ghost")
+            assert "alice (you)" in shown(app, StandingsView)
+            await until(
+                pilot,
+                lambda: "resigned" in shown(app, StandingsView),
+                "the ghost resigns when ann did",
+            )
+            await pilot.press("r", "y")
+            await until(pilot, lambda: app.current_mode == "results", "the results")
+            await sees(app, "ann (ghost)", pilot)
+            # From a replay too: the board's row replayed (v), r races it.
+            await pilot.press("l")
+            await until(pilot, lambda: app.current_mode == "lobby", "the lobby")
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
+            await pilot.press("c", *CODE, "enter")
+            await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
+            await pilot.press("down", "v")
+            await until(pilot, lambda: "ann's run" in screen_text(app), "the replay")
+            await pilot.press("r")
+            await until(
+                pilot,
+                lambda: app.current_mode == "room" and len(app.screen_stack) == 1,
+                "the ghost room, from the replay",
+            )
+            assert app.session.room is not None and app.session.room.ghost == "ann"
+        await ann.ws.close()
+
+
 async def test_a_dropped_connection_resumes_the_race(tmp_path: Path) -> None:
     async with server_at(tmp_path) as server:
         proxy = TcpProxy("127.0.0.1", server.port)

@@ -27,6 +27,7 @@ from protocol.messages import (
     Daily,
     DailyDeal,
     Error,
+    Ghost,
     Hello,
     Hint,
     HintAnswer,
@@ -139,6 +140,8 @@ CLIENT_MESSAGES: list[Any] = [
     Replay("0a1b2c3d4e5f-17", "ann"),
     Replay("0a1b2c3d4e5f-17", "Ann", offset=500),
     PostMortem("0a1b2c3d4e5f-17", "bob"),
+    Ghost("0a1b2c3d4e5f-17", "bob"),
+    Ghost(None, "Ann"),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -158,6 +161,7 @@ SERVER_MESSAGES: list[Any] = [
     ROOM,
     replace(ROOM, you="spectator", state="finished", code="YU1-C-AAAAAAB", players=()),
     replace(ROOM, hints=True),
+    replace(ROOM, max_players=1, ghost="ann"),
     Countdown(3000),
     Race(VIEW, 0, 1800, 0, 0, 0, "playing"),
     Race(VIEW, 2**40, 7200, 17, 95, 20, "stuck"),
@@ -170,6 +174,8 @@ SERVER_MESSAGES: list[Any] = [
     Progress(0, ()),
     RESULT,
     Result(None, ()),
+    Result(None, (), race="b007-1", ghost=RankEntry(2, "ann", "won", 9000, 99, 600, 52)),
+    Progress(5, (), PlayerProgress("ann", "won", 52, 600, 99, 4000, True)),
     Result("YU1-C-AAAAAAB", (RankEntry(1, "ann", "resigned", 5000, 3, 5, 0, hinted=True),)),
     HintAnswer(0, "win", "7S>4"),
     HintAnswer(2**31 - 1, "lost", None),
@@ -287,6 +293,7 @@ def test_type_names_are_the_t_field() -> None:
             "hint",
             "replay",
             "postmortem",
+            "ghost",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(

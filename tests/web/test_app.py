@@ -24,6 +24,7 @@ import pytest
 from client.app import YukonApp
 from client.config import TokenStore
 from protocol import Game
+from protocol.messages import Create, MoveMsg, Race, Resign, Result, Room, Start
 from server.app import ServeOptions, open_server
 from server.connection import RaceServer
 from server.rooms import HubConfig
@@ -31,6 +32,7 @@ from solver import solve
 
 from ..client.helpers import keys_for, racing, until
 from ..server.tcp_proxy import TcpProxy
+from ..server.wire import open_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -662,6 +664,64 @@ async def test_the_daily_deal_the_boards_and_the_history(
         assert f"daily {today.isoformat()} (practice)" in history and "resigned" in history
         await shot(alice, artifacts, "history")
         await alice.close()
+
+
+async def test_race_a_run_of_a_board_as_a_ghost(browser: Any, tmp_path: Path) -> None:
+    """A board row's Race button opens a ghost room on its deal (protocol 4.23): started,
+    the recorded run is in the standings, marked as a ghost, and then in the results."""
+    line = winning_line()
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        await ann.send(Create(code=CODE))
+        await ann.expect(Room)
+        await ann.send(Start())
+        await ann.expect(Race)
+        for seq, move in enumerate(line[:3], start=1):
+            await ann.send(MoveMsg(seq, move))
+            await asyncio.sleep(0.05)
+        await ann.send(Resign())
+        await ann.expect(Result)
+        bob = await Player.open(browser, f"http://127.0.0.1:{server.port}", "bob")
+        await bob.page.keyboard.press("l")
+        await bob.page.wait_for_selector("#board-code")
+        await bob.page.keyboard.press("c")
+        await bob.page.keyboard.type(CODE)
+        await bob.page.keyboard.press("Enter")
+        await bob.page.wait_for_selector("table >> text=ann")
+        await bob.page.click("table >> button:has-text('Race')")
+        await bob.until(lambda: any(f.get("ghost") == "ann" for f in bob.of("room")), "the room")
+        assert bob.sent[-1]["t"] == "ghost" and bob.sent[-1]["player"] == "ann"
+        await bob.page.wait_for_selector("text=Racing ann's run as a ghost")
+        await bob.page.click("#start")
+        await bob.until(lambda: bob.of("race"), "the race")
+        await bob.page.wait_for_selector(".standings >> text=ann (ghost)")
+        await bob.until(
+            lambda: any(
+                (f.get("ghost") or {}).get("state") == "resigned" for f in bob.of("progress")
+            ),
+            "the ghost done",
+        )
+        await bob.page.keyboard.press("r")
+        await bob.page.keyboard.press("y")
+        await bob.until(lambda: bob.of("result"), "the result")
+        await bob.page.wait_for_selector("table >> text=ann (ghost)")
+        # From the replay too: ann's run replayed from the board, r races it.
+        await bob.page.keyboard.press("l")
+        await bob.page.wait_for_selector("#new-room")
+        await bob.page.keyboard.press("l")
+        await bob.page.wait_for_selector("#board-code")
+        await bob.page.keyboard.press("c")
+        await bob.page.keyboard.type(CODE)
+        await bob.page.keyboard.press("Enter")
+        await bob.page.click('button[aria-label="replay ann\'s run"]')
+        await bob.page.wait_for_selector("#replay-title >> text=ann's run")
+        rooms = len(bob.of("room"))
+        await bob.page.click("#replay-race")
+        await bob.until(lambda: len(bob.of("room")) > rooms, "the second ghost room")
+        assert bob.of("room")[-1]["ghost"] == "ann"
+        await bob.page.wait_for_selector("text=Racing ann's run as a ghost")
+        await bob.close()
+        await ann.ws.close()
 
 
 async def test_a_terminal_client_and_a_browser_race(browser: Any, tmp_path: Path) -> None:
