@@ -65,6 +65,35 @@ function button(text, onclick, extra = {}) {
   return h("button", { type: "button", onclick, ...extra }, text);
 }
 
+/** Most buttons are secondary ("plain"): only a screen's main action stands out. */
+const plain = (text, onclick, id) => button(text, onclick, { id, class: "plain" });
+const row = (...children) => h("div", { class: "row" }, ...children);
+const actions = (...children) => h("div", { class: "row actions" }, ...children);
+
+/** A screen: the connection's state above its content, the status line below. */
+const screen = (ch, name, ...content) =>
+  h("section", { class: `screen ${name}` }, ch.link, ...content, ch.status);
+
+/** A screen's `key` from a table of keys; true when `k` is one of them (it acted). */
+export const keyed = (table) => (k) => {
+  const act = table[k];
+  if (act) act();
+  return !!act;
+};
+
+/** A form that only calls `submit` (the page never leaves for another). */
+const form = (props, submit, ...children) =>
+  h("form", { ...props, onsubmit: (e) => (e.preventDefault(), submit()) }, ...children);
+
+/** A typed game code, upper-cased; null, said on the status line, when it is not one. */
+function gameCode(c, text) {
+  const code = text.trim().toUpperCase();
+  if (GAME_CODE.test(code)) return code;
+  c.session.say(`game code: ${code} is not a code like YU1-C-AAAAAAB`, "error");
+  c.render();
+  return null;
+}
+
 function outcome(state) {
   return h("span", { class: `badge ${state}` }, OUTCOME[state] ?? state);
 }
@@ -169,7 +198,6 @@ export function lobby(c) {
   });
 
   const create = () => {
-    const typed = code.value.trim().toUpperCase();
     const msg = {
       t: "create",
       max_players: Number(players.value),
@@ -177,13 +205,9 @@ export function lobby(c) {
       time_limit: Number(time.value),
       hints: hints.checked,
     };
-    if (typed) {
-      if (!GAME_CODE.test(typed)) {
-        c.session.say(`game code: ${typed} is not a code like YU1-C-AAAAAAB`, "error");
-        c.render();
-        return;
-      }
-      msg.code = typed;
+    if (code.value.trim()) {
+      msg.code = gameCode(c, code.value);
+      if (!msg.code) return;
     } else
       msg.rules =
         variant.value +
@@ -204,42 +228,35 @@ export function lobby(c) {
     c.send({ t, room: r });
   };
   const tick = (input, text) => h("label", { class: "tick" }, input, " ", text);
-  const el = h(
-    "section",
-    { class: "screen lobby" },
-    ch.link,
+  const keys = keyed({
+    n: create,
+    j: () => enter("join"),
+    w: () => enter("watch"),
+    d: () => c.askDaily(),
+    l: () => c.open(boardsState()),
+    h: () => c.open(historyState()),
+  });
+  const el = screen(
+    ch,
+    "lobby",
     h("h1", {}, "Lobby"),
-    h(
-      "form",
-      {
-        class: "card box",
-        id: "new-room",
-        "aria-labelledby": "new-room-h",
-        onsubmit: (e) => {
-          e.preventDefault();
-          create();
-        },
-      },
+    form(
+      { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
+      create,
       h("h2", { id: "new-room-h" }, "New room"),
-      h(
-        "div",
-        { class: "row" },
+      row(
         h("span", { class: "lbl" }, "Rules"),
         variant,
         ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`)),
       ),
-      h("div", { class: "row" }, h("label", { class: "lbl", for: "code" }, "or code"), code),
-      h(
-        "div",
-        { class: "row" },
+      row(h("label", { class: "lbl", for: "code" }, "or code"), code),
+      row(
         h("span", { class: "lbl" }, "Options"),
         tick(undo, "undo"),
         tick(hints, "hints"),
         h("span", { class: "summary" }, "(hinted runs rank last)"),
       ),
-      h(
-        "div",
-        { class: "row" },
+      row(
         h("label", { class: "lbl", for: "players" }, "Players"),
         players,
         h("label", { class: "lbl2", for: "time" }, "Time"),
@@ -247,59 +264,38 @@ export function lobby(c) {
         h("button", { type: "submit", id: "create" }, "Create room (n)"),
       ),
     ),
-    h(
-      "form",
-      {
-        class: "card box",
-        id: "join-box",
-        onsubmit: (e) => {
-          e.preventDefault();
-          enter("join");
-        },
-      },
+    form(
+      { class: "card box", id: "join-box" },
+      () => enter("join"),
       h("h2", {}, "Join or watch a room"),
-      h(
-        "div",
-        { class: "row" },
+      row(
         h("label", { class: "lbl", for: "room-code" }, "Room code"),
         roomCode,
         h("button", { type: "submit", id: "join" }, "Join (j)"),
-        button("Watch (w)", () => enter("watch"), { id: "watch", class: "plain" }),
+        plain("Watch (w)", () => enter("watch"), "watch"),
       ),
     ),
     h(
       "div",
       { class: "card box", id: "alone-box" },
       h("h2", {}, "On your own"),
-      h(
-        "div",
-        { class: "row" },
+      row(
         button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
-        button("Leaderboards (l)", () => c.open(boardsState()), { id: "boards", class: "plain" }),
-        button("History (h)", () => c.open(historyState()), { id: "history", class: "plain" }),
+        plain("Leaderboards (l)", () => c.open(boardsState()), "boards"),
+        plain("History (h)", () => c.open(historyState()), "history"),
       ),
     ),
-    ch.status,
   );
   return {
     el,
     update: ch.update,
     key(k) {
-      const act = {
-        n: create,
-        j: () => enter("join"),
-        w: () => enter("watch"),
-        d: () => c.askDaily(),
-        l: () => c.open(boardsState()),
-        h: () => c.open(historyState()),
-      }[k];
-      if (!act) return false;
+      // Join and watch need a room code: the box gets the focus to type it in.
       if ((k === "j" || k === "w") && !roomCode.value.trim()) {
         roomCode.focus();
         return true;
       }
-      act();
-      return true;
+      return keys(k);
     },
   };
 }
@@ -340,29 +336,18 @@ export function room(c) {
   const count = h("p", { class: "countdown", "aria-live": "off" });
   const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
   const start = button("Start (s)", () => c.send({ t: "start" }), { id: "start" });
-  const leave = button("Leave (l)", () => c.send({ t: "leave" }), { id: "leave", class: "plain" });
+  const leave = plain("Leave (l)", () => c.send({ t: "leave" }), "leave");
   const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
   const toggleReady = () => {
     const r = s.room;
     if (r && r.you === "player" && !s.isHost && r.state === "lobby")
       c.send({ t: "ready", ready: !meReady() });
   };
-  const el = h(
-    "section",
-    { class: "screen room" },
-    ch.link,
+  const el = screen(
+    ch,
+    "room",
     h("h1", { id: "room-title" }, "Room"),
-    h(
-      "div",
-      { class: "card box" },
-      info,
-      invite,
-      players,
-      note,
-      count,
-      h("div", { class: "row" }, ready, start, leave),
-    ),
-    ch.status,
+    h("div", { class: "card box" }, info, invite, players, note, count, row(ready, start, leave)),
   );
   const tick = () => {
     const left = s.countdownLeft(c.now());
@@ -548,11 +533,11 @@ export function race(c) {
     c.send(...out);
   });
   const stand = standingsEl(c);
-  const undo = button("Undo (u)", () => c.send(...s.undo()), { id: "undo", class: "plain" });
-  const hint = button("Hint (h)", () => c.send(...s.askHint()), { id: "hint", class: "plain" });
-  const resign = button("Resign (r)", () => askResign(), { id: "resign", class: "plain" });
-  const leave = button("Leave (l)", () => doLeave(), { id: "leave", class: "plain" });
-  const help = button("Keys (?)", () => helpDialog(c), { class: "plain" });
+  const undo = plain("Undo (u)", () => c.send(...s.undo()), "undo");
+  const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
+  const resign = plain("Resign (r)", () => askResign(), "resign");
+  const leave = plain("Leave (l)", () => doLeave(), "leave");
+  const help = plain("Keys (?)", () => helpDialog(c));
   const askResign = () => {
     if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
   };
@@ -563,14 +548,12 @@ export function race(c) {
       c.render();
     }
   };
-  const el = h(
-    "section",
-    { class: "screen race" },
-    ch.link,
+  const el = screen(
+    ch,
+    "race",
     head.el,
     h("div", { class: "race-body" }, board.el, stand.el),
-    h("div", { class: "row actions" }, undo, hint, resign, leave, help),
-    ch.status,
+    actions(undo, hint, resign, leave, help),
   );
   const keys = {
     f: () => s.pressFoundation(),
@@ -616,19 +599,14 @@ export function watch(c) {
   const ch = chrome(c);
   const head = raceHead(c);
   const stand = standingsEl(c);
-  const el = h(
-    "section",
-    { class: "screen watch" },
-    ch.link,
+  const leave = () => c.send({ t: "leave" });
+  const el = screen(
+    ch,
+    "watch",
     head.el,
     h("p", { class: "note" }, "You watch this race: everyone's progress, nobody's cards."),
     stand.el,
-    h(
-      "div",
-      { class: "row actions" },
-      button("Leave (l)", () => c.send({ t: "leave" }), { id: "leave", class: "plain" }),
-    ),
-    ch.status,
+    actions(plain("Leave (l)", leave, "leave")),
   );
   return {
     el,
@@ -638,11 +616,7 @@ export function watch(c) {
       head.update();
       stand.update();
     },
-    key(k) {
-      if (k !== "l") return false;
-      c.send({ t: "leave" });
-      return true;
-    },
+    key: keyed({ l: leave }),
   };
 }
 
@@ -704,14 +678,26 @@ function table(heads, rows, mine = () => false) {
 
 const num = (x) => h("td", { class: "num" }, x);
 
+/** The columns every table of runs has (results, leaderboards, history), and their cells. */
+const RUN = ["outcome", "time", "moves", "score", "cards"];
+const runCells = (x) => [
+  h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
+  num(formatMs(x.time_ms)),
+  num(x.moves),
+  num(x.score),
+  num(`${x.foundations}/52`),
+];
+
 /** A row's replay button (docs/protocol.md 4.22): the run of `player` in `race`, if stored. */
 const replayCell = (c, race, player) =>
   h(
     "td",
     {},
-    race
-      ? h("button", { type: "button", class: "plain mini", onclick: () => c.openReplay(race, player), "aria-label": `replay ${player}'s run` }, "▶")
-      : "",
+    race &&
+      button("▶", () => c.openReplay(race, player), {
+        class: "plain mini",
+        "aria-label": `replay ${player}'s run`,
+      }),
   );
 
 export function results(c) {
@@ -727,23 +713,19 @@ export function results(c) {
     else if (r?.code) c.open(boardsState({ code: r.code }));
     else c.open(boardsState());
   };
-  const el = h(
-    "section",
-    { class: "screen results" },
-    ch.link,
+  const el = screen(
+    ch,
+    "results",
     h("h1", {}, "Results"),
     head,
     body,
-    h(
-      "div",
-      { class: "row actions" },
+    actions(
       rematch,
       again,
-      button("Leaderboard (b)", board, { id: "leaderboard", class: "plain" }),
-      button("History (h)", () => c.open(historyState()), { id: "history-btn", class: "plain" }),
-      button("Lobby (l)", () => c.send({ t: "leave" }), { id: "lobby", class: "plain" }),
+      plain("Leaderboard (b)", board, "leaderboard"),
+      plain("History (h)", () => c.open(historyState()), "history-btn"),
+      plain("Lobby (l)", () => c.send({ t: "leave" }), "lobby"),
     ),
-    ch.status,
   );
   return {
     el,
@@ -800,36 +782,22 @@ export function results(c) {
       fill(
         body,
         table(
-          ["#", "player", "outcome", "time", "moves", "score", "cards", "replay"],
-          r.ranks.map((x) => [
-            num(x.rank),
-            x.name,
-            h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
-            num(formatMs(x.time_ms)),
-            num(x.moves),
-            num(x.score),
-            num(`${x.foundations}/52`),
-            replayCell(c, r.race, x.name),
-          ]),
+          ["#", "player", ...RUN, "replay"],
+          r.ranks.map((x) => [num(x.rank), x.name, ...runCells(x), replayCell(c, r.race, x.name)]),
           (i) => r.ranks[i].name === s.me,
         ),
       );
       rematch.hidden = !!d || !s.isHost;
       again.hidden = !d;
     },
-    key(k) {
-      const act = {
-        m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
-        a: () => s.isDaily && c.send({ t: "daily" }),
-        b: board,
-        h: () => c.open(historyState()),
-        l: () => c.send({ t: "leave" }),
-        Escape: () => c.send({ t: "leave" }),
-      }[k];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
+      a: () => s.isDaily && c.send({ t: "daily" }),
+      b: board,
+      h: () => c.open(historyState()),
+      l: () => c.send({ t: "leave" }),
+      Escape: () => c.send({ t: "leave" }),
+    }),
   };
 }
 
@@ -888,50 +856,35 @@ export function boards(c) {
     st.around = true;
     ask();
   };
-  const el = h(
-    "section",
-    { class: "screen boards" },
-    ch.link,
+  const show = () => {
+    const code = gameCode(c, codeIn.value);
+    if (!code) return;
+    Object.assign(st, { board: "deal", code, offset: 0 });
+    codeIn.blur();
+    ask();
+  };
+  const el = screen(
+    ch,
+    "boards",
     h("h1", {}, "Leaderboards"),
     head,
-    h(
-      "div",
-      { class: "row" },
-      button("← day", () => day(-1), { class: "plain", id: "prev-day" }),
-      button("today (t)", todayBoard, { class: "plain" }),
-      button("day →", () => day(1), { class: "plain", id: "next-day" }),
-      button("your row (y)", mine, { class: "plain", id: "mine" }),
-      button("↑ page", () => page(-1), { class: "plain" }),
-      button("page ↓", () => page(1), { class: "plain" }),
+    row(
+      plain("← day", () => day(-1), "prev-day"),
+      plain("today (t)", todayBoard),
+      plain("day →", () => day(1), "next-day"),
+      plain("your row (y)", mine, "mine"),
+      plain("↑ page", () => page(-1)),
+      plain("page ↓", () => page(1)),
     ),
-    h(
-      "form",
-      {
-        class: "row",
-        onsubmit: (e) => {
-          e.preventDefault();
-          const code = codeIn.value.trim().toUpperCase();
-          if (!GAME_CODE.test(code)) {
-            s.say(`game code: ${code} is not a code like YU1-C-AAAAAAB`, "error");
-            c.render();
-            return;
-          }
-          Object.assign(st, { board: "deal", code, offset: 0 });
-          codeIn.blur();
-          ask();
-        },
-      },
+    form(
+      { class: "row" },
+      show,
       h("label", { class: "lbl", for: "board-code" }, "Game code (c)"),
       codeIn,
       h("button", { type: "submit" }, "Show"),
     ),
     body,
-    h(
-      "div",
-      { class: "row actions" },
-      button("Back (Esc)", () => c.close(), { id: "back", class: "plain" }),
-    ),
-    ch.status,
+    actions(plain("Back (Esc)", () => c.close(), "back")),
   );
   queueMicrotask(ask); // once this screen is the one shown
   return {
@@ -979,15 +932,11 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
+              ["#", "player", ...RUN, "undos", "replay"],
               rows.map((r) => [
                 num(r.rank),
                 r.name,
-                h("td", {}, outcome(r.outcome), r.hinted ? " (hint)" : ""),
-                num(formatMs(r.time_ms)),
-                num(r.moves),
-                num(r.score),
-                num(`${r.foundations}/52`),
+                ...runCells(r),
                 num(r.undos),
                 replayCell(c, r.race, r.name),
               ]),
@@ -996,22 +945,17 @@ export function boards(c) {
           : h("p", { class: "summary" }, "nobody on this board yet"),
       );
     },
-    key(k) {
-      const act = {
-        ArrowLeft: () => day(-1),
-        ArrowRight: () => day(1),
-        t: todayBoard,
-        y: mine,
-        PageDown: () => page(1),
-        PageUp: () => page(-1),
-        c: () => codeIn.focus(),
-        Escape: () => c.close(),
-        q: () => c.close(),
-      }[k];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      ArrowLeft: () => day(-1),
+      ArrowRight: () => day(1),
+      t: todayBoard,
+      y: mine,
+      PageDown: () => page(1),
+      PageUp: () => page(-1),
+      c: () => codeIn.focus(),
+      Escape: () => c.close(),
+      q: () => c.close(),
+    }),
   };
 }
 
@@ -1039,21 +983,17 @@ export function history(c) {
       ask();
     }
   };
-  const el = h(
-    "section",
-    { class: "screen history" },
-    ch.link,
+  const el = screen(
+    ch,
+    "history",
     h("h1", {}, "Your races"),
     head,
     body,
-    h(
-      "div",
-      { class: "row actions" },
-      button("↑ page", () => page(-1), { class: "plain" }),
-      button("page ↓", () => page(1), { class: "plain" }),
-      button("Back (Esc)", () => c.close(), { id: "back", class: "plain" }),
+    actions(
+      plain("↑ page", () => page(-1)),
+      plain("page ↓", () => page(1)),
+      plain("Back (Esc)", () => c.close(), "back"),
     ),
-    ch.status,
   );
   queueMicrotask(ask); // once this screen is the one shown
   return {
@@ -1071,7 +1011,7 @@ export function history(c) {
         body,
         p.rows.length
           ? table(
-              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
+              ["when", "race", "rank", ...RUN, "undos", "replay"],
               p.rows.map((r) => [
                 new Date(r.finished_ms).toLocaleString([], {
                   month: "2-digit",
@@ -1087,11 +1027,7 @@ export function history(c) {
                     ? `room ${r.room}`
                     : "a race",
                 num(`${r.rank}/${r.players}`),
-                h("td", {}, outcome(r.outcome), r.hinted ? " (hint)" : ""),
-                num(formatMs(r.time_ms)),
-                num(r.moves),
-                num(r.score),
-                num(`${r.foundations}/52`),
+                ...runCells(r),
                 num(r.undos),
                 replayCell(c, r.race, s.me),
               ]),
@@ -1099,19 +1035,14 @@ export function history(c) {
           : h("p", { class: "summary" }, p.offset ? "no more races" : "no races yet"),
       );
     },
-    key(k) {
-      const act = {
-        PageDown: () => page(1),
-        PageUp: () => page(-1),
-        ArrowRight: () => page(1),
-        ArrowLeft: () => page(-1),
-        Escape: () => c.close(),
-        q: () => c.close(),
-      }[k];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      PageDown: () => page(1),
+      PageUp: () => page(-1),
+      ArrowRight: () => page(1),
+      ArrowLeft: () => page(-1),
+      Escape: () => c.close(),
+      q: () => c.close(),
+    }),
   };
 }
 
@@ -1148,11 +1079,9 @@ export function confirm(c, question, yes) {
     c,
     [
       h("p", { class: "big", id: "question" }, question),
-      h(
-        "div",
-        { class: "row" },
+      row(
         button("Yes (y)", () => answer(true), { id: "yes" }),
-        button("No (n)", () => answer(false), { id: "no", class: "plain" }),
+        plain("No (n)", () => answer(false), "no"),
       ),
     ],
     { y: yes, Enter: yes, n: () => {}, Escape: () => {} },
@@ -1203,11 +1132,7 @@ export function helpDialog(c) {
         { class: "keys" },
         HELP.map(([k, t]) => (t ? [h("dt", {}, k), h("dd", {}, t)] : h("dt", { class: "sect" }, k))),
       ),
-      h(
-        "div",
-        { class: "row" },
-        button("Close", () => d.close(), { id: "close-help" }),
-      ),
+      row(button("Close", () => d.close(), { id: "close-help" })),
     ],
     { "?": () => {}, Escape: () => {}, q: () => {} },
   );
