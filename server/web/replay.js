@@ -11,7 +11,7 @@ import { h, fill } from "./dom.js";
 import { appBase } from "./net.js";
 import { formatView } from "./rules.js";
 import { formatMs, moveLabel, RaceBoard } from "./session.js";
-import { postmortemText } from "./screens.js";
+import { postmortemText, keyed } from "./screens.js";
 import { BoardView } from "./board.js";
 import { positions } from "./deal.js";
 
@@ -222,23 +222,18 @@ export function replay(c) {
       if (k === pos.length - 1) playing = null;
       draw();
     },
-    key(key) {
-      const act = {
-        ArrowRight: () => go(k + 1),
-        ArrowLeft: () => go(k - 1),
-        Home: () => go(0),
-        End: () => go(Infinity),
-        " ": toggle,
-        s: speed,
-        g: () => jumpIn.focus(),
-        j: toLosing,
-        c: copy,
-        Escape: () => c.closeReplay(),
-        q: () => c.closeReplay(),
-      }[key];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      ArrowRight: () => go(k + 1),
+      ArrowLeft: () => go(k - 1),
+      Home: () => go(0),
+      End: () => go(Infinity),
+      " ": toggle,
+      s: speed,
+      g: () => jumpIn.focus(),
+      j: toLosing,
+      c: copy,
+      Escape: () => c.closeReplay(),
+      q: () => c.closeReplay(),
+    }),
   };
 }

@@ -123,40 +123,36 @@ export class RaceBoard {
 
   /** Apply an `accepted`; false when the view cannot follow (out of step). */
   accepted(msg, now) {
-    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return true; // a resend's answer
-    this.pending.delete(msg.seq);
-    this.played.push([msg.seq, msg.move]);
-    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    if (!this.fresh(msg, msg.move)) return true;
     let ok = true;
     try {
       this.view = applyAccepted(this.view, msg.move, msg.turned);
     } catch {
       ok = false;
     }
-    Object.assign(this, {
-      score: msg.score,
-      moves: msg.moves,
-      state: msg.state,
-      foundations: msg.foundations,
-    });
-    this.clockMs = msg.elapsed_ms;
-    this.clockAt = now;
-    this.changed();
+    this.took(msg, now);
     return ok;
   }
 
   undone(msg, now) {
-    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return;
-    this.pending.delete(msg.seq);
-    this.played.push([msg.seq, null]);
-    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    if (!this.fresh(msg, null)) return;
     this.view = parseView(msg.view);
-    Object.assign(this, {
-      score: msg.score,
-      moves: msg.moves,
-      state: msg.state,
-      foundations: msg.foundations,
-    });
+    this.took(msg, now);
+  }
+
+  /** Keep the answer to `msg.seq` (`move`; null: an undo); false if it came already. */
+  fresh(msg, move) {
+    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return false;
+    this.pending.delete(msg.seq);
+    this.played.push([msg.seq, move]);
+    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    return true;
+  }
+
+  /** The figures and the clock an `accepted` or `undone` brings. */
+  took(msg, now) {
+    const { score, moves, state, foundations } = msg;
+    Object.assign(this, { score, moves, state, foundations });
     this.clockMs = msg.elapsed_ms;
     this.clockAt = now;
     this.changed();
@@ -264,6 +260,12 @@ export class Session {
 
   say(text, kind = "info") {
     this.status = { text, kind, serial: this.status.serial + 1 };
+  }
+
+  /** An action that sends nothing: say why; no messages. */
+  refuse(text, kind = "info") {
+    this.say(text, kind);
+    return [];
   }
 
   /** lobby, room, race, watch or results: which screen shows. */
@@ -625,10 +627,7 @@ export class Session {
         this.step(-1);
         return [];
       }
-      if (!race.rules.includes("T")) {
-        this.say("pick a card first: 1-7, or click it");
-        return [];
-      }
+      if (!race.rules.includes("T")) return this.refuse("pick a card first: 1-7, or click it");
       return this.pickFoundation(null);
     }
     return this.sendMove(race, `${race.pick.card}>F`);
@@ -637,8 +636,7 @@ export class Session {
   pickFoundation(suit) {
     const race = this.race;
     if (!race.rules.includes("T")) {
-      this.say("a card on a foundation stays there (these rules have no take-back)");
-      return [];
+      return this.refuse("a card on a foundation stays there (these rules have no take-back)");
     }
     const tops = race.tops();
     const order = suit === null ? [0, 1, 2, 3] : [SUITS.indexOf(suit)];
@@ -649,8 +647,7 @@ export class Session {
         return [];
       }
     }
-    this.say("the foundations are empty");
-    return [];
+    return this.refuse("the foundations are empty");
   }
 
   /** Move the pick `delta` cards deeper (negative: towards the exposed card). */
@@ -690,10 +687,7 @@ export class Session {
     const race = this.playing();
     if (!race) return [];
     const p = race.pick;
-    if (!p) {
-      this.say("pick a card first: 1-7, or click it");
-      return [];
-    }
+    if (!p) return this.refuse("pick a card first: 1-7, or click it");
     const last = race.tapAt;
     race.tapAt = null;
     const double = last && last.card === p.card && now - last.at <= DOUBLE_TAP_MS;
@@ -708,10 +702,7 @@ export class Session {
 
   toColumn(race, card) {
     const dest = race.tableauFor(card);
-    if (dest === null) {
-      this.say(`no column takes the ${label(card)} now`);
-      return [];
-    }
+    if (dest === null) return this.refuse(`no column takes the ${label(card)} now`);
     return this.sendMove(race, `${card}>${dest}`);
   }
 
@@ -767,14 +758,8 @@ export class Session {
   undo() {
     const race = this.race;
     if (!race) return [];
-    if (!this.undoAllowed) {
-      this.say("this room has no undo", "error");
-      return [];
-    }
-    if (race.isDone(true)) {
-      this.say("your race is over", "error");
-      return [];
-    }
+    if (!this.undoAllowed) return this.refuse("this room has no undo", "error");
+    if (race.isDone(true)) return this.refuse("your race is over", "error");
     this.cancel();
     return [{ t: "undo", seq: race.takeSeq(null) }];
   }
@@ -788,14 +773,8 @@ export class Session {
   askHint() {
     const race = this.playing();
     if (!race) return [];
-    if (!this.hintsAllowed) {
-      this.say("this room gives no hints", "error");
-      return [];
-    }
-    if (race.hintAsked) {
-      this.say("still thinking about the last hint…");
-      return [];
-    }
+    if (!this.hintsAllowed) return this.refuse("this room gives no hints", "error");
+    if (race.hintAsked) return this.refuse("still thinking about the last hint…");
     race.hintAsked = true;
     this.say("thinking…");
     return [{ t: "hint" }];
