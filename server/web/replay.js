@@ -1,11 +1,8 @@
-// The replay screen (docs/protocol.md 4.22): one runner's run in a finished race, step by
-// step. Loaded with import() only when a replay opens, with deal.js: a race never needs it.
-// The run comes as JSON from /replay/<race>/<player>?format=json (section 1.6: the fields
-// of a replay_page with every action), so that a shared link plays without a name on this
-// server; the server refuses a running race or a daily whose code is still secret, and its
-// text is shown. deal.js deals the code and plays the actions; the board shows each
-// position as its runner saw it, face-down cards as backs. The post-mortem comes the same
-// way, from .../postmortem?format=json.
+// The replay screen (docs/protocol.md 4.22): one run of a finished race, step by step.
+// Imported only when a replay opens, with deal.js: a race never needs it. The run (a
+// replay_page's fields) and its post-mortem come as JSON from /replay/<race>/<player>
+// (section 1.6), so that a shared link plays without a name on this server; a refusal's
+// text is shown. deal.js deals the code and plays the actions, face-down cards unseen.
 
 import { h, fill } from "./dom.js";
 import { appBase } from "./net.js";

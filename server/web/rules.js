@@ -1,12 +1,8 @@
-// The Yukon rules for the browser client: reading a runner's view, the legal moves in it
-// (for placement help: highlighting where a picked card may go) and keeping the view in
-// step with the server's `accepted` messages. No dependencies and no DOM, so the same
-// module runs in the browser and under Node, where tests/web/test_rules_js.py checks it
-// position by position against the Python engine in protocol/ (the reference: the server
-// decides what is legal, this module only helps the player see it).
-//
-// The notation is docs/rules.md section 10, as a view (docs/protocol.md section 4.7): face-up
-// cards upper case ("7S", "TH"), every face-down card "??".
+// The Yukon rules for the browser client: reading a runner's view (docs/rules.md section 10,
+// every face-down card "??"), its legal moves (to light up where a picked card may go) and
+// keeping it in step with the server's `accepted`. No DOM, so that it also runs under Node,
+// where tests/web/test_rules_js.py checks it against the Python engine in protocol/ (the
+// reference: the server decides what is legal, this only helps the player see it).
 
 /**
  * A parsed view: foundation heights 0-13 by suit, columns bottom to top.
@@ -24,9 +20,8 @@ export const GROUP_LIMIT = 20;
 
 const RANK_WORDS = ["ace", "two", "three", "four", "five", "six", "seven", "eight", "nine",
   "ten", "jack", "queen", "king"];
-const SUIT_WORDS = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+export const SUIT_WORDS = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const RED = { S: false, H: true, D: true, C: false };
-const VARIANTS = { C: "Classic", R: "Relaxed", S: "Russian Solitaire", A: "Alaska", M: "Moosehide" };
 
 /**
  * Read a card written as in rules.md section 1 ("7S", "th", "10h").
@@ -57,7 +52,6 @@ export function parseRules(text) {
   }
   return {
     variant: text[0],
-    name: VARIANTS[text[0]],
     openSpaces: text.includes("E"),
     groupLimit: text.includes("G"),
     takeBack: text.includes("T"),

@@ -1,22 +1,17 @@
 // What the client knows, as the server told it, plus the card the player holds: the
-// browser's counterpart of the terminal client's client/state.py, written from
-// docs/protocol.md. No DOM and no socket: `receive` takes a server message and returns the
-// messages to send because of it (resent moves), the player's actions return the messages
-// they make. The screens only draw it.
-//
-// The server is the authority. A move is applied to the local view only when its
-// `accepted` comes (with the card it turned up: the only way a hidden card reaches us), and
-// a move the local rules think illegal is still sent, so that the player reads the
-// server's reason. The rules (rules.js) only help: where a held card may go, where a double
-// tap sends it.
+// browser's client/state.py. No DOM and no socket: `receive` takes a server message and the
+// player's actions return the messages to send. The server is the authority: a move is
+// applied only when its `accepted` comes (with the card it turned up: the only way a hidden
+// card reaches us), and a move the local rules think illegal is still sent, so that the
+// player reads the server's reason.
 
 import { parseView, legalMoves, destinations, applyAccepted, RANKS, SUITS } from "./rules.js";
 
 /** A second tap on the same card within this many ms is a double tap. */
 export const DOUBLE_TAP_MS = 400;
-/** States that end a runner's race for good (`stuck` too, in a room without undo). */
+/** States that end a race for good (`stuck` too, in a room without undo). */
 const DONE = new Set(["won", "resigned", "timeout", "abandoned"]);
-const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
+export const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
 
 /** "7S" as "7♠", "TH" as "10♥": how a player reads a card. */
 export function label(card) {
@@ -51,7 +46,7 @@ export class RaceBoard {
   constructor(race, now) {
     /** Sent, not answered yet: seq -> move text (null: an undo). */
     this.pending = new Map();
-    /** Accepted moves and done undos, in order: a restarted server may ask for them again. */
+    /** Accepted moves and undos, in order: a restarted server may need them again. */
     this.played = [];
     /** The held card: {source: 1-7 or 0 (a foundation), card}. */
     this.pick = null;
@@ -167,9 +162,8 @@ export class RaceBoard {
   }
 
   /**
-   * The resync after a reconnect (protocol 4.15, 4.19, checklist 11): take the server's
-   * view; every accepted move above `race.seq` (a restarted server lost it) and every
-   * unanswered one goes again, in order, under its own seq.
+   * The resync after a reconnect (protocol 4.15, 4.19): the server's view; every move above
+   * `race.seq` (a restarted server lost it) and every unanswered one goes again, in order.
    */
   resync(race, now) {
     const again = [
@@ -505,7 +499,6 @@ export class Session {
     this.progress = msg;
     this.watchMs = msg.elapsed_ms;
     this.watchAt = racing ? now : null;
-    /** Others whose state changed: told to a screen reader (app.js). */
     this.news = msg.players
       .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
       .map(
@@ -679,10 +672,7 @@ export class Session {
     }
   }
 
-  /**
-   * Enter (or a click on the held card): home when it can go; a second tap within
-   * DOUBLE_TAP_MS finds a column for it and the cards on it.
-   */
+  /** Enter (or a click on the held card): home if it can go; a second tap: a column. */
   tap(now) {
     const race = this.playing();
     if (!race) return [];
