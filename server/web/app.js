@@ -61,7 +61,6 @@ export class Client {
     this.linkState = { kind: "connecting", text: "connecting…" };
     this.screen = null;
     this.dailyAsk = false;
-    this.everOnline = false;
     document.addEventListener("keydown", (e) => this.key(e));
     window.addEventListener("resize", () => this.screen?.resize?.());
     setInterval(() => this.screen?.tick?.(), 100);
@@ -137,7 +136,6 @@ export class Client {
     const out = s.receive(msg, now);
     switch (msg.t) {
       case "welcome":
-        this.everOnline = true;
         this.ask = null;
         if (this.invite) {
           // A resumed room comes with the welcome; then the join is refused and ignored.

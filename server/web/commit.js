@@ -1,9 +1,7 @@
-// Checking a revealed deal against the commitment the server sent before the race
-// (docs/protocol.md 4.5): commitment == hex(SHA-256("<code>:<salt>")). The terminal client
-// checks the same (client/state.py, "deal checked"). WebCrypto does the hashing; it exists
-// only in a secure context (https, or a server on this machine), and a race server on a
-// home network is often plain http, so a short SHA-256 (FIPS 180-4) stands in there: a
-// check that silently did not happen would be worse than 30 lines.
+// Checking a revealed deal against the commitment sent before the race (docs/protocol.md
+// 4.5): commitment == hex(SHA-256("<code>:<salt>")), as client/state.py checks. WebCrypto
+// exists only in a secure context, and a race server at home is often plain http, so a
+// short SHA-256 stands in there: a check that silently did not happen would be worse.
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,

@@ -94,9 +94,9 @@ function gameCode(c, text) {
   return null;
 }
 
-function outcome(state) {
-  return h("span", { class: `badge ${state}` }, OUTCOME[state] ?? state);
-}
+const badge = (kind, text) => h("span", { class: `badge ${kind}` }, text);
+const outcome = (state) => badge(state, OUTCOME[state] ?? state);
+const away = (p) => (p.connected ? null : badge("abandoned", "away"));
 
 // -- the first visit: a name; a private server: its password --------------------------------
 
@@ -389,9 +389,9 @@ export function room(c) {
             "li",
             {},
             h("span", { class: "pname" }, p.name),
-            p.name === r.host ? h("span", { class: "badge won" }, "host") : null,
-            h("span", { class: `badge ${p.ready ? "won" : "stuck"}` }, p.ready ? "ready" : "not ready"),
-            p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
+            p.name === r.host ? badge("won", "host") : null,
+            p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
+            away(p),
             p.name === s.me ? h("span", { class: "summary" }, " (you)") : null,
           ),
         ),
@@ -445,7 +445,7 @@ function standingsEl(c) {
               h("span", { class: "pname" }, p.name),
               " ",
               outcome(p.state),
-              p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
+              away(p),
               h(
                 "span",
                 { class: "bar", "aria-hidden": "true" },
@@ -639,41 +639,14 @@ export function postmortemText(pm) {
   }
 }
 
+/** A table of `rows` (cells: a td, or what goes in one); `mine(i)`: row i is my run. */
 function table(heads, rows, mine = () => false) {
-  return h(
-    "div",
-    { class: "card scroll" },
-    h(
-      "table",
-      {},
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          heads.map((t) =>
-            h(
-              "th",
-              { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" },
-              t,
-            ),
-          ),
-        ),
-      ),
-      h(
-        "tbody",
-        {},
-        rows.map((cells, i) =>
-          h(
-            "tr",
-            { class: mine(i) ? "me" : "" },
-            cells.map((x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x))),
-          ),
-        ),
-      ),
-    ),
-  );
+  const th = (t) =>
+    h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
+  const td = (x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x));
+  const tr = (cells, i) => h("tr", { class: mine(i) ? "me" : "" }, cells.map(td));
+  const head = h("thead", {}, h("tr", {}, heads.map(th)));
+  return h("div", { class: "card scroll" }, h("table", {}, head, h("tbody", {}, rows.map(tr))));
 }
 
 const num = (x) => h("td", { class: "num" }, x);

@@ -234,12 +234,9 @@ export class Session {
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
-    this.resumeS = 60;
     this.watchMs = 0;
     this.watchAt = null;
     this.status = { text: "", kind: "info", serial: 0 };
-    /** The first view of the race, when this client saw it begin. */
-    this.startView = null;
     /** The check of a revealed code against the commitment: {text, good}, or null. */
     this.fairness = null;
     /** My last run's post-mortem (a postmortem_answer, or {race, text} refused). */
@@ -315,7 +312,6 @@ export class Session {
     switch (msg.t) {
       case "welcome":
         this.me = msg.name;
-        this.resumeS = msg.resume_s;
         // The welcome names the room kept for us (its `room` follows at once); nil after a
         // drop means our place is gone (protocol 4.15): no timer has to guess it.
         this.awaitingResync = this.lost && !!this.room;
@@ -395,7 +391,6 @@ export class Session {
       result: null,
       daily: null,
       countdownUntil: null,
-      startView: null,
       fairness: null,
     });
   }
@@ -459,7 +454,6 @@ export class Session {
       return again.map(([seq, move]) => (move === null ? { t: "undo", seq } : { t: "move", seq, move }));
     }
     this.race = new RaceBoard(msg, now);
-    this.startView = msg.seq === 0 && msg.moves === 0 ? msg.view : null;
     this.fairness = null;
     const starting = this.starting;
     this.starting = false;
@@ -529,7 +523,6 @@ export class Session {
     const race = this.race;
     if (!race) return;
     race.hintAsked = false;
-    race.hinted = true;
     if (msg.seq !== race.lastSeq || race.pending.size) {
       this.say("that hint was for an earlier position: h asks again");
     } else if (msg.verdict === "win" && msg.move) {
