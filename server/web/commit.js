@@ -50,12 +50,14 @@ export function sha256(bytes) {
 
 const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
-/** hex(SHA-256(text)), by WebCrypto where the page has it. */
-export async function sha256Hex(text) {
-  const bytes = new TextEncoder().encode(text);
-  if (globalThis.crypto?.subtle) return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-  return hex(sha256(bytes));
+/** SHA-256 of `bytes`, by WebCrypto where the page has it. */
+export async function digest(bytes) {
+  if (!globalThis.crypto?.subtle) return sha256(bytes);
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
 }
+
+/** hex(SHA-256(text)). */
+export const sha256Hex = async (text) => hex(await digest(new TextEncoder().encode(text)));
 
 /**
  * The check for the results: {text, good}, or null when nothing was committed to (a deal

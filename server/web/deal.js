@@ -3,7 +3,7 @@
 // shuffled by SplitMix64, a 26-character one a seed shuffled by SHA-256 in counter mode.
 // tests/web/test_deal_js.py checks it against protocol/shuffle.py.
 
-import { sha256 } from "./commit.js";
+import { digest } from "./commit.js";
 import { RANKS, SUITS, HIDDEN, findCard, applyAccepted } from "./rules.js";
 
 const M64 = (1n << 64n) - 1n;
@@ -31,10 +31,7 @@ async function* words(seed) {
     const data = new Uint8Array(20);
     data.set(seed);
     new DataView(data.buffer).setUint32(16, k);
-    const block = globalThis.crypto?.subtle
-      ? new Uint8Array(await crypto.subtle.digest("SHA-256", data))
-      : sha256(data);
-    const v = new DataView(block.buffer);
+    const v = new DataView((await digest(data)).buffer);
     for (let i = 0; i < 32; i += 4) yield v.getUint32(i);
   }
 }

@@ -1,6 +1,4 @@
-// The screens: the first visit's name (or a private server's password), the lobby, a
-// room, the race, watching, the results, the leaderboards and the history; and the help
-// and yes/no dialogs. Each is built once when it comes up and then `update`d in place from
+// The screens and dialogs. Each is built once when it comes up, then `update`d in place from
 // the session after every message; `key` takes the terminal client's keys for it.
 
 import { h, fill } from "./dom.js";
