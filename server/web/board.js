@@ -37,8 +37,8 @@ export class BoardView {
   constructor(act) {
     this.act = act;
     this.el = h("div", { class: "board", role: "region", "aria-label": "Your board", tabindex: "0" });
-    this.found = h("div", { class: "founds" });
-    this.cols = h("div", { class: "cols" });
+    this.found = h("div", "founds");
+    this.cols = h("div", "cols");
     this.el.append(this.found, this.cols);
     this.press = null;
     this.drag = null;

@@ -3,11 +3,12 @@
 // written: the page's CSP forbids inline style (element.style it allows).
 
 /**
- * An element; in `props` null, undefined and false leave an attribute out, true writes it
- * empty; children are nodes, text, or arrays of them (null and false: nothing).
+ * An element; `props` its attributes (null, undefined and false leave one out, true writes
+ * it empty), or a string: its class. Children are nodes, text, or arrays of them.
  */
 export function h(tag, props = {}, ...children) {
   const el = document.createElement(tag);
+  if (typeof props === "string") props = { class: props };
   for (const [key, value] of Object.entries(props)) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);

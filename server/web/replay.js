@@ -48,7 +48,7 @@ export function replay(c) {
   const loseBtn = btn("go to the losing move (j)", () => toLosing(), "replay-losing");
   loseBtn.hidden = true;
   const others = h("span", { class: "row", id: "replay-others" });
-  const status = h("p", { class: "status" });
+  const status = h("p", "status");
   let run = null; // the replay_page fields
   let pos = null; // the positions, one per action and the deal
   let pm = null;
@@ -106,10 +106,10 @@ export function replay(c) {
     const ms = playing ? playing.clock : at(k);
     fill(
       where,
-      h("span", { class: "clock" }, formatMs(ms)),
-      h("span", { class: "figs" }, `move ${k} of ${run.total} · ${p.moves} moves · ${race.foundations}/52 cards`),
+      h("span", "clock", formatMs(ms)),
+      h("span", "figs", `move ${k} of ${run.total} · ${p.moves} moves · ${race.foundations}/52 cards`),
       last ? h("span", {}, last === "undo" ? "undo" : moveLabel(last)) : h("span", {}, "the deal"),
-      lost ? h("span", { class: "bad" }, `next: ${pm.losing_move} threw the win away`) : "",
+      lost ? h("span", "bad", `next: ${pm.losing_move} threw the win away`) : "",
     );
     playBtn.textContent = playing ? "pause" : "play ▶";
     speedBtn.textContent = `${rate}x`;
@@ -162,7 +162,7 @@ export function replay(c) {
 
   const el = h(
     "section",
-    { class: "screen replay" },
+    "screen replay",
     h("h1", {}, "Replay"),
     title,
     where,
@@ -189,8 +189,8 @@ export function replay(c) {
         jumpIn,
       ),
     ),
-    h("div", { class: "replay-body" }, board.el, list),
-    h("div", { class: "row" }, pmEl, loseBtn),
+    h("div", "replay-body", board.el, list),
+    h("div", "row", pmEl, loseBtn),
     h(
       "div",
       { class: "row actions", id: "replay-actions" },

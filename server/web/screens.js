@@ -43,7 +43,7 @@ function rulesText(rules) {
 
 /** The connection's state and the status line, shared by every screen. */
 function chrome(c) {
-  const link = h("p", { class: "link" });
+  const link = h("p", "link");
   const status = h("p", { class: "status", "aria-hidden": "true" });
   return {
     link,
@@ -65,8 +65,8 @@ function button(text, onclick, extra = {}) {
 
 /** Most buttons are secondary ("plain"): only a screen's main action stands out. */
 const plain = (text, onclick, id) => button(text, onclick, { id, class: "plain" });
-const row = (...children) => h("div", { class: "row" }, ...children);
-const actions = (...children) => h("div", { class: "row actions" }, ...children);
+const row = (...children) => h("div", "row", ...children);
+const actions = (...children) => h("div", "row actions", ...children);
 
 /** A screen: the connection's state above its content, the status line below. */
 const screen = (ch, name, ...content) =>
@@ -144,7 +144,7 @@ function askScreen(c, what) {
     h("button", { type: "submit" }, secret ? "Go" : "Play"),
   );
   return {
-    el: h("section", { class: "screen" }, ch.link, form, ch.status),
+    el: h("section", "screen", ch.link, form, ch.status),
     focus: () => input.focus(),
     update() {
       ch.update();
@@ -225,7 +225,7 @@ export function lobby(c) {
     }
     c.send({ t, room: r });
   };
-  const tick = (input, text) => h("label", { class: "tick" }, input, " ", text);
+  const tick = (input, text) => h("label", "tick", input, " ", text);
   const keys = keyed({
     n: create,
     j: () => enter("join"),
@@ -243,16 +243,16 @@ export function lobby(c) {
       create,
       h("h2", { id: "new-room-h" }, "New room"),
       row(
-        h("span", { class: "lbl" }, "Rules"),
+        h("span", "lbl", "Rules"),
         variant,
         ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`)),
       ),
       row(h("label", { class: "lbl", for: "code" }, "or code"), code),
       row(
-        h("span", { class: "lbl" }, "Options"),
+        h("span", "lbl", "Options"),
         tick(undo, "undo"),
         tick(hints, "hints"),
-        h("span", { class: "summary" }, "(hinted runs rank last)"),
+        h("span", "summary", "(hinted runs rank last)"),
       ),
       row(
         h("label", { class: "lbl", for: "players" }, "Players"),
@@ -303,7 +303,7 @@ export function lobby(c) {
 export function room(c) {
   const ch = chrome(c);
   const s = c.session;
-  const info = h("div", { class: "room-info" });
+  const info = h("div", "room-info");
   const link = h("input", { id: "invite", readonly: true, "aria-label": "Invite link", value: "" });
   const copied = h("span", { class: "summary", role: "status" });
   const copy = button(
@@ -323,14 +323,14 @@ export function room(c) {
   );
   const invite = h(
     "div",
-    { class: "row invite" },
+    "row invite",
     h("label", { class: "lbl", for: "invite" }, "Invite"),
     link,
     copy,
     copied,
   );
   const players = h("ul", { class: "players", "aria-label": "Players" });
-  const note = h("p", { class: "note" });
+  const note = h("p", "note");
   const count = h("p", { class: "countdown", "aria-live": "off" });
   const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
   const start = button("Start (s)", () => c.send({ t: "start" }), { id: "start" });
@@ -345,7 +345,7 @@ export function room(c) {
     ch,
     "room",
     h("h1", { id: "room-title" }, "Room"),
-    h("div", { class: "card box" }, info, invite, players, note, count, row(ready, start, leave)),
+    h("div", "card box", info, invite, players, note, count, row(ready, start, leave)),
   );
   const tick = () => {
     const left = s.countdownLeft(c.now());
@@ -367,16 +367,16 @@ export function room(c) {
         info,
         h(
           "p",
-          { class: "deal" },
+          "deal",
           `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
           r.code ? [" · deal ", h("code", {}, r.code)] : null,
         ),
         r.commitment
           ? h(
               "p",
-              { class: "summary" },
+              "summary",
               "Commitment to the deal: ",
-              h("code", { class: "hash" }, r.commitment),
+              h("code", "hash", r.commitment),
             )
           : null,
       );
@@ -386,14 +386,14 @@ export function room(c) {
           h(
             "li",
             {},
-            h("span", { class: "pname" }, p.name),
+            h("span", "pname", p.name),
             p.name === r.host ? badge("won", "host") : null,
             p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
             away(p),
-            p.name === s.me ? h("span", { class: "summary" }, " (you)") : null,
+            p.name === s.me ? h("span", "summary", " (you)") : null,
           ),
         ),
-        r.spectators ? h("li", { class: "summary" }, `${r.spectators} watching`) : null,
+        r.spectators ? h("li", "summary", `${r.spectators} watching`) : null,
       );
       const lobbyState = r.state === "lobby";
       ready.hidden = !(r.you === "player" && lobbyState && !s.isHost);
@@ -427,7 +427,7 @@ export function room(c) {
 // -- the race ------------------------------------------------------------------------------
 
 function standingsEl(c) {
-  const list = h("ol", { class: "standings" });
+  const list = h("ol", "standings");
   return {
     el: h("aside", { class: "card side", "aria-label": "Standings" }, h("h2", {}, "Standings"), list),
     update() {
@@ -440,7 +440,7 @@ function standingsEl(c) {
             h(
               "li",
               { class: p.name === s.me ? "me" : "" },
-              h("span", { class: "pname" }, p.name),
+              h("span", "pname", p.name),
               " ",
               outcome(p.state),
               away(p),
@@ -451,7 +451,7 @@ function standingsEl(c) {
               ),
               h(
                 "span",
-                { class: "figs" },
+                "figs",
                 `${p.foundations}/52 home · ${p.score} pts · ${p.moves} mv${p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : ""}`,
               ),
             ),
@@ -464,7 +464,7 @@ function standingsEl(c) {
 }
 
 function raceHead(c) {
-  const el = h("div", { class: "race-head" });
+  const el = h("div", "race-head");
   const clock = h("span", { class: "clock", role: "timer", "aria-label": "race clock" });
   return {
     el,
@@ -477,7 +477,7 @@ function raceHead(c) {
         el,
         h(
           "span",
-          { class: "where" },
+          "where",
           d
             ? `Daily ${d.date} · attempt ${d.attempt} (${d.practice ? "practice" : "counts"})${d.par ? ` · par ${d.par}` : ""}`
             : `Room ${r?.room ?? ""}`,
@@ -487,7 +487,7 @@ function raceHead(c) {
         race
           ? h(
               "span",
-              { class: "figs" },
+              "figs",
               `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
               race.state !== "playing" ? [" · ", outcome(race.state)] : null,
             )
@@ -550,7 +550,7 @@ export function race(c) {
     ch,
     "race",
     head.el,
-    h("div", { class: "race-body" }, board.el, stand.el),
+    h("div", "race-body", board.el, stand.el),
     actions(undo, hint, resign, leave, help),
   );
   const keys = {
@@ -602,7 +602,7 @@ export function watch(c) {
     ch,
     "watch",
     head.el,
-    h("p", { class: "note" }, "You watch this race: everyone's progress, nobody's cards."),
+    h("p", "note", "You watch this race: everyone's progress, nobody's cards."),
     stand.el,
     actions(plain("Leave (l)", leave, "leave")),
   );
@@ -644,10 +644,10 @@ function table(heads, rows, mine = () => false) {
   const td = (x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x));
   const tr = (cells, i) => h("tr", { class: mine(i) ? "me" : "" }, cells.map(td));
   const head = h("thead", {}, h("tr", {}, heads.map(th)));
-  return h("div", { class: "card scroll" }, h("table", {}, head, h("tbody", {}, rows.map(tr))));
+  return h("div", "card scroll", h("table", {}, head, h("tbody", {}, rows.map(tr))));
 }
 
-const num = (x) => h("td", { class: "num" }, x);
+const num = (x) => h("td", "num", x);
 
 /** The columns every table of runs has (results, leaderboards, history), and their cells. */
 const RUN = ["outcome", "time", "moves", "score", "cards"];
@@ -674,7 +674,7 @@ const replayCell = (c, race, player) =>
 export function results(c) {
   const ch = chrome(c);
   const s = c.session;
-  const head = h("div", { class: "results-head" });
+  const head = h("div", "results-head");
   const body = h("div");
   const rematch = button("Rematch (m)", () => c.send({ t: "rematch" }), { id: "rematch" });
   const again = button("Again (a)", () => c.send({ t: "daily" }), { id: "again" });
@@ -711,14 +711,14 @@ export function results(c) {
         head,
         h(
           "p",
-          { class: "big" },
+          "big",
           me?.outcome === "won"
             ? `You won in ${formatMs(me.time_ms)}!`
             : me
               ? `You finished #${me.rank} of ${r.ranks.length}`
               : "The race is over",
           me?.hinted
-            ? h("span", { class: "summary" }, "  With a hint: ranked after every run without one")
+            ? h("span", "summary", "  With a hint: ranked after every run without one")
             : null,
         ),
         d
@@ -731,7 +731,7 @@ export function results(c) {
           : null,
         h(
           "p",
-          { class: "deal" },
+          "deal",
           r.code
             ? ["Game code ", h("code", {}, r.code), ` (${rulesText(room.rules)})`]
             : "The game code stays secret until 00:35 UTC the next day",
@@ -786,7 +786,7 @@ export function boards(c) {
   const ch = chrome(c);
   const st = c.overlay;
   const s = c.session;
-  const head = h("div", { class: "board-head" });
+  const head = h("div", "board-head");
   const body = h("div");
   const codeIn = h("input", {
     id: "board-code",
@@ -884,15 +884,15 @@ export function boards(c) {
         ok && p.commitment
           ? h(
               "p",
-              { class: "summary" },
+              "summary",
               "Commitment ",
-              h("code", { class: "hash" }, p.commitment),
-              p.salt ? [", salt ", h("code", { class: "hash" }, p.salt)] : "",
+              h("code", "hash", p.commitment),
+              p.salt ? [", salt ", h("code", "hash", p.salt)] : "",
             )
           : null,
       );
       if (!ok) {
-        fill(body, h("p", { class: "summary" }, "loading…"));
+        fill(body, h("p", "summary", "loading…"));
         return;
       }
       const rows = [...p.rows];
@@ -913,7 +913,7 @@ export function boards(c) {
               ]),
               (i) => you && rows[i].name === you.name,
             )
-          : h("p", { class: "summary" }, "nobody on this board yet"),
+          : h("p", "summary", "nobody on this board yet"),
       );
     },
     key: keyed({
@@ -940,7 +940,7 @@ export function history(c) {
   const ch = chrome(c);
   const st = c.overlay;
   const s = c.session;
-  const head = h("p", { class: "deal" });
+  const head = h("p", "deal");
   const body = h("div");
   const ask = () => {
     s.history = null;
@@ -1003,7 +1003,7 @@ export function history(c) {
                 replayCell(c, r.race, s.me),
               ]),
             )
-          : h("p", { class: "summary" }, p.offset ? "no more races" : "no races yet"),
+          : h("p", "summary", p.offset ? "no more races" : "no races yet"),
       );
     },
     key: keyed({
@@ -1020,7 +1020,7 @@ export function history(c) {
 // -- dialogs ----------------------------------------------------------------------------------
 
 function dialog(c, content, keys) {
-  const d = h("dialog", { class: "card dlg" }, content);
+  const d = h("dialog", "card dlg", content);
   d.addEventListener("keydown", (e) => {
     const act = keys[e.key];
     if (act) {
@@ -1100,8 +1100,8 @@ export function helpDialog(c) {
       h("h2", {}, "Keys"),
       h(
         "dl",
-        { class: "keys" },
-        HELP.map(([k, t]) => (t ? [h("dt", {}, k), h("dd", {}, t)] : h("dt", { class: "sect" }, k))),
+        "keys",
+        HELP.map(([k, t]) => (t ? [h("dt", {}, k), h("dd", {}, t)] : h("dt", "sect", k))),
       ),
       row(button("Close", () => d.close(), { id: "close-help" })),
     ],
