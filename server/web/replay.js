@@ -72,12 +72,13 @@ export function replay(c) {
     }
     draw();
   };
+  const advance = () => {
+    const now = c.now();
+    playing.clock += (now - playing.at) * rate;
+    playing.at = now;
+  };
   const speed = () => {
-    if (playing) {
-      const now = c.now(); // the time so far at the old speed
-      playing.clock += (now - playing.at) * rate;
-      playing.at = now;
-    }
+    if (playing) advance(); // the time so far at the old speed
     rate = SPEEDS[(SPEEDS.indexOf(rate) + 1) % SPEEDS.length];
     draw();
   };
@@ -210,12 +211,8 @@ export function replay(c) {
     resize: () => board.layout(),
     tick() {
       if (!playing) return;
-      const now = c.now();
-      playing.clock += (now - playing.at) * rate;
-      playing.at = now;
-      let i = k;
-      while (i < run.actions.length && run.actions[i][0] <= playing.clock) i++;
-      k = i;
+      advance();
+      while (k < run.actions.length && run.actions[k][0] <= playing.clock) k++;
       if (k === pos.length - 1) playing = null;
       draw();
     },

@@ -514,22 +514,13 @@ export function race(c) {
   const ch = chrome(c);
   const s = c.session;
   const head = raceHead(c);
-  const board = new BoardView((what, ...args) => {
-    const now = c.now();
-    const out =
-      what === "click" && args[0] === 0
-        ? s.clickDest("F")
-        : what === "click"
-          ? s.clickCard(args[0], args[1], now)
-          : what === "double"
-            ? s.double(args[0], args[1])
-            : what === "dest"
-              ? s.clickDest(args[0])
-              : what === "drop"
-                ? s.drop(args[0], args[1], args[2])
-                : [];
-    c.send(...out);
-  });
+  const acts = {
+    click: (source, card) => (source === 0 ? s.clickDest("F") : s.clickCard(source, card, c.now())),
+    double: (source, card) => s.double(source, card),
+    dest: (dest) => s.clickDest(dest),
+    drop: (source, card, dest) => s.drop(source, card, dest),
+  };
+  const board = new BoardView((what, ...args) => c.send(...(acts[what]?.(...args) ?? [])));
   const stand = standingsEl(c);
   const undo = plain("Undo (u)", () => c.send(...s.undo()), "undo");
   const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
@@ -774,6 +765,15 @@ export function results(c) {
 
 // -- leaderboards ---------------------------------------------------------------------------
 
+/** `n` pages on from a paged screen's state `st` (of `total` rows), and `ask` for it. */
+function turn(st, n, total, ask) {
+  const offset = Math.max(0, st.offset + n * st.limit);
+  if (offset !== st.offset && (n < 0 || offset < total)) {
+    st.offset = offset;
+    ask();
+  }
+}
+
 const today = () => new Date().toISOString().slice(0, 10);
 const shiftDay = (date, days) =>
   new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
@@ -811,14 +811,7 @@ export function boards(c) {
     st.offset = 0;
     ask();
   };
-  const page = (n) => {
-    const p = s.board;
-    const offset = Math.max(0, st.offset + n * st.limit);
-    if (offset !== st.offset && (n < 0 || (matches(p) && offset < p.total))) {
-      st.offset = offset;
-      ask();
-    }
-  };
+  const page = (n) => turn(st, n, matches(s.board) ? s.board.total : 0, ask);
   const todayBoard = () => {
     Object.assign(st, { board: "daily", date: null, code: null, offset: 0 });
     ask();
@@ -946,14 +939,7 @@ export function history(c) {
     s.history = null;
     c.send({ t: "history", offset: st.offset, limit: st.limit });
   };
-  const page = (n) => {
-    const total = s.history?.games ?? 0;
-    const offset = Math.max(0, st.offset + n * st.limit);
-    if (offset !== st.offset && (n < 0 || offset < total)) {
-      st.offset = offset;
-      ask();
-    }
-  };
+  const page = (n) => turn(st, n, s.history?.games ?? 0, ask);
   const el = screen(
     ch,
     "history",
