@@ -1,10 +1,7 @@
-// The browser client's entry point: the link to the server, the session, which screen
-// shows, and the keys. It speaks docs/protocol.md like any outside client: a hello with
-// the token kept for this server (or a name, the first time), the room and race messages
-// into the session (session.js), the player's actions out as messages.
-//
-// Screens (screens.js) are built when the phase changes and updated in place after each
-// message, so that a text box keeps its focus and a drag on the board is never cut short.
+// The browser client's entry point: the link, the session, which screen shows, the keys.
+// It speaks docs/protocol.md like any outside client. Screens are built when the phase
+// changes and updated in place after each message, so that a text box keeps its focus and
+// a drag on the board is never cut short.
 
 import { Link, keep, serverUrl, appBase } from "./net.js";
 import { Session, RaceBoard } from "./session.js";
@@ -61,7 +58,6 @@ export class Client {
     this.linkState = { kind: "connecting", text: "connecting…" };
     this.screen = null;
     this.dailyAsk = false;
-    this.everOnline = false;
     document.addEventListener("keydown", (e) => this.key(e));
     window.addEventListener("resize", () => this.screen?.resize?.());
     setInterval(() => this.screen?.tick?.(), 100);
@@ -137,7 +133,6 @@ export class Client {
     const out = s.receive(msg, now);
     switch (msg.t) {
       case "welcome":
-        this.everOnline = true;
         this.ask = null;
         if (this.invite) {
           // A resumed room comes with the welcome; then the join is refused and ignored.

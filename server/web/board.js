@@ -1,29 +1,24 @@
-// The race board: four foundations and seven columns drawn from my view, and the pointer
-// on it (mouse, pen and touch alike, through pointer events): drag a face-up card with
-// what lies on it, click a card then its place, double-click or double-tap to send it home
-// or to a column. What the pointer means is decided by the session (session.js); this file
-// only reports it through `act`.
-//
-// A face-down card is drawn as a back with no name: the view holds only "??" for it, so
-// nothing about it can reach the page (docs/architecture.md, "Fairness").
+// The race board: the foundations and columns of my view, and the pointer on it (mouse, pen
+// and touch alike, through pointer events): drag, click then click the place, double-click.
+// What the pointer means the session decides (session.js); this only reports it to `act`.
+// A face-down card is a back with no name: the view holds only "??" for it, so nothing
+// about it can reach the page (docs/architecture.md, "Fairness").
 
 import { h } from "./dom.js";
-import { cardLabel, SUITS } from "./rules.js";
-import { label, DOUBLE_TAP_MS } from "./session.js";
-
-const SUIT_WORDS = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
-const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
+import { cardLabel, SUITS, SUIT_WORDS } from "./rules.js";
+import { label, DOUBLE_TAP_MS, GLYPH } from "./session.js";
 /** A press that moves this far (px) is a drag, not a click. */
 const DRAG_PX = 6;
 
-function cardEl(card, extra = {}) {
+/** A card; `more`: classes beyond "pc up" and its colour. */
+function cardEl(card, extra = {}, more = "") {
   if (card === "??") return h("div", { class: "pc down", role: "listitem", "aria-label": "face-down card" });
   const red = card[1] === "H" || card[1] === "D";
   const shown = label(card);
   return h(
     "div",
     {
-      class: `pc up${red ? " red" : ""}`,
+      class: `pc up${red ? " red" : ""}${more}`,
       role: "listitem",
       "aria-label": cardLabel(card),
       "data-card": card,
@@ -42,8 +37,8 @@ export class BoardView {
   constructor(act) {
     this.act = act;
     this.el = h("div", { class: "board", role: "region", "aria-label": "Your board", tabindex: "0" });
-    this.found = h("div", { class: "founds" });
-    this.cols = h("div", { class: "cols" });
+    this.found = h("div", "founds");
+    this.cols = h("div", "cols");
     this.el.append(this.found, this.cols);
     this.press = null;
     this.drag = null;
@@ -61,9 +56,9 @@ export class BoardView {
   /** Draw `race` (a RaceBoard); the held card's destinations and a hinted move light up. */
   render(race) {
     if (this.drag) {
-      this.dirty = race;
+      this.dirty = race; // drawn after the drop: a drag is never cut short
       return;
-    } // after the drop: a drag is never cut short
+    }
     this.race = race;
     // The last seq drawn: what the page shows is the answer to every move up to it.
     this.el.dataset.seq = String(race.lastSeq);
@@ -75,7 +70,7 @@ export class BoardView {
     this.found.replaceChildren(
       ...SUITS.split("").map((s, i) => {
         const top = tops[i];
-        const slot = h(
+        return h(
           "div",
           {
             class: `slot found${dests.has("F") && pick && pick.card[1] === s ? " dest" : ""}${hintDest === "F" && hintCard?.[1] === s ? " hinted" : ""}`,
@@ -84,13 +79,9 @@ export class BoardView {
             "aria-label": `${SUIT_WORDS[s]} foundation: ${top ? `up to the ${cardLabel(top)}` : "empty"}`,
           },
           top
-            ? cardEl(top, {
-                "data-source": "0",
-                class: `pc up found-top${top[1] === "H" || top[1] === "D" ? " red" : ""}${lifted.has(top) ? " held" : ""}`,
-              })
+            ? cardEl(top, { "data-source": "0" }, ` found-top${lifted.has(top) ? " held" : ""}`)
             : h("span", { class: "ghost-suit", "aria-hidden": "true" }, GLYPH[s]),
         );
-        return slot;
       }),
     );
     this.cols.replaceChildren(

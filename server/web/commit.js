@@ -1,9 +1,7 @@
-// Checking a revealed deal against the commitment the server sent before the race
-// (docs/protocol.md 4.5): commitment == hex(SHA-256("<code>:<salt>")). The terminal client
-// checks the same (client/state.py, "deal checked"). WebCrypto does the hashing; it exists
-// only in a secure context (https, or a server on this machine), and a race server on a
-// home network is often plain http, so a short SHA-256 (FIPS 180-4) stands in there: a
-// check that silently did not happen would be worse than 30 lines.
+// Checking a revealed deal against the commitment sent before the race (docs/protocol.md
+// 4.5): commitment == hex(SHA-256("<code>:<salt>")), as client/state.py checks. WebCrypto
+// exists only in a secure context, and a race server at home is often plain http, so a
+// short SHA-256 stands in there: a check that silently did not happen would be worse.
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
@@ -52,12 +50,14 @@ export function sha256(bytes) {
 
 const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
-/** hex(SHA-256(text)), by WebCrypto where the page has it. */
-export async function sha256Hex(text) {
-  const bytes = new TextEncoder().encode(text);
-  if (globalThis.crypto?.subtle) return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-  return hex(sha256(bytes));
+/** SHA-256 of `bytes`, by WebCrypto where the page has it. */
+export async function digest(bytes) {
+  if (!globalThis.crypto?.subtle) return sha256(bytes);
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
 }
+
+/** hex(SHA-256(text)). */
+export const sha256Hex = async (text) => hex(await digest(new TextEncoder().encode(text)));
 
 /**
  * The check for the results: {text, good}, or null when nothing was committed to (a deal

@@ -1,11 +1,9 @@
-// The deal of a game code (docs/rules.md section 2), for replays only: a replay_page gives
-// the code and the actions, and the browser has no engine to deal it. A 7-letter code is a
-// deal number shuffled by SplitMix64; a 26-character one is a 16-byte seed shuffled from
-// SHA-256 in counter mode with rejection. tests/web/test_deal_js.py checks it against
-// protocol/shuffle.py on the vectors in tests/data and on random codes. Loaded only when a
-// replay opens (replay.js), never during a race: nothing here is needed to play.
+// The deal of a game code (docs/rules.md section 2), for replays only (a replay_page gives
+// the code and the actions; the browser has no engine): a 7-letter code is a deal number
+// shuffled by SplitMix64, a 26-character one a seed shuffled by SHA-256 in counter mode.
+// tests/web/test_deal_js.py checks it against protocol/shuffle.py.
 
-import { sha256 } from "./commit.js";
+import { digest } from "./commit.js";
 import { RANKS, SUITS, HIDDEN, findCard, applyAccepted } from "./rules.js";
 
 const M64 = (1n << 64n) - 1n;
@@ -33,10 +31,7 @@ async function* words(seed) {
     const data = new Uint8Array(20);
     data.set(seed);
     new DataView(data.buffer).setUint32(16, k);
-    const block = globalThis.crypto?.subtle
-      ? new Uint8Array(await crypto.subtle.digest("SHA-256", data))
-      : sha256(data);
-    const v = new DataView(block.buffer);
+    const v = new DataView((await digest(data)).buffer);
     for (let i = 0; i < 32; i += 4) yield v.getUint32(i);
   }
 }
@@ -69,12 +64,7 @@ export async function shuffled(dealText) {
   return deck;
 }
 
-/**
- * The deal of a canonical game code ("YU1-C-AAAAAAB"): its rules, and the seven columns
- * bottom to top as card texts, the first c of column c (0-based) face down.
- * @param {string} code
- * @returns {Promise<{rules: string, columns: string[][]}>}
- */
+/** A game code's rules and columns (bottom to top; the first c of column c face down). */
 export async function deal(code) {
   const m = /^YU1-([CRSAM]E?G?T?)-([A-Z]{7}|[A-Z2-7]{26})$/.exec(code);
   if (!m) throw new Error(`not a game code: ${JSON.stringify(code)}`);
@@ -87,14 +77,9 @@ export async function deal(code) {
 }
 
 /**
- * Every position of a run as its runner saw it: `actions` ([ms, move or "undo"] as in a
- * replay_page) played from the deal of `code`. Entry k is the position after k actions:
- * its view (face-down cards "??", as rules.js reads views) and the move count (an undo
- * takes a move back, as the engine's undo does, but does not lower the count). The cards
- * still face down are known here and turned up as the moves uncover them.
- * @param {string} code
- * @param {Array<[number, string]>} actions
- * @returns {Promise<Array<{view: object, moves: number}>>}
+ * Every position of a run as its runner saw it: entry k is the view after k `actions`
+ * (a replay_page's [ms, move or "undo"]) and the move count, which an undo does not lower
+ * (as in the engine). The face-down cards are known here, turned up as moves uncover them.
  */
 export async function positions(code, actions) {
   const { rules, columns } = await deal(code);

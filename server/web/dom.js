@@ -1,17 +1,14 @@
-// Building DOM from plain calls, with no framework: h("button", {class: "x", onclick}, "text").
-// Text always goes in as text nodes (player names are whatever players typed), and no
-// style attribute is ever written: the page's Content-Security-Policy forbids inline style,
-// so sizes and positions go through element.style, which it allows.
+// DOM from plain calls, no framework: h("button", {class: "x", onclick}, "text"). Text goes
+// in as text nodes (player names are whatever players typed), and no style attribute is
+// written: the page's CSP forbids inline style (element.style it allows).
 
 /**
- * @param {string} tag
- * @param {Object<string, any>} [props] `class`, `on<event>` handlers, `data-*`, `aria-*` and
- *   other attributes; null, undefined and false leave an attribute out, true writes it empty.
- * @param {...(Node|string|number|null|false|Array)} children
- * @returns {HTMLElement}
+ * An element; `props` its attributes (null, undefined and false leave one out, true writes
+ * it empty), or a string: its class. Children are nodes, text, or arrays of them.
  */
 export function h(tag, props = {}, ...children) {
   const el = document.createElement(tag);
+  if (typeof props === "string") props = { class: props };
   for (const [key, value] of Object.entries(props)) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);

@@ -1,8 +1,6 @@
-// The websocket to the race server, as docs/protocol.md asks a client to keep it: binary
-// msgpack frames (section 1.3), a hello on every connection (4.2), and reconnecting with
-// backoff after a drop (6.1), so that a resume (4.15) follows by itself. It knows nothing
-// of rooms or races: every message goes to `onMessage`, every change of the link to
-// `onStatus`.
+// The websocket to the race server as docs/protocol.md asks: msgpack frames (1.3), a hello
+// on every connection (4.2), reconnecting with backoff after a drop (6.1), so that a resume
+// (4.15) follows by itself. Nothing of rooms or races: messages go to `onMessage`.
 
 import { encode, decode } from "./vendor/msgpack.mjs";
 
@@ -10,9 +8,8 @@ import { encode, decode } from "./vendor/msgpack.mjs";
 const FINAL = new Set([4000, 4001]);
 
 /**
- * The player's token and the server's password, kept in this browser for this server. The
- * page comes from the server it plays on, so the origin's storage is that server's: the
- * terminal client keeps them per server too (client/config.py).
+ * The player's token and the server's password: per server, as the terminal client keeps
+ * them, since the page comes from the server it plays on (the origin's storage is its).
  */
 export const keep = {
   get: (key) => {
@@ -47,15 +44,10 @@ export function serverUrl(loc = window.location) {
 }
 
 export class Link {
-  /**
-   * @param {{url: string, onMessage: (msg: object) => void,
-   *   onStatus: (kind: string, text: string, code?: number) => void}} options
-   */
   constructor({ url, onMessage, onStatus }) {
     this.url = url;
     this.onMessage = onMessage;
     this.onStatus = onStatus;
-    /** @type {WebSocket|null} */
     this.ws = null;
     /** A `welcome` came on the current socket: messages other than hello may go. */
     this.online = false;

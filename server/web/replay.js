@@ -1,17 +1,14 @@
-// The replay screen (docs/protocol.md 4.22): one runner's run in a finished race, step by
-// step. Loaded with import() only when a replay opens, with deal.js: a race never needs it.
-// The run comes as JSON from /replay/<race>/<player>?format=json (section 1.6: the fields
-// of a replay_page with every action), so that a shared link plays without a name on this
-// server; the server refuses a running race or a daily whose code is still secret, and its
-// text is shown. deal.js deals the code and plays the actions; the board shows each
-// position as its runner saw it, face-down cards as backs. The post-mortem comes the same
-// way, from .../postmortem?format=json.
+// The replay screen (docs/protocol.md 4.22): one run of a finished race, step by step.
+// Imported only when a replay opens, with deal.js: a race never needs it. The run (a
+// replay_page's fields) and its post-mortem come as JSON from /replay/<race>/<player>
+// (section 1.6), so that a shared link plays without a name on this server; a refusal's
+// text is shown. deal.js deals the code and plays the actions, face-down cards unseen.
 
 import { h, fill } from "./dom.js";
 import { appBase } from "./net.js";
 import { formatView } from "./rules.js";
 import { formatMs, moveLabel, RaceBoard } from "./session.js";
-import { postmortemText } from "./screens.js";
+import { postmortemText, keyed } from "./screens.js";
 import { BoardView } from "./board.js";
 import { positions } from "./deal.js";
 
@@ -51,7 +48,7 @@ export function replay(c) {
   const loseBtn = btn("go to the losing move (j)", () => toLosing(), "replay-losing");
   loseBtn.hidden = true;
   const others = h("span", { class: "row", id: "replay-others" });
-  const status = h("p", { class: "status" });
+  const status = h("p", "status");
   let run = null; // the replay_page fields
   let pos = null; // the positions, one per action and the deal
   let pm = null;
@@ -75,12 +72,13 @@ export function replay(c) {
     }
     draw();
   };
+  const advance = () => {
+    const now = c.now();
+    playing.clock += (now - playing.at) * rate;
+    playing.at = now;
+  };
   const speed = () => {
-    if (playing) {
-      const now = c.now(); // the time so far at the old speed
-      playing.clock += (now - playing.at) * rate;
-      playing.at = now;
-    }
+    if (playing) advance(); // the time so far at the old speed
     rate = SPEEDS[(SPEEDS.indexOf(rate) + 1) % SPEEDS.length];
     draw();
   };
@@ -111,10 +109,10 @@ export function replay(c) {
     const ms = playing ? playing.clock : at(k);
     fill(
       where,
-      h("span", { class: "clock" }, formatMs(ms)),
-      h("span", { class: "figs" }, `move ${k} of ${run.total} · ${p.moves} moves · ${race.foundations}/52 cards`),
+      h("span", "clock", formatMs(ms)),
+      h("span", "figs", `move ${k} of ${run.total} · ${p.moves} moves · ${race.foundations}/52 cards`),
       last ? h("span", {}, last === "undo" ? "undo" : moveLabel(last)) : h("span", {}, "the deal"),
-      lost ? h("span", { class: "bad" }, `next: ${pm.losing_move} threw the win away`) : "",
+      lost ? h("span", "bad", `next: ${pm.losing_move} threw the win away`) : "",
     );
     playBtn.textContent = playing ? "pause" : "play ▶";
     speedBtn.textContent = `${rate}x`;
@@ -167,7 +165,7 @@ export function replay(c) {
 
   const el = h(
     "section",
-    { class: "screen replay" },
+    "screen replay",
     h("h1", {}, "Replay"),
     title,
     where,
@@ -194,8 +192,8 @@ export function replay(c) {
         jumpIn,
       ),
     ),
-    h("div", { class: "replay-body" }, board.el, list),
-    h("div", { class: "row" }, pmEl, loseBtn),
+    h("div", "replay-body", board.el, list),
+    h("div", "row", pmEl, loseBtn),
     h(
       "div",
       { class: "row actions", id: "replay-actions" },
@@ -216,33 +214,24 @@ export function replay(c) {
     resize: () => board.layout(),
     tick() {
       if (!playing) return;
-      const now = c.now();
-      playing.clock += (now - playing.at) * rate;
-      playing.at = now;
-      let i = k;
-      while (i < run.actions.length && run.actions[i][0] <= playing.clock) i++;
-      k = i;
+      advance();
+      while (k < run.actions.length && run.actions[k][0] <= playing.clock) k++;
       if (k === pos.length - 1) playing = null;
       draw();
     },
-    key(key) {
-      const act = {
-        ArrowRight: () => go(k + 1),
-        ArrowLeft: () => go(k - 1),
-        Home: () => go(0),
-        End: () => go(Infinity),
-        " ": toggle,
-        s: speed,
-        g: () => jumpIn.focus(),
-        j: toLosing,
-        c: copy,
-        r: race,
-        Escape: () => c.closeReplay(),
-        q: () => c.closeReplay(),
-      }[key];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      ArrowRight: () => go(k + 1),
+      ArrowLeft: () => go(k - 1),
+      Home: () => go(0),
+      End: () => go(Infinity),
+      " ": toggle,
+      s: speed,
+      g: () => jumpIn.focus(),
+      j: toLosing,
+      c: copy,
+      r: race,
+      Escape: () => c.closeReplay(),
+      q: () => c.closeReplay(),
+    }),
   };
 }

@@ -1,12 +1,13 @@
-// The Yukon rules for the browser client: reading a runner's view, the legal moves in it
-// (for placement help: highlighting where a picked card may go) and keeping the view in
-// step with the server's `accepted` messages. No dependencies and no DOM, so the same
-// module runs in the browser and under Node, where tests/web/test_rules_js.py checks it
-// position by position against the Python engine in protocol/ (the reference: the server
-// decides what is legal, this module only helps the player see it).
-//
-// The notation is docs/rules.md section 10, as a view (docs/protocol.md section 4.7): face-up
-// cards upper case ("7S", "TH"), every face-down card "??".
+// The Yukon rules for the browser client: reading a runner's view (docs/rules.md section 10,
+// every face-down card "??"), its legal moves (to light up where a picked card may go) and
+// keeping it in step with the server's `accepted`. No DOM, so that it also runs under Node,
+// where tests/web/test_rules_js.py checks it against the Python engine in protocol/ (the
+// reference: the server decides what is legal, this only helps the player see it).
+
+/**
+ * A parsed view: foundation heights 0-13 by suit, columns bottom to top.
+ * @typedef {{rules: string, foundations: Object<string, number>, columns: string[][]}} View
+ */
 
 /** Rank letters, ace (rank 1) to king (rank 13). */
 export const RANKS = "A23456789TJQK";
@@ -19,17 +20,12 @@ export const GROUP_LIMIT = 20;
 
 const RANK_WORDS = ["ace", "two", "three", "four", "five", "six", "seven", "eight", "nine",
   "ten", "jack", "queen", "king"];
-const SUIT_WORDS = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+export const SUIT_WORDS = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const RED = { S: false, H: true, D: true, C: false };
-const VARIANTS = { C: "Classic", R: "Relaxed", S: "Russian Solitaire", A: "Alaska", M: "Moosehide" };
 
 /**
- * Read a card written as in rules.md section 1: rank then suit, upper or lower case, "10"
- * for the ten ("7S", "th", "10h").
- * @param {string} text
- * @returns {{rank: number, suit: string, text: string}} rank 1-13, suit "S" "H" "D" "C",
- *   and the canonical text ("TH").
- * @throws {Error} when the text is not a card.
+ * Read a card written as in rules.md section 1 ("7S", "th", "10h").
+ * @returns {{rank: number, suit: string, text: string}} rank 1-13, canonical text ("TH").
  */
 export function parseCard(text) {
   const m = typeof text === "string" && /^(10|[A2-9TJQK])([SHDC])$/i.exec(text);
@@ -41,25 +37,14 @@ export function parseCard(text) {
   return { rank: RANKS.indexOf(rankLetter) + 1, suit, text: rankLetter + suit };
 }
 
-/**
- * A card in words, for screen readers: "7S" gives "seven of spades", "??" "face-down card".
- * @param {string} card
- * @returns {string}
- */
+/** A card in words, for screen readers: "7S" gives "seven of spades". */
 export function cardLabel(card) {
   if (card === HIDDEN) return "face-down card";
   const { rank, suit } = parseCard(card);
   return `${RANK_WORDS[rank - 1]} of ${SUIT_WORDS[suit]}`;
 }
 
-/**
- * Read a rules field ("C", "CT", "MEGT"): the variant letter, then options in the order E G T.
- * Only the canonical form is accepted, as in a view.
- * @param {string} text
- * @returns {{variant: string, name: string, openSpaces: boolean, groupLimit: boolean,
- *   takeBack: boolean}}
- * @throws {Error} when the field is not canonical rules.
- */
+/** Read a rules field ("C", "CT", "MEGT"), only in the canonical form a view has. */
 export function parseRules(text) {
   if (typeof text !== "string" || !/^[CRSAM]E?G?T?$/.test(text)) {
     throw new Error(`rules field ${JSON.stringify(text)} is not a variant C R S A M`
@@ -67,21 +52,13 @@ export function parseRules(text) {
   }
   return {
     variant: text[0],
-    name: VARIANTS[text[0]],
     openSpaces: text.includes("E"),
     groupLimit: text.includes("G"),
     takeBack: text.includes("T"),
   };
 }
 
-/**
- * May `card` be placed on a column whose top card is `top`, under `variant` (rules.md
- * section 4)? Both are canonical card texts.
- * @param {string} variant one of "C" "R" "S" "A" "M"
- * @param {string} card
- * @param {string} top
- * @returns {boolean}
- */
+/** May `card` go on a column whose top card is `top`, under `variant` (rules.md section 4)? */
 export function buildsOn(variant, card, top) {
   const cr = RANKS.indexOf(card[0]);
   const tr = RANKS.indexOf(top[0]);
@@ -98,13 +75,10 @@ export function buildsOn(variant, card, top) {
 }
 
 /**
- * Parse a view: `<rules> <foundations> <col1>/.../<col7>` with face-down cards as "??".
- * Checks what the engine checks (rules.md section 10, "What makes a position valid"), so a
- * view this accepts is one the engine accepts. Known face-down cards in lower case (full
- * position notation, which a runner never receives) are refused: a view has only "??".
- * @param {string} text
- * @returns {{rules: string, foundations: {S: number, H: number, D: number, C: number},
- *   columns: string[][]}} foundation heights 0-13; columns bottom to top.
+ * Parse a view: `<rules> <foundations> <col1>/.../<col7>`. Checks what the engine checks
+ * (rules.md section 10, "What makes a position valid"), so a view this accepts is one the
+ * engine accepts; known face-down cards (lower case) are refused: a view has only "??".
+ * @returns {View}
  * @throws {Error} with a message that says what is wrong and where.
  */
 export function parseView(text) {
@@ -165,11 +139,7 @@ export function parseView(text) {
   return { rules, foundations, columns };
 }
 
-/**
- * Write a view back as text; `formatView(parseView(t)) === t` for every canonical view.
- * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
- * @returns {string}
- */
+/** Write a view back as text; `formatView(parseView(t)) === t` for every canonical view. */
 export function formatView(view) {
   const found = [...SUITS].map((s) => (view.foundations[s] ? RANKS[view.foundations[s] - 1] : "-")).join("");
   return `${view.rules} ${found} ${view.columns.map((col) => col.join("")).join("/")}`;
@@ -177,11 +147,7 @@ export function formatView(view) {
 
 /**
  * Where a card is: `{column, index}` (0-based, index 0 = bottom) when face up in a column,
- * `{foundation: true}` when it tops its foundation, otherwise null (face down, unknown, or
- * under another card of its foundation).
- * @param {{foundations: Object<string, number>, columns: string[][]}} view
- * @param {string} card canonical text
- * @returns {{column: number, index: number} | {foundation: true} | null}
+ * `{foundation: true}` when it tops its foundation, otherwise null.
  */
 export function findCard(view, card) {
   for (let c = 0; c < 7; c++) {
@@ -257,43 +223,27 @@ function generate(view, only) {
 }
 
 /**
- * Every legal move for the runner, as canonical text ("7S>4", "AH>F"), in the order
- * protocol.Game.legal_moves produces them (tests/web/test_rules_js.py checks the lists are
- * equal): for each non-empty destination column 1-7, first its top card to its foundation,
- * then the cards that build on it in card-index order (spades, hearts, diamonds, clubs,
- * ace to king each); then moves into empty columns (each movable card, then each empty
- * column); then, under option T, take-backs by suit and column.
- * Legality never depends on a face-down card, so a view is enough.
- * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
- * @returns {string[]}
+ * Every legal move ("7S>4", "AH>F"), in the order protocol.Game.legal_moves produces them
+ * (tests/web/test_rules_js.py checks the lists are equal). Legality never depends on a
+ * face-down card, so a view is enough.
  */
 export function legalMoves(view) {
   return generate(view, undefined);
 }
 
 /**
- * Where a card may legally go: the destinations "1".."7" and "F" of its legal moves, columns
- * in order then "F". The card is a face-up card of a column (it moves with everything on
- * it) or, under option T, the top card of a foundation. Any other card gets [].
- * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
- * @param {string} card e.g. "7S" (lower case and "10" are read too)
- * @returns {string[]}
+ * Where a card may legally go: "1".."7" then "F". The card is a face-up card of a column
+ * (it moves with everything on it) or, under option T, a foundation's top; else [].
  */
 export function destinations(view, card) {
   return generate(view, parseCard(card).text).map((move) => move.slice(3)).sort();
 }
 
 /**
- * Apply a move the server accepted, as docs/protocol.md section 4.7 "Applying an accepted"
- * says: cut the card's block off its column and put it on column `d` or its foundation;
- * if `turned` is a card, it replaces the `??` the move uncovered; a take-back lowers its
- * foundation and appends the card to column `d`. Returns a new view; `view` is unchanged.
- * It does not judge legality (the server did), but refuses a move that does not fit the view.
- * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
- * @param {string} move canonical, as in `accepted.move` ("KD>1", "AH>F")
- * @param {string|null|undefined} turned `accepted.turned`: the card turned face up, or nil
- * @returns {{rules: string, foundations: Object<string, number>, columns: string[][]}}
- * @throws {Error} when the move or the turned card does not fit the view.
+ * Apply a move the server accepted (docs/protocol.md section 4.7, "Applying an accepted"),
+ * with `turned`, the card it turned face up, if any. Returns a new view. It does not judge
+ * legality (the server did), but refuses a move that does not fit the view.
+ * @returns {View}
  */
 export function applyAccepted(view, move, turned) {
   const m = typeof move === "string" && /^([A2-9TJQK][SHDC])>([1-7F])$/.exec(move);
@@ -336,21 +286,12 @@ export function applyAccepted(view, move, turned) {
   return next;
 }
 
-/**
- * All 52 cards are on the foundations.
- * @param {{foundations: Object<string, number>}} view
- * @returns {boolean}
- */
+/** All 52 cards are on the foundations. */
 export function isWon(view) {
   return [...SUITS].every((s) => view.foundations[s] === 13);
 }
 
-/**
- * Not won and no legal move left (take-backs count under T): the game is lost unless the
- * runner undoes (rules.md section 8).
- * @param {{rules: string, foundations: Object<string, number>, columns: string[][]}} view
- * @returns {boolean}
- */
+/** Not won and no legal move left: lost unless the runner undoes (rules.md section 8). */
 export function isStuck(view) {
   return !isWon(view) && legalMoves(view).length === 0;
 }

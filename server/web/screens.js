@@ -1,6 +1,4 @@
-// The screens: the first visit's name (or a private server's password), the lobby, a
-// room, the race, watching, the results, the leaderboards and the history; and the help
-// and yes/no dialogs. Each is built once when it comes up and then `update`d in place from
+// The screens and dialogs. Each is built once when it comes up, then `update`d in place from
 // the session after every message; `key` takes the terminal client's keys for it.
 
 import { h, fill } from "./dom.js";
@@ -45,7 +43,7 @@ function rulesText(rules) {
 
 /** The connection's state and the status line, shared by every screen. */
 function chrome(c) {
-  const link = h("p", { class: "link" });
+  const link = h("p", "link");
   const status = h("p", { class: "status", "aria-hidden": "true" });
   return {
     link,
@@ -65,9 +63,38 @@ function button(text, onclick, extra = {}) {
   return h("button", { type: "button", onclick, ...extra }, text);
 }
 
-function outcome(state) {
-  return h("span", { class: `badge ${state}` }, OUTCOME[state] ?? state);
+/** Most buttons are secondary ("plain"): only a screen's main action stands out. */
+const plain = (text, onclick, id) => button(text, onclick, { id, class: "plain" });
+const row = (...children) => h("div", "row", ...children);
+const actions = (...children) => h("div", "row actions", ...children);
+
+/** A screen: the connection's state above its content, the status line below. */
+const screen = (ch, name, ...content) =>
+  h("section", { class: `screen ${name}` }, ch.link, ...content, ch.status);
+
+/** A screen's `key` from a table of keys; true when `k` is one of them (it acted). */
+export const keyed = (table) => (k) => {
+  const act = table[k];
+  if (act) act();
+  return !!act;
+};
+
+/** A form that only calls `submit` (the page never leaves for another). */
+const form = (props, submit, ...children) =>
+  h("form", { ...props, onsubmit: (e) => (e.preventDefault(), submit()) }, ...children);
+
+/** A typed game code, upper-cased; null, said on the status line, when it is not one. */
+function gameCode(c, text) {
+  const code = text.trim().toUpperCase();
+  if (GAME_CODE.test(code)) return code;
+  c.session.say(`game code: ${code} is not a code like YU1-C-AAAAAAB`, "error");
+  c.render();
+  return null;
 }
+
+const badge = (kind, text) => h("span", { class: `badge ${kind}` }, text);
+const outcome = (state) => badge(state, OUTCOME[state] ?? state);
+const away = (p) => (p.connected ? null : badge("abandoned", "away"));
 
 // -- the first visit: a name; a private server: its password --------------------------------
 
@@ -117,7 +144,7 @@ function askScreen(c, what) {
     h("button", { type: "submit" }, secret ? "Go" : "Play"),
   );
   return {
-    el: h("section", { class: "screen" }, ch.link, form, ch.status),
+    el: h("section", "screen", ch.link, form, ch.status),
     focus: () => input.focus(),
     update() {
       ch.update();
@@ -169,7 +196,6 @@ export function lobby(c) {
   });
 
   const create = () => {
-    const typed = code.value.trim().toUpperCase();
     const msg = {
       t: "create",
       max_players: Number(players.value),
@@ -177,13 +203,9 @@ export function lobby(c) {
       time_limit: Number(time.value),
       hints: hints.checked,
     };
-    if (typed) {
-      if (!GAME_CODE.test(typed)) {
-        c.session.say(`game code: ${typed} is not a code like YU1-C-AAAAAAB`, "error");
-        c.render();
-        return;
-      }
-      msg.code = typed;
+    if (code.value.trim()) {
+      msg.code = gameCode(c, code.value);
+      if (!msg.code) return;
     } else
       msg.rules =
         variant.value +
@@ -203,43 +225,36 @@ export function lobby(c) {
     }
     c.send({ t, room: r });
   };
-  const tick = (input, text) => h("label", { class: "tick" }, input, " ", text);
-  const el = h(
-    "section",
-    { class: "screen lobby" },
-    ch.link,
+  const tick = (input, text) => h("label", "tick", input, " ", text);
+  const keys = keyed({
+    n: create,
+    j: () => enter("join"),
+    w: () => enter("watch"),
+    d: () => c.askDaily(),
+    l: () => c.open(boardsState()),
+    h: () => c.open(historyState()),
+  });
+  const el = screen(
+    ch,
+    "lobby",
     h("h1", {}, "Lobby"),
-    h(
-      "form",
-      {
-        class: "card box",
-        id: "new-room",
-        "aria-labelledby": "new-room-h",
-        onsubmit: (e) => {
-          e.preventDefault();
-          create();
-        },
-      },
+    form(
+      { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
+      create,
       h("h2", { id: "new-room-h" }, "New room"),
-      h(
-        "div",
-        { class: "row" },
-        h("span", { class: "lbl" }, "Rules"),
+      row(
+        h("span", "lbl", "Rules"),
         variant,
         ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`)),
       ),
-      h("div", { class: "row" }, h("label", { class: "lbl", for: "code" }, "or code"), code),
-      h(
-        "div",
-        { class: "row" },
-        h("span", { class: "lbl" }, "Options"),
+      row(h("label", { class: "lbl", for: "code" }, "or code"), code),
+      row(
+        h("span", "lbl", "Options"),
         tick(undo, "undo"),
         tick(hints, "hints"),
-        h("span", { class: "summary" }, "(hinted runs rank last)"),
+        h("span", "summary", "(hinted runs rank last)"),
       ),
-      h(
-        "div",
-        { class: "row" },
+      row(
         h("label", { class: "lbl", for: "players" }, "Players"),
         players,
         h("label", { class: "lbl2", for: "time" }, "Time"),
@@ -247,59 +262,38 @@ export function lobby(c) {
         h("button", { type: "submit", id: "create" }, "Create room (n)"),
       ),
     ),
-    h(
-      "form",
-      {
-        class: "card box",
-        id: "join-box",
-        onsubmit: (e) => {
-          e.preventDefault();
-          enter("join");
-        },
-      },
+    form(
+      { class: "card box", id: "join-box" },
+      () => enter("join"),
       h("h2", {}, "Join or watch a room"),
-      h(
-        "div",
-        { class: "row" },
+      row(
         h("label", { class: "lbl", for: "room-code" }, "Room code"),
         roomCode,
         h("button", { type: "submit", id: "join" }, "Join (j)"),
-        button("Watch (w)", () => enter("watch"), { id: "watch", class: "plain" }),
+        plain("Watch (w)", () => enter("watch"), "watch"),
       ),
     ),
     h(
       "div",
       { class: "card box", id: "alone-box" },
       h("h2", {}, "On your own"),
-      h(
-        "div",
-        { class: "row" },
+      row(
         button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
-        button("Leaderboards (l)", () => c.open(boardsState()), { id: "boards", class: "plain" }),
-        button("History (h)", () => c.open(historyState()), { id: "history", class: "plain" }),
+        plain("Leaderboards (l)", () => c.open(boardsState()), "boards"),
+        plain("History (h)", () => c.open(historyState()), "history"),
       ),
     ),
-    ch.status,
   );
   return {
     el,
     update: ch.update,
     key(k) {
-      const act = {
-        n: create,
-        j: () => enter("join"),
-        w: () => enter("watch"),
-        d: () => c.askDaily(),
-        l: () => c.open(boardsState()),
-        h: () => c.open(historyState()),
-      }[k];
-      if (!act) return false;
+      // Join and watch need a room code: the box gets the focus to type it in.
       if ((k === "j" || k === "w") && !roomCode.value.trim()) {
         roomCode.focus();
         return true;
       }
-      act();
-      return true;
+      return keys(k);
     },
   };
 }
@@ -309,7 +303,7 @@ export function lobby(c) {
 export function room(c) {
   const ch = chrome(c);
   const s = c.session;
-  const info = h("div", { class: "room-info" });
+  const info = h("div", "room-info");
   const link = h("input", { id: "invite", readonly: true, "aria-label": "Invite link", value: "" });
   const copied = h("span", { class: "summary", role: "status" });
   const copy = button(
@@ -329,40 +323,29 @@ export function room(c) {
   );
   const invite = h(
     "div",
-    { class: "row invite" },
+    "row invite",
     h("label", { class: "lbl", for: "invite" }, "Invite"),
     link,
     copy,
     copied,
   );
   const players = h("ul", { class: "players", "aria-label": "Players" });
-  const note = h("p", { class: "note" });
+  const note = h("p", "note");
   const count = h("p", { class: "countdown", "aria-live": "off" });
   const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
   const start = button("Start (s)", () => c.send({ t: "start" }), { id: "start" });
-  const leave = button("Leave (l)", () => c.send({ t: "leave" }), { id: "leave", class: "plain" });
+  const leave = plain("Leave (l)", () => c.send({ t: "leave" }), "leave");
   const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
   const toggleReady = () => {
     const r = s.room;
     if (r && r.you === "player" && !s.isHost && r.state === "lobby")
       c.send({ t: "ready", ready: !meReady() });
   };
-  const el = h(
-    "section",
-    { class: "screen room" },
-    ch.link,
+  const el = screen(
+    ch,
+    "room",
     h("h1", { id: "room-title" }, "Room"),
-    h(
-      "div",
-      { class: "card box" },
-      info,
-      invite,
-      players,
-      note,
-      count,
-      h("div", { class: "row" }, ready, start, leave),
-    ),
-    ch.status,
+    h("div", "card box", info, invite, players, note, count, row(ready, start, leave)),
   );
   const tick = () => {
     const left = s.countdownLeft(c.now());
@@ -385,16 +368,16 @@ export function room(c) {
         r.ghost ? h("p", { class: "deal" }, `Racing ${r.ghost}'s run as a ghost (practice)`) : null,
         h(
           "p",
-          { class: "deal" },
+          "deal",
           `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
           r.code ? [" · deal ", h("code", {}, r.code)] : null,
         ),
         r.commitment
           ? h(
               "p",
-              { class: "summary" },
+              "summary",
               "Commitment to the deal: ",
-              h("code", { class: "hash" }, r.commitment),
+              h("code", "hash", r.commitment),
             )
           : null,
       );
@@ -404,14 +387,14 @@ export function room(c) {
           h(
             "li",
             {},
-            h("span", { class: "pname" }, p.name),
-            p.name === r.host ? h("span", { class: "badge won" }, "host") : null,
-            h("span", { class: `badge ${p.ready ? "won" : "stuck"}` }, p.ready ? "ready" : "not ready"),
-            p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
-            p.name === s.me ? h("span", { class: "summary" }, " (you)") : null,
+            h("span", "pname", p.name),
+            p.name === r.host ? badge("won", "host") : null,
+            p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
+            away(p),
+            p.name === s.me ? h("span", "summary", " (you)") : null,
           ),
         ),
-        r.spectators ? h("li", { class: "summary" }, `${r.spectators} watching`) : null,
+        r.spectators ? h("li", "summary", `${r.spectators} watching`) : null,
       );
       const lobbyState = r.state === "lobby";
       ready.hidden = !(r.you === "player" && lobbyState && !s.isHost);
@@ -445,7 +428,7 @@ export function room(c) {
 // -- the race ------------------------------------------------------------------------------
 
 function standingsEl(c) {
-  const list = h("ol", { class: "standings" });
+  const list = h("ol", "standings");
   return {
     el: h("aside", { class: "card side", "aria-label": "Standings" }, h("h2", {}, "Standings"), list),
     update() {
@@ -457,11 +440,11 @@ function standingsEl(c) {
           .map((p) =>
             h(
               "li",
-              { class: p.ghost ? "ghost" : p.name === s.me ? "me" : "" },
-              h("span", { class: "pname" }, p.ghost ? `${p.name} (ghost)` : p.name),
+              p.ghost ? "ghost" : p.name === s.me ? "me" : "",
+              h("span", "pname", p.ghost ? `${p.name} (ghost)` : p.name),
               " ",
               outcome(p.state),
-              p.connected ? null : h("span", { class: "badge abandoned" }, "away"),
+              away(p),
               h(
                 "span",
                 { class: "bar", "aria-hidden": "true" },
@@ -469,7 +452,7 @@ function standingsEl(c) {
               ),
               h(
                 "span",
-                { class: "figs" },
+                "figs",
                 `${p.foundations}/52 home · ${p.score} pts · ${p.moves} mv${p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : ""}`,
               ),
             ),
@@ -482,7 +465,7 @@ function standingsEl(c) {
 }
 
 function raceHead(c) {
-  const el = h("div", { class: "race-head" });
+  const el = h("div", "race-head");
   const clock = h("span", { class: "clock", role: "timer", "aria-label": "race clock" });
   return {
     el,
@@ -495,7 +478,7 @@ function raceHead(c) {
         el,
         h(
           "span",
-          { class: "where" },
+          "where",
           d
             ? `Daily ${d.date} · attempt ${d.attempt} (${d.practice ? "practice" : "counts"})${d.par ? ` · par ${d.par}` : ""}`
             : `Room ${r?.room ?? ""}`,
@@ -505,7 +488,7 @@ function raceHead(c) {
         race
           ? h(
               "span",
-              { class: "figs" },
+              "figs",
               `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
               race.state !== "playing" ? [" · ", outcome(race.state)] : null,
             )
@@ -532,28 +515,19 @@ export function race(c) {
   const ch = chrome(c);
   const s = c.session;
   const head = raceHead(c);
-  const board = new BoardView((what, ...args) => {
-    const now = c.now();
-    const out =
-      what === "click" && args[0] === 0
-        ? s.clickDest("F")
-        : what === "click"
-          ? s.clickCard(args[0], args[1], now)
-          : what === "double"
-            ? s.double(args[0], args[1])
-            : what === "dest"
-              ? s.clickDest(args[0])
-              : what === "drop"
-                ? s.drop(args[0], args[1], args[2])
-                : [];
-    c.send(...out);
-  });
+  const acts = {
+    click: (source, card) => (source === 0 ? s.clickDest("F") : s.clickCard(source, card, c.now())),
+    double: (source, card) => s.double(source, card),
+    dest: (dest) => s.clickDest(dest),
+    drop: (source, card, dest) => s.drop(source, card, dest),
+  };
+  const board = new BoardView((what, ...args) => c.send(...(acts[what]?.(...args) ?? [])));
   const stand = standingsEl(c);
-  const undo = button("Undo (u)", () => c.send(...s.undo()), { id: "undo", class: "plain" });
-  const hint = button("Hint (h)", () => c.send(...s.askHint()), { id: "hint", class: "plain" });
-  const resign = button("Resign (r)", () => askResign(), { id: "resign", class: "plain" });
-  const leave = button("Leave (l)", () => doLeave(), { id: "leave", class: "plain" });
-  const help = button("Keys (?)", () => helpDialog(c), { class: "plain" });
+  const undo = plain("Undo (u)", () => c.send(...s.undo()), "undo");
+  const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
+  const resign = plain("Resign (r)", () => askResign(), "resign");
+  const leave = plain("Leave (l)", () => doLeave(), "leave");
+  const help = plain("Keys (?)", () => helpDialog(c));
   const askResign = () => {
     if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
   };
@@ -564,14 +538,12 @@ export function race(c) {
       c.render();
     }
   };
-  const el = h(
-    "section",
-    { class: "screen race" },
-    ch.link,
+  const el = screen(
+    ch,
+    "race",
     head.el,
-    h("div", { class: "race-body" }, board.el, stand.el),
-    h("div", { class: "row actions" }, undo, hint, resign, leave, help),
-    ch.status,
+    h("div", "race-body", board.el, stand.el),
+    actions(undo, hint, resign, leave, help),
   );
   const keys = {
     f: () => s.pressFoundation(),
@@ -617,19 +589,14 @@ export function watch(c) {
   const ch = chrome(c);
   const head = raceHead(c);
   const stand = standingsEl(c);
-  const el = h(
-    "section",
-    { class: "screen watch" },
-    ch.link,
+  const leave = () => c.send({ t: "leave" });
+  const el = screen(
+    ch,
+    "watch",
     head.el,
-    h("p", { class: "note" }, "You watch this race: everyone's progress, nobody's cards."),
+    h("p", "note", "You watch this race: everyone's progress, nobody's cards."),
     stand.el,
-    h(
-      "div",
-      { class: "row actions" },
-      button("Leave (l)", () => c.send({ t: "leave" }), { id: "leave", class: "plain" }),
-    ),
-    ch.status,
+    actions(plain("Leave (l)", leave, "leave")),
   );
   return {
     el,
@@ -639,11 +606,7 @@ export function watch(c) {
       head.update();
       stand.update();
     },
-    key(k) {
-      if (k !== "l") return false;
-      c.send({ t: "leave" });
-      return true;
-    },
+    key: keyed({ l: leave }),
   };
 }
 
@@ -666,44 +629,27 @@ export function postmortemText(pm) {
   }
 }
 
+/** A table of `rows` (cells: a td, or what goes in one); `mine(i)`: row i is my run. */
 function table(heads, rows, mine = () => false) {
-  return h(
-    "div",
-    { class: "card scroll" },
-    h(
-      "table",
-      {},
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          heads.map((t) =>
-            h(
-              "th",
-              { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" },
-              t,
-            ),
-          ),
-        ),
-      ),
-      h(
-        "tbody",
-        {},
-        rows.map((cells, i) =>
-          h(
-            "tr",
-            { class: mine(i) ? "me" : "" },
-            cells.map((x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x))),
-          ),
-        ),
-      ),
-    ),
-  );
+  const th = (t) =>
+    h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
+  const td = (x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x));
+  const tr = (cells, i) => h("tr", { class: mine(i) ? "me" : "" }, cells.map(td));
+  const head = h("thead", {}, h("tr", {}, heads.map(th)));
+  return h("div", "card scroll", h("table", {}, head, h("tbody", {}, rows.map(tr))));
 }
 
-const num = (x) => h("td", { class: "num" }, x);
+const num = (x) => h("td", "num", x);
+
+/** The columns every table of runs has (results, leaderboards, history), and their cells. */
+const RUN = ["outcome", "time", "moves", "score", "cards"];
+const runCells = (x) => [
+  h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
+  num(formatMs(x.time_ms)),
+  num(x.moves),
+  num(x.score),
+  num(`${x.foundations}/52`),
+];
 
 // The ranks, then a ghost room's recorded run for comparison (protocol 4.23).
 const ranksAndGhost = (r) =>
@@ -713,15 +659,17 @@ const replayCell = (c, race, player) =>
   h(
     "td",
     {},
-    race
-      ? h("button", { type: "button", class: "plain mini", onclick: () => c.openReplay(race, player), "aria-label": `replay ${player}'s run` }, "▶")
-      : "",
+    race &&
+      button("▶", () => c.openReplay(race, player), {
+        class: "plain mini",
+        "aria-label": `replay ${player}'s run`,
+      }),
   );
 
 export function results(c) {
   const ch = chrome(c);
   const s = c.session;
-  const head = h("div", { class: "results-head" });
+  const head = h("div", "results-head");
   const body = h("div");
   const rematch = button("Rematch (m)", () => c.send({ t: "rematch" }), { id: "rematch" });
   const again = button("Again (a)", () => c.send({ t: "daily" }), { id: "again" });
@@ -731,23 +679,19 @@ export function results(c) {
     else if (r?.code) c.open(boardsState({ code: r.code }));
     else c.open(boardsState());
   };
-  const el = h(
-    "section",
-    { class: "screen results" },
-    ch.link,
+  const el = screen(
+    ch,
+    "results",
     h("h1", {}, "Results"),
     head,
     body,
-    h(
-      "div",
-      { class: "row actions" },
+    actions(
       rematch,
       again,
-      button("Leaderboard (b)", board, { id: "leaderboard", class: "plain" }),
-      button("History (h)", () => c.open(historyState()), { id: "history-btn", class: "plain" }),
-      button("Lobby (l)", () => c.send({ t: "leave" }), { id: "lobby", class: "plain" }),
+      plain("Leaderboard (b)", board, "leaderboard"),
+      plain("History (h)", () => c.open(historyState()), "history-btn"),
+      plain("Lobby (l)", () => c.send({ t: "leave" }), "lobby"),
     ),
-    ch.status,
   );
   return {
     el,
@@ -762,14 +706,14 @@ export function results(c) {
         head,
         h(
           "p",
-          { class: "big" },
+          "big",
           me?.outcome === "won"
             ? `You won in ${formatMs(me.time_ms)}!`
             : me
               ? `You finished #${me.rank} of ${r.ranks.length}`
               : "The race is over",
           me?.hinted
-            ? h("span", { class: "summary" }, "  With a hint: ranked after every run without one")
+            ? h("span", "summary", "  With a hint: ranked after every run without one")
             : null,
         ),
         d
@@ -782,7 +726,7 @@ export function results(c) {
           : null,
         h(
           "p",
-          { class: "deal" },
+          "deal",
           r.code
             ? ["Game code ", h("code", {}, r.code), ` (${rulesText(room.rules)})`]
             : "The game code stays secret until 00:35 UTC the next day",
@@ -804,15 +748,11 @@ export function results(c) {
       fill(
         body,
         table(
-          ["#", "player", "outcome", "time", "moves", "score", "cards", "replay"],
+          ["#", "player", ...RUN, "replay"],
           ranksAndGhost(r).map((x) => [
             num(x.rank),
             x.name,
-            h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
-            num(formatMs(x.time_ms)),
-            num(x.moves),
-            num(x.score),
-            num(`${x.foundations}/52`),
+            ...runCells(x),
             x.ghost ? h("td", {}) : replayCell(c, r.race, x.name),
           ]),
           (i) => r.ranks[i]?.name === s.me,
@@ -821,23 +761,27 @@ export function results(c) {
       rematch.hidden = !!d || !s.isHost;
       again.hidden = !d;
     },
-    key(k) {
-      const act = {
-        m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
-        a: () => s.isDaily && c.send({ t: "daily" }),
-        b: board,
-        h: () => c.open(historyState()),
-        l: () => c.send({ t: "leave" }),
-        Escape: () => c.send({ t: "leave" }),
-      }[k];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
+      a: () => s.isDaily && c.send({ t: "daily" }),
+      b: board,
+      h: () => c.open(historyState()),
+      l: () => c.send({ t: "leave" }),
+      Escape: () => c.send({ t: "leave" }),
+    }),
   };
 }
 
 // -- leaderboards ---------------------------------------------------------------------------
+
+/** `n` pages on from a paged screen's state `st` (of `total` rows), and `ask` for it. */
+function turn(st, n, total, ask) {
+  const offset = Math.max(0, st.offset + n * st.limit);
+  if (offset !== st.offset && (n < 0 || offset < total)) {
+    st.offset = offset;
+    ask();
+  }
+}
 
 const today = () => new Date().toISOString().slice(0, 10);
 const shiftDay = (date, days) =>
@@ -851,7 +795,7 @@ export function boards(c) {
   const ch = chrome(c);
   const st = c.overlay;
   const s = c.session;
-  const head = h("div", { class: "board-head" });
+  const head = h("div", "board-head");
   const body = h("div");
   const codeIn = h("input", {
     id: "board-code",
@@ -876,14 +820,7 @@ export function boards(c) {
     st.offset = 0;
     ask();
   };
-  const page = (n) => {
-    const p = s.board;
-    const offset = Math.max(0, st.offset + n * st.limit);
-    if (offset !== st.offset && (n < 0 || (matches(p) && offset < p.total))) {
-      st.offset = offset;
-      ask();
-    }
-  };
+  const page = (n) => turn(st, n, matches(s.board) ? s.board.total : 0, ask);
   const todayBoard = () => {
     Object.assign(st, { board: "daily", date: null, code: null, offset: 0 });
     ask();
@@ -892,50 +829,35 @@ export function boards(c) {
     st.around = true;
     ask();
   };
-  const el = h(
-    "section",
-    { class: "screen boards" },
-    ch.link,
+  const show = () => {
+    const code = gameCode(c, codeIn.value);
+    if (!code) return;
+    Object.assign(st, { board: "deal", code, offset: 0 });
+    codeIn.blur();
+    ask();
+  };
+  const el = screen(
+    ch,
+    "boards",
     h("h1", {}, "Leaderboards"),
     head,
-    h(
-      "div",
-      { class: "row" },
-      button("← day", () => day(-1), { class: "plain", id: "prev-day" }),
-      button("today (t)", todayBoard, { class: "plain" }),
-      button("day →", () => day(1), { class: "plain", id: "next-day" }),
-      button("your row (y)", mine, { class: "plain", id: "mine" }),
-      button("↑ page", () => page(-1), { class: "plain" }),
-      button("page ↓", () => page(1), { class: "plain" }),
+    row(
+      plain("← day", () => day(-1), "prev-day"),
+      plain("today (t)", todayBoard),
+      plain("day →", () => day(1), "next-day"),
+      plain("your row (y)", mine, "mine"),
+      plain("↑ page", () => page(-1)),
+      plain("page ↓", () => page(1)),
     ),
-    h(
-      "form",
-      {
-        class: "row",
-        onsubmit: (e) => {
-          e.preventDefault();
-          const code = codeIn.value.trim().toUpperCase();
-          if (!GAME_CODE.test(code)) {
-            s.say(`game code: ${code} is not a code like YU1-C-AAAAAAB`, "error");
-            c.render();
-            return;
-          }
-          Object.assign(st, { board: "deal", code, offset: 0 });
-          codeIn.blur();
-          ask();
-        },
-      },
+    form(
+      { class: "row" },
+      show,
       h("label", { class: "lbl", for: "board-code" }, "Game code (c)"),
       codeIn,
       h("button", { type: "submit" }, "Show"),
     ),
     body,
-    h(
-      "div",
-      { class: "row actions" },
-      button("Back (Esc)", () => c.close(), { id: "back", class: "plain" }),
-    ),
-    ch.status,
+    actions(plain("Back (Esc)", () => c.close(), "back")),
   );
   queueMicrotask(ask); // once this screen is the one shown
   return {
@@ -964,15 +886,15 @@ export function boards(c) {
         ok && p.commitment
           ? h(
               "p",
-              { class: "summary" },
+              "summary",
               "Commitment ",
-              h("code", { class: "hash" }, p.commitment),
-              p.salt ? [", salt ", h("code", { class: "hash" }, p.salt)] : "",
+              h("code", "hash", p.commitment),
+              p.salt ? [", salt ", h("code", "hash", p.salt)] : "",
             )
           : null,
       );
       if (!ok) {
-        fill(body, h("p", { class: "summary" }, "loading…"));
+        fill(body, h("p", "summary", "loading…"));
         return;
       }
       const rows = [...p.rows];
@@ -983,40 +905,31 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", "outcome", "time", "moves", "score", "cards", "undos", "replay", "race"],
+              ["#", "player", ...RUN, "undos", "replay", "race"],
               rows.map((r) => [
                 num(r.rank),
                 r.name,
-                h("td", {}, outcome(r.outcome), r.hinted ? " (hint)" : ""),
-                num(formatMs(r.time_ms)),
-                num(r.moves),
-                num(r.score),
-                num(`${r.foundations}/52`),
+                ...runCells(r),
                 num(r.undos),
                 replayCell(c, r.race, r.name),
                 r.race ? raceButton(c, r) : "",
               ]),
               (i) => you && rows[i].name === you.name,
             )
-          : h("p", { class: "summary" }, "nobody on this board yet"),
+          : h("p", "summary", "nobody on this board yet"),
       );
     },
-    key(k) {
-      const act = {
-        ArrowLeft: () => day(-1),
-        ArrowRight: () => day(1),
-        t: todayBoard,
-        y: mine,
-        PageDown: () => page(1),
-        PageUp: () => page(-1),
-        c: () => codeIn.focus(),
-        Escape: () => c.close(),
-        q: () => c.close(),
-      }[k];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      ArrowLeft: () => day(-1),
+      ArrowRight: () => day(1),
+      t: todayBoard,
+      y: mine,
+      PageDown: () => page(1),
+      PageUp: () => page(-1),
+      c: () => codeIn.focus(),
+      Escape: () => c.close(),
+      q: () => c.close(),
+    }),
   };
 }
 
@@ -1036,35 +949,24 @@ export function history(c) {
   const ch = chrome(c);
   const st = c.overlay;
   const s = c.session;
-  const head = h("p", { class: "deal" });
+  const head = h("p", "deal");
   const body = h("div");
   const ask = () => {
     s.history = null;
     c.send({ t: "history", offset: st.offset, limit: st.limit });
   };
-  const page = (n) => {
-    const total = s.history?.games ?? 0;
-    const offset = Math.max(0, st.offset + n * st.limit);
-    if (offset !== st.offset && (n < 0 || offset < total)) {
-      st.offset = offset;
-      ask();
-    }
-  };
-  const el = h(
-    "section",
-    { class: "screen history" },
-    ch.link,
+  const page = (n) => turn(st, n, s.history?.games ?? 0, ask);
+  const el = screen(
+    ch,
+    "history",
     h("h1", {}, "Your races"),
     head,
     body,
-    h(
-      "div",
-      { class: "row actions" },
-      button("↑ page", () => page(-1), { class: "plain" }),
-      button("page ↓", () => page(1), { class: "plain" }),
-      button("Back (Esc)", () => c.close(), { id: "back", class: "plain" }),
+    actions(
+      plain("↑ page", () => page(-1)),
+      plain("page ↓", () => page(1)),
+      plain("Back (Esc)", () => c.close(), "back"),
     ),
-    ch.status,
   );
   queueMicrotask(ask); // once this screen is the one shown
   return {
@@ -1082,7 +984,7 @@ export function history(c) {
         body,
         p.rows.length
           ? table(
-              ["when", "race", "rank", "outcome", "time", "moves", "score", "cards", "undos", "replay"],
+              ["when", "race", "rank", ...RUN, "undos", "replay"],
               p.rows.map((r) => [
                 new Date(r.finished_ms).toLocaleString([], {
                   month: "2-digit",
@@ -1098,38 +1000,29 @@ export function history(c) {
                     ? `room ${r.room}`
                     : "a race",
                 num(`${r.rank}/${r.players}`),
-                h("td", {}, outcome(r.outcome), r.hinted ? " (hint)" : ""),
-                num(formatMs(r.time_ms)),
-                num(r.moves),
-                num(r.score),
-                num(`${r.foundations}/52`),
+                ...runCells(r),
                 num(r.undos),
                 replayCell(c, r.race, s.me),
               ]),
             )
-          : h("p", { class: "summary" }, p.offset ? "no more races" : "no races yet"),
+          : h("p", "summary", p.offset ? "no more races" : "no races yet"),
       );
     },
-    key(k) {
-      const act = {
-        PageDown: () => page(1),
-        PageUp: () => page(-1),
-        ArrowRight: () => page(1),
-        ArrowLeft: () => page(-1),
-        Escape: () => c.close(),
-        q: () => c.close(),
-      }[k];
-      if (!act) return false;
-      act();
-      return true;
-    },
+    key: keyed({
+      PageDown: () => page(1),
+      PageUp: () => page(-1),
+      ArrowRight: () => page(1),
+      ArrowLeft: () => page(-1),
+      Escape: () => c.close(),
+      q: () => c.close(),
+    }),
   };
 }
 
 // -- dialogs ----------------------------------------------------------------------------------
 
 function dialog(c, content, keys) {
-  const d = h("dialog", { class: "card dlg" }, content);
+  const d = h("dialog", "card dlg", content);
   d.addEventListener("keydown", (e) => {
     const act = keys[e.key];
     if (act) {
@@ -1159,11 +1052,9 @@ export function confirm(c, question, yes) {
     c,
     [
       h("p", { class: "big", id: "question" }, question),
-      h(
-        "div",
-        { class: "row" },
+      row(
         button("Yes (y)", () => answer(true), { id: "yes" }),
-        button("No (n)", () => answer(false), { id: "no", class: "plain" }),
+        plain("No (n)", () => answer(false), "no"),
       ),
     ],
     { y: yes, Enter: yes, n: () => {}, Escape: () => {} },
@@ -1212,14 +1103,10 @@ export function helpDialog(c) {
       h("h2", {}, "Keys"),
       h(
         "dl",
-        { class: "keys" },
-        HELP.map(([k, t]) => (t ? [h("dt", {}, k), h("dd", {}, t)] : h("dt", { class: "sect" }, k))),
+        "keys",
+        HELP.map(([k, t]) => (t ? [h("dt", {}, k), h("dd", {}, t)] : h("dt", "sect", k))),
       ),
-      h(
-        "div",
-        { class: "row" },
-        button("Close", () => d.close(), { id: "close-help" }),
-      ),
+      row(button("Close", () => d.close(), { id: "close-help" })),
     ],
     { "?": () => {}, Escape: () => {}, q: () => {} },
   );

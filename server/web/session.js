@@ -1,22 +1,17 @@
 // What the client knows, as the server told it, plus the card the player holds: the
-// browser's counterpart of the terminal client's client/state.py, written from
-// docs/protocol.md. No DOM and no socket: `receive` takes a server message and returns the
-// messages to send because of it (resent moves), the player's actions return the messages
-// they make. The screens only draw it.
-//
-// The server is the authority. A move is applied to the local view only when its
-// `accepted` comes (with the card it turned up: the only way a hidden card reaches us), and
-// a move the local rules think illegal is still sent, so that the player reads the
-// server's reason. The rules (rules.js) only help: where a held card may go, where a double
-// tap sends it.
+// browser's client/state.py. No DOM and no socket: `receive` takes a server message and the
+// player's actions return the messages to send. The server is the authority: a move is
+// applied only when its `accepted` comes (with the card it turned up: the only way a hidden
+// card reaches us), and a move the local rules think illegal is still sent, so that the
+// player reads the server's reason.
 
 import { parseView, legalMoves, destinations, applyAccepted, RANKS, SUITS } from "./rules.js";
 
 /** A second tap on the same card within this many ms is a double tap. */
 export const DOUBLE_TAP_MS = 400;
-/** States that end a runner's race for good (`stuck` too, in a room without undo). */
+/** States that end a race for good (`stuck` too, in a room without undo). */
 const DONE = new Set(["won", "resigned", "timeout", "abandoned"]);
-const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
+export const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
 
 /** "7S" as "7♠", "TH" as "10♥": how a player reads a card. */
 export function label(card) {
@@ -51,7 +46,7 @@ export class RaceBoard {
   constructor(race, now) {
     /** Sent, not answered yet: seq -> move text (null: an undo). */
     this.pending = new Map();
-    /** Accepted moves and done undos, in order: a restarted server may ask for them again. */
+    /** Accepted moves and undos, in order: a restarted server may need them again. */
     this.played = [];
     /** The held card: {source: 1-7 or 0 (a foundation), card}. */
     this.pick = null;
@@ -123,40 +118,36 @@ export class RaceBoard {
 
   /** Apply an `accepted`; false when the view cannot follow (out of step). */
   accepted(msg, now) {
-    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return true; // a resend's answer
-    this.pending.delete(msg.seq);
-    this.played.push([msg.seq, msg.move]);
-    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    if (!this.fresh(msg, msg.move)) return true;
     let ok = true;
     try {
       this.view = applyAccepted(this.view, msg.move, msg.turned);
     } catch {
       ok = false;
     }
-    Object.assign(this, {
-      score: msg.score,
-      moves: msg.moves,
-      state: msg.state,
-      foundations: msg.foundations,
-    });
-    this.clockMs = msg.elapsed_ms;
-    this.clockAt = now;
-    this.changed();
+    this.took(msg, now);
     return ok;
   }
 
   undone(msg, now) {
-    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return;
-    this.pending.delete(msg.seq);
-    this.played.push([msg.seq, null]);
-    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    if (!this.fresh(msg, null)) return;
     this.view = parseView(msg.view);
-    Object.assign(this, {
-      score: msg.score,
-      moves: msg.moves,
-      state: msg.state,
-      foundations: msg.foundations,
-    });
+    this.took(msg, now);
+  }
+
+  /** Keep the answer to `msg.seq` (`move`; null: an undo); false if it came already. */
+  fresh(msg, move) {
+    if (msg.seq <= this.lastSeq && !this.pending.has(msg.seq)) return false;
+    this.pending.delete(msg.seq);
+    this.played.push([msg.seq, move]);
+    this.lastSeq = Math.max(this.lastSeq, msg.seq);
+    return true;
+  }
+
+  /** The figures and the clock an `accepted` or `undone` brings. */
+  took(msg, now) {
+    const { score, moves, state, foundations } = msg;
+    Object.assign(this, { score, moves, state, foundations });
     this.clockMs = msg.elapsed_ms;
     this.clockAt = now;
     this.changed();
@@ -171,9 +162,8 @@ export class RaceBoard {
   }
 
   /**
-   * The resync after a reconnect (protocol 4.15, 4.19, checklist 11): take the server's
-   * view; every accepted move above `race.seq` (a restarted server lost it) and every
-   * unanswered one goes again, in order, under its own seq.
+   * The resync after a reconnect (protocol 4.15, 4.19): the server's view; every move above
+   * `race.seq` (a restarted server lost it) and every unanswered one goes again, in order.
    */
   resync(race, now) {
     const again = [
@@ -244,12 +234,9 @@ export class Session {
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
-    this.resumeS = 60;
     this.watchMs = 0;
     this.watchAt = null;
     this.status = { text: "", kind: "info", serial: 0 };
-    /** The first view of the race, when this client saw it begin. */
-    this.startView = null;
     /** The check of a revealed code against the commitment: {text, good}, or null. */
     this.fairness = null;
     /** My last run's post-mortem (a postmortem_answer, or {race, text} refused). */
@@ -264,6 +251,12 @@ export class Session {
 
   say(text, kind = "info") {
     this.status = { text, kind, serial: this.status.serial + 1 };
+  }
+
+  /** An action that sends nothing: say why; no messages. */
+  refuse(text, kind = "info") {
+    this.say(text, kind);
+    return [];
   }
 
   /** lobby, room, race, watch or results: which screen shows. */
@@ -319,7 +312,6 @@ export class Session {
     switch (msg.t) {
       case "welcome":
         this.me = msg.name;
-        this.resumeS = msg.resume_s;
         // The welcome names the room kept for us (its `room` follows at once); nil after a
         // drop means our place is gone (protocol 4.15): no timer has to guess it.
         this.awaitingResync = this.lost && !!this.room;
@@ -399,7 +391,6 @@ export class Session {
       result: null,
       daily: null,
       countdownUntil: null,
-      startView: null,
       fairness: null,
     });
   }
@@ -463,7 +454,6 @@ export class Session {
       return again.map(([seq, move]) => (move === null ? { t: "undo", seq } : { t: "move", seq, move }));
     }
     this.race = new RaceBoard(msg, now);
-    this.startView = msg.seq === 0 && msg.moves === 0 ? msg.view : null;
     this.fairness = null;
     const starting = this.starting;
     this.starting = false;
@@ -503,7 +493,6 @@ export class Session {
     this.progress = msg;
     this.watchMs = msg.elapsed_ms;
     this.watchAt = racing ? now : null;
-    /** Others whose state changed: told to a screen reader (app.js). */
     this.news = msg.players
       .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
       .map(
@@ -534,7 +523,6 @@ export class Session {
     const race = this.race;
     if (!race) return;
     race.hintAsked = false;
-    race.hinted = true;
     if (msg.seq !== race.lastSeq || race.pending.size) {
       this.say("that hint was for an earlier position: h asks again");
     } else if (msg.verdict === "win" && msg.move) {
@@ -628,10 +616,7 @@ export class Session {
         this.step(-1);
         return [];
       }
-      if (!race.rules.includes("T")) {
-        this.say("pick a card first: 1-7, or click it");
-        return [];
-      }
+      if (!race.rules.includes("T")) return this.refuse("pick a card first: 1-7, or click it");
       return this.pickFoundation(null);
     }
     return this.sendMove(race, `${race.pick.card}>F`);
@@ -640,8 +625,7 @@ export class Session {
   pickFoundation(suit) {
     const race = this.race;
     if (!race.rules.includes("T")) {
-      this.say("a card on a foundation stays there (these rules have no take-back)");
-      return [];
+      return this.refuse("a card on a foundation stays there (these rules have no take-back)");
     }
     const tops = race.tops();
     const order = suit === null ? [0, 1, 2, 3] : [SUITS.indexOf(suit)];
@@ -652,8 +636,7 @@ export class Session {
         return [];
       }
     }
-    this.say("the foundations are empty");
-    return [];
+    return this.refuse("the foundations are empty");
   }
 
   /** Move the pick `delta` cards deeper (negative: towards the exposed card). */
@@ -685,18 +668,12 @@ export class Session {
     }
   }
 
-  /**
-   * Enter (or a click on the held card): home when it can go; a second tap within
-   * DOUBLE_TAP_MS finds a column for it and the cards on it.
-   */
+  /** Enter (or a click on the held card): home if it can go; a second tap: a column. */
   tap(now) {
     const race = this.playing();
     if (!race) return [];
     const p = race.pick;
-    if (!p) {
-      this.say("pick a card first: 1-7, or click it");
-      return [];
-    }
+    if (!p) return this.refuse("pick a card first: 1-7, or click it");
     const last = race.tapAt;
     race.tapAt = null;
     const double = last && last.card === p.card && now - last.at <= DOUBLE_TAP_MS;
@@ -711,10 +688,7 @@ export class Session {
 
   toColumn(race, card) {
     const dest = race.tableauFor(card);
-    if (dest === null) {
-      this.say(`no column takes the ${label(card)} now`);
-      return [];
-    }
+    if (dest === null) return this.refuse(`no column takes the ${label(card)} now`);
     return this.sendMove(race, `${card}>${dest}`);
   }
 
@@ -770,14 +744,8 @@ export class Session {
   undo() {
     const race = this.race;
     if (!race) return [];
-    if (!this.undoAllowed) {
-      this.say("this room has no undo", "error");
-      return [];
-    }
-    if (race.isDone(true)) {
-      this.say("your race is over", "error");
-      return [];
-    }
+    if (!this.undoAllowed) return this.refuse("this room has no undo", "error");
+    if (race.isDone(true)) return this.refuse("your race is over", "error");
     this.cancel();
     return [{ t: "undo", seq: race.takeSeq(null) }];
   }
@@ -791,14 +759,8 @@ export class Session {
   askHint() {
     const race = this.playing();
     if (!race) return [];
-    if (!this.hintsAllowed) {
-      this.say("this room gives no hints", "error");
-      return [];
-    }
-    if (race.hintAsked) {
-      this.say("still thinking about the last hint…");
-      return [];
-    }
+    if (!this.hintsAllowed) return this.refuse("this room gives no hints", "error");
+    if (race.hintAsked) return this.refuse("still thinking about the last hint…");
     race.hintAsked = true;
     this.say("thinking…");
     return [{ t: "hint" }];

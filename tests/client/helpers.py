@@ -30,7 +30,9 @@ from protocol.messages import (
 
 CODE = "YU1-C-AAAAAAB"
 DATA = Path(__file__).resolve().parent.parent / "data"
-WAIT = 5.0
+#: How long a test waits for what it expects before failing. Generous: it only runs out
+#: when something is wrong, and a busy 2-core machine can take seconds for a resync.
+WAIT = 20.0
 
 
 def winning_line() -> tuple[str, list[str]]:

@@ -22,7 +22,9 @@ from protocol.messages import (
     encode,
 )
 
-WAIT = 5.0
+#: How long a test waits for what it expects before failing. Generous: it only runs out
+#: when something is wrong, and a busy 2-core machine can take seconds for a resync.
+WAIT = 20.0
 Script = Callable[[ServerConnection, int], Awaitable[None]]
 
 
