@@ -65,6 +65,8 @@ function button(text, onclick, extra = {}) {
 
 /** Most buttons are secondary ("plain"): only a screen's main action stands out. */
 const plain = (text, onclick, id) => button(text, onclick, { id, class: "plain" });
+/** A handler that sends a message of type `t` (leave, start, rematch, daily). */
+const sender = (c, t) => () => c.send({ t });
 const row = (...children) => h("div", "row", ...children);
 const actions = (...children) => h("div", "row actions", ...children);
 
@@ -92,6 +94,8 @@ function gameCode(c, text) {
   return null;
 }
 
+/** "1 player", "3 players". */
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const badge = (kind, text) => h("span", { class: `badge ${kind}` }, text);
 const outcome = (state) => badge(state, OUTCOME[state] ?? state);
 const away = (p) => (p.connected ? null : badge("abandoned", "away"));
@@ -110,22 +114,19 @@ function askScreen(c, what) {
     "aria-describedby": `ask-${what}-why`,
   });
   const problem = h("p", { class: "problem", role: "alert" });
-  const form = h(
-    "form",
-    {
-      class: "card ask",
-      onsubmit: (e) => {
-        e.preventDefault();
-        const value = secret ? input.value : input.value.trim();
-        if (!value) return;
-        if (secret) keep.set("password", value);
-        else c.link.name = value;
-        c.ask = null;
-        c.askProblem = "";
-        c.link.start();
-        c.render();
-      },
-    },
+  const submit = () => {
+    const value = secret ? input.value : input.value.trim();
+    if (!value) return;
+    if (secret) keep.set("password", value);
+    else c.link.name = value;
+    c.ask = null;
+    c.askProblem = "";
+    c.link.start();
+    c.render();
+  };
+  const box = form(
+    { class: "card ask" },
+    submit,
     h("h1", {}, secret ? "This server is private" : "Your name"),
     problem,
     h(
@@ -144,7 +145,7 @@ function askScreen(c, what) {
     h("button", { type: "submit" }, secret ? "Go" : "Play"),
   );
   return {
-    el: h("section", "screen", ch.link, form, ch.status),
+    el: h("section", "screen", ch.link, box, ch.status),
     focus: () => input.focus(),
     update() {
       ch.update();
@@ -231,8 +232,8 @@ export function lobby(c) {
     j: () => enter("join"),
     w: () => enter("watch"),
     d: () => c.askDaily(),
-    l: () => c.open(boardsState()),
-    h: () => c.open(historyState()),
+    l: openBoards(c),
+    h: openHistory(c),
   });
   const el = screen(
     ch,
@@ -279,8 +280,8 @@ export function lobby(c) {
       h("h2", {}, "On your own"),
       row(
         button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
-        plain("Leaderboards (l)", () => c.open(boardsState()), "boards"),
-        plain("History (h)", () => c.open(historyState()), "history"),
+        plain("Leaderboards (l)", openBoards(c), "boards"),
+        plain("History (h)", openHistory(c), "history"),
       ),
     ),
   );
@@ -333,8 +334,8 @@ export function room(c) {
   const note = h("p", "note");
   const count = h("p", { class: "countdown", "aria-live": "off" });
   const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
-  const start = button("Start (s)", () => c.send({ t: "start" }), { id: "start" });
-  const leave = plain("Leave (l)", () => c.send({ t: "leave" }), "leave");
+  const leave = sender(c, "leave");
+  const start = button("Start (s)", sender(c, "start"), { id: "start" });
   const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
   const toggleReady = () => {
     const r = s.room;
@@ -345,7 +346,7 @@ export function room(c) {
     ch,
     "room",
     h("h1", { id: "room-title" }, "Room"),
-    h("div", "card box", info, invite, players, note, count, row(ready, start, leave)),
+    h("div", "card box", info, invite, players, note, count, row(ready, start, plain("Leave (l)", leave, "leave"))),
   );
   const tick = () => {
     const left = s.countdownLeft(c.now());
@@ -365,21 +366,14 @@ export function room(c) {
       invite.hidden = r.max_players === 1;
       fill(
         info,
-        r.ghost ? h("p", { class: "deal" }, `Racing ${r.ghost}'s run as a ghost (practice)`) : null,
+        r.ghost && h("p", "deal", `Racing ${r.ghost}'s run as a ghost (practice)`),
         h(
           "p",
           "deal",
           `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
           r.code ? [" · deal ", h("code", {}, r.code)] : null,
         ),
-        r.commitment
-          ? h(
-              "p",
-              "summary",
-              "Commitment to the deal: ",
-              h("code", "hash", r.commitment),
-            )
-          : null,
+        r.commitment && h("p", "summary", "Commitment to the deal: ", h("code", "hash", r.commitment)),
       );
       fill(
         players,
@@ -388,18 +382,18 @@ export function room(c) {
             "li",
             {},
             h("span", "pname", p.name),
-            p.name === r.host ? badge("won", "host") : null,
+            p.name === r.host && badge("won", "host"),
             p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
             away(p),
-            p.name === s.me ? h("span", "summary", " (you)") : null,
+            p.name === s.me && h("span", "summary", " (you)"),
           ),
         ),
-        r.spectators ? h("li", "summary", `${r.spectators} watching`) : null,
+        r.spectators > 0 && h("li", "summary", `${r.spectators} watching`),
       );
-      const lobbyState = r.state === "lobby";
-      ready.hidden = !(r.you === "player" && lobbyState && !s.isHost);
+      const mayStart = r.you === "player" && r.state === "lobby";
+      ready.hidden = !mayStart || s.isHost;
       ready.textContent = meReady() ? "Not ready (space)" : "Ready (space)";
-      start.hidden = !(r.you === "player" && lobbyState && s.isHost);
+      start.hidden = !mayStart || !s.isHost;
       let text;
       if (r.state === "countdown") text = "Get ready: the race starts in";
       else if (r.state === "finished") text = `Waiting for ${r.host} to start a rematch`;
@@ -414,14 +408,7 @@ export function room(c) {
       note.textContent = text;
       tick();
     },
-    key(k) {
-      if (k === " ") toggleReady();
-      else if (k === "s") {
-        if (s.isHost) c.send({ t: "start" });
-      } else if (k === "l") c.send({ t: "leave" });
-      else return false;
-      return true;
-    },
+    key: keyed({ " ": toggleReady, s: () => s.isHost && c.send({ t: "start" }), l: leave }),
   };
 }
 
@@ -485,22 +472,16 @@ function raceHead(c) {
           r ? ` · ${rulesText(r.rules)}` : "",
         ),
         clock,
-        race
-          ? h(
-              "span",
-              "figs",
-              `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
-              race.state !== "playing" ? [" · ", outcome(race.state)] : null,
-            )
-          : null,
+        race &&
+          h(
+            "span",
+            "figs",
+            `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
+            race.state !== "playing" && [" · ", outcome(race.state)],
+          ),
         // A secret deal's commitment, for anyone who wants to check it against the code later.
-        r?.commitment
-          ? h(
-              "span",
-              { class: "figs commit", title: r.commitment },
-              `commitment ${r.commitment.slice(0, 12)}…`,
-            )
-          : null,
+        r?.commitment &&
+          h("span", { class: "figs commit", title: r.commitment }, `commitment ${r.commitment.slice(0, 12)}…`),
       );
       this.tick();
     },
@@ -589,7 +570,7 @@ export function watch(c) {
   const ch = chrome(c);
   const head = raceHead(c);
   const stand = standingsEl(c);
-  const leave = () => c.send({ t: "leave" });
+  const leave = sender(c, "leave");
   const el = screen(
     ch,
     "watch",
@@ -617,7 +598,7 @@ export function postmortemText(pm) {
   const n = (k) => `move ${k}`;
   switch (pm.status) {
     case "won":
-      return `Won, with ${pm.wasted_total} wasted move${pm.wasted_total === 1 ? "" : "s"}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
+      return `Won, with ${plural(pm.wasted_total, "wasted move")}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
     case "lost":
       return `After ${n(pm.last_winnable + 1)}, ${pm.losing_move}, no win was left; ${pm.line[0]} instead wins.`;
     case "open":
@@ -660,25 +641,20 @@ const replayCell = (c, race, player) =>
     "td",
     {},
     race &&
-      button("▶", () => c.openReplay(race, player), {
-        class: "plain mini",
-        "aria-label": `replay ${player}'s run`,
-      }),
+      button("▶", () => c.openReplay(race, player), { class: "plain mini", "aria-label": `replay ${player}'s run` }),
   );
+
 
 export function results(c) {
   const ch = chrome(c);
   const s = c.session;
   const head = h("div", "results-head");
   const body = h("div");
-  const rematch = button("Rematch (m)", () => c.send({ t: "rematch" }), { id: "rematch" });
-  const again = button("Again (a)", () => c.send({ t: "daily" }), { id: "again" });
-  const board = () => {
-    const r = s.result;
-    if (s.isDaily && s.daily) c.open(boardsState({ date: s.daily.date }));
-    else if (r?.code) c.open(boardsState({ code: r.code }));
-    else c.open(boardsState());
-  };
+  const leave = sender(c, "leave");
+  const rematch = button("Rematch (m)", sender(c, "rematch"), { id: "rematch" });
+  const again = button("Again (a)", sender(c, "daily"), { id: "again" });
+  const board = () =>
+    c.open(boardsState(s.isDaily && s.daily ? { date: s.daily.date } : { code: s.result?.code }));
   const el = screen(
     ch,
     "results",
@@ -689,8 +665,8 @@ export function results(c) {
       rematch,
       again,
       plain("Leaderboard (b)", board, "leaderboard"),
-      plain("History (h)", () => c.open(historyState()), "history-btn"),
-      plain("Lobby (l)", () => c.send({ t: "leave" }), "lobby"),
+      plain("History (h)", openHistory(c), "history-btn"),
+      plain("Lobby (l)", leave, "lobby"),
     ),
   );
   return {
@@ -712,18 +688,15 @@ export function results(c) {
             : me
               ? `You finished #${me.rank} of ${r.ranks.length}`
               : "The race is over",
-          me?.hinted
-            ? h("span", "summary", "  With a hint: ranked after every run without one")
-            : null,
+          me?.hinted && h("span", "summary", "  With a hint: ranked after every run without one"),
         ),
-        d
-          ? h(
-              "p",
-              {},
-              `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
-              d.par ? ` · par ${d.par} moves` : "",
-            )
-          : null,
+        d &&
+          h(
+            "p",
+            {},
+            `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
+            d.par ? ` · par ${d.par} moves` : "",
+          ),
         h(
           "p",
           "deal",
@@ -731,19 +704,15 @@ export function results(c) {
             ? ["Game code ", h("code", {}, r.code), ` (${rulesText(room.rules)})`]
             : "The game code stays secret until 00:35 UTC the next day",
         ),
-        s.fairness
-          ? h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text)
-          : null,
-        me && r.race
-          ? h(
-              "p",
-              { id: "results-pm" },
-              h("b", {}, "Post-mortem: "),
-              s.postmortem?.race !== r.race
-                ? "working it out…"
-                : (s.postmortem.text ?? postmortemText(s.postmortem)),
-            )
-          : null,
+        s.fairness && h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text),
+        me &&
+          r.race &&
+          h(
+            "p",
+            { id: "results-pm" },
+            h("b", {}, "Post-mortem: "),
+            s.postmortem?.race !== r.race ? "working it out…" : (s.postmortem.text ?? postmortemText(s.postmortem)),
+          ),
       );
       fill(
         body,
@@ -765,9 +734,9 @@ export function results(c) {
       m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
       a: () => s.isDaily && c.send({ t: "daily" }),
       b: board,
-      h: () => c.open(historyState()),
-      l: () => c.send({ t: "leave" }),
-      Escape: () => c.send({ t: "leave" }),
+      h: openHistory(c),
+      l: leave,
+      Escape: leave,
     }),
   };
 }
@@ -790,6 +759,7 @@ const shiftDay = (date, days) =>
 function boardsState({ date = null, code = null } = {}) {
   return { kind: "boards", board: code ? "deal" : "daily", date, code, offset: 0, around: false, limit: 20 };
 }
+const openBoards = (c) => () => c.open(boardsState());
 
 export function boards(c) {
   const ch = chrome(c);
@@ -873,25 +843,23 @@ export function boards(c) {
         h(
           "p",
           { class: "deal", id: "board-title" },
-          st.board === "daily"
-            ? [
-                `Daily deal ${st.date ?? "today"}`,
-                ok
-                  ? ` · ${p.total} player${p.total === 1 ? "" : "s"}${p.par !== null && p.par !== undefined ? ` · par ${p.par}` : ""}`
-                  : "",
-                ok ? (p.code ? [" · ", h("code", {}, p.code)] : " · code secret until the day is over") : "",
-              ]
-            : [`Game code ${st.code}`, ok ? ` · ${p.total} player${p.total === 1 ? "" : "s"}` : ""],
+          st.board === "daily" ? `Daily deal ${st.date ?? "today"}` : `Game code ${st.code}`,
+          ok && ` · ${plural(p.total, "player")}`,
+          ok &&
+            st.board === "daily" && [
+              p.par ? ` · par ${p.par}` : "",
+              p.code ? [" · ", h("code", {}, p.code)] : " · code secret until the day is over",
+            ],
         ),
-        ok && p.commitment
-          ? h(
-              "p",
-              "summary",
-              "Commitment ",
-              h("code", "hash", p.commitment),
-              p.salt ? [", salt ", h("code", "hash", p.salt)] : "",
-            )
-          : null,
+        ok &&
+          p.commitment &&
+          h(
+            "p",
+            "summary",
+            "Commitment ",
+            h("code", "hash", p.commitment),
+            p.salt && [", salt ", h("code", "hash", p.salt)],
+          ),
       );
       if (!ok) {
         fill(body, h("p", "summary", "loading…"));
@@ -941,9 +909,8 @@ function raceButton(c, r) {
 
 // -- history ----------------------------------------------------------------------------------
 
-function historyState() {
-  return { kind: "history", offset: 0, limit: 20 };
-}
+const openHistory = (c) => () => c.open({ kind: "history", offset: 0, limit: 20 });
+
 
 export function history(c) {
   const ch = chrome(c);
@@ -979,7 +946,7 @@ export function history(c) {
         fill(body);
         return;
       }
-      head.textContent = `${p.games} race${p.games === 1 ? "" : "s"} · ${p.wins} won${p.best_time_ms !== null ? ` · best ${formatMs(p.best_time_ms)}` : ""}${p.games > p.rows.length ? ` · ${p.offset + 1}-${Math.min(p.games, p.offset + p.rows.length)} of ${p.games}` : ""}`;
+      head.textContent = `${plural(p.games, "race")} · ${p.wins} won${p.best_time_ms !== null ? ` · best ${formatMs(p.best_time_ms)}` : ""}${p.games > p.rows.length ? ` · ${p.offset + 1}-${Math.min(p.games, p.offset + p.rows.length)} of ${p.games}` : ""}`;
       fill(
         body,
         p.rows.length
@@ -992,13 +959,7 @@ export function history(c) {
                   hour: "2-digit",
                   minute: "2-digit",
                 }),
-                r.date
-                  ? r.practice
-                    ? `daily ${r.date} (practice)`
-                    : `daily ${r.date}`
-                  : r.room
-                    ? `room ${r.room}`
-                    : "a race",
+                r.date ? `daily ${r.date}${r.practice ? " (practice)" : ""}` : r.room ? `room ${r.room}` : "a race",
                 num(`${r.rank}/${r.players}`),
                 ...runCells(r),
                 num(r.undos),
