@@ -42,7 +42,7 @@ function rulesText(rules) {
 }
 
 /** The connection's state and the status line, shared by every screen. */
-function chrome(c) {
+export function chrome(c) {
   const link = h("p", "link");
   const status = h("p", { class: "status", "aria-hidden": "true" });
   return {
@@ -64,15 +64,15 @@ function button(text, onclick, extra = {}) {
 }
 
 /** Most buttons are secondary ("plain"): only a screen's main action stands out. */
-const plain = (text, onclick, id) => button(text, onclick, { id, class: "plain" });
+export const plain = (text, onclick, id, label) => button(text, onclick, { id, class: "plain", "aria-label": label });
+
 /** A handler that sends a message of type `t` (leave, start, rematch, daily). */
 const sender = (c, t) => () => c.send({ t });
 const row = (...children) => h("div", "row", ...children);
 const actions = (...children) => h("div", "row actions", ...children);
 
 /** A screen: the connection's state above its content, the status line below. */
-const screen = (ch, name, ...content) =>
-  h("section", { class: `screen ${name}` }, ch.link, ...content, ch.status);
+const screen = (ch, name, ...content) => h("section", { class: `screen ${name}` }, ch.link, ...content, ch.status);
 
 /** A screen's `key` from a table of keys; true when `k` is one of them (it acted). */
 export const keyed = (table) => (k) => {
@@ -82,7 +82,7 @@ export const keyed = (table) => (k) => {
 };
 
 /** A form that only calls `submit` (the page never leaves for another). */
-const form = (props, submit, ...children) =>
+export const form = (props, submit, ...children) =>
   h("form", { ...props, onsubmit: (e) => (e.preventDefault(), submit()) }, ...children);
 
 /** A typed game code, upper-cased; null, said on the status line, when it is not one. */
@@ -166,9 +166,7 @@ export function lobby(c) {
     { id: "variant", "aria-label": "Variant" },
     VARIANTS.map(([k, t]) => h("option", { value: k }, `${k} ${t}`)),
   );
-  const opts = OPTIONS.map(([k, t]) =>
-    h("input", { type: "checkbox", id: `opt-${k.toLowerCase()}`, "data-opt": k }),
-  );
+  const opts = OPTIONS.map(([k, t]) => h("input", { type: "checkbox", id: `opt-${k.toLowerCase()}`, "data-opt": k }));
   const code = h("input", {
     id: "code",
     placeholder: "YU1-C-AAAAAAB",
@@ -243,11 +241,7 @@ export function lobby(c) {
       { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
       create,
       h("h2", { id: "new-room-h" }, "New room"),
-      row(
-        h("span", "lbl", "Rules"),
-        variant,
-        ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`)),
-      ),
+      row(h("span", "lbl", "Rules"), variant, ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`))),
       row(h("label", { class: "lbl", for: "code" }, "or code"), code),
       row(
         h("span", "lbl", "Options"),
@@ -322,14 +316,7 @@ export function room(c) {
     },
     { id: "copy", class: "plain" },
   );
-  const invite = h(
-    "div",
-    "row invite",
-    h("label", { class: "lbl", for: "invite" }, "Invite"),
-    link,
-    copy,
-    copied,
-  );
+  const invite = h("div", "row invite", h("label", { class: "lbl", for: "invite" }, "Invite"), link, copy, copied);
   const players = h("ul", { class: "players", "aria-label": "Players" });
   const note = h("p", "note");
   const count = h("p", { class: "countdown", "aria-live": "off" });
@@ -339,8 +326,7 @@ export function room(c) {
   const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
   const toggleReady = () => {
     const r = s.room;
-    if (r && r.you === "player" && !s.isHost && r.state === "lobby")
-      c.send({ t: "ready", ready: !meReady() });
+    if (r && r.you === "player" && !s.isHost && r.state === "lobby") c.send({ t: "ready", ready: !meReady() });
   };
   const el = screen(
     ch,
@@ -432,11 +418,7 @@ function standingsEl(c) {
               " ",
               outcome(p.state),
               away(p),
-              h(
-                "span",
-                { class: "bar", "aria-hidden": "true" },
-                h("span", { class: "fill", "data-n": p.foundations }),
-              ),
+              h("span", { class: "bar", "aria-hidden": "true" }, h("span", { class: "fill", "data-n": p.foundations })),
               h(
                 "span",
                 "figs",
@@ -445,8 +427,7 @@ function standingsEl(c) {
             ),
           ),
       );
-      for (const bar of list.querySelectorAll(".fill"))
-        bar.style.width = `${(Number(bar.dataset.n) * 100) / 52}%`;
+      for (const bar of list.querySelectorAll(".fill")) bar.style.width = `${(Number(bar.dataset.n) * 100) / 52}%`;
     },
   };
 }
@@ -612,8 +593,7 @@ export function postmortemText(pm) {
 
 /** A table of `rows` (cells: a td, or what goes in one); `mine(i)`: row i is my run. */
 function table(heads, rows, mine = () => false) {
-  const th = (t) =>
-    h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
+  const th = (t) => h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
   const td = (x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x));
   const tr = (cells, i) => h("tr", { class: mine(i) ? "me" : "" }, cells.map(td));
   const head = h("thead", {}, h("tr", {}, heads.map(th)));
@@ -644,7 +624,6 @@ const replayCell = (c, race, player) =>
       button("▶", () => c.openReplay(race, player), { class: "plain mini", "aria-label": `replay ${player}'s run` }),
   );
 
-
 export function results(c) {
   const ch = chrome(c);
   const s = c.session;
@@ -653,8 +632,7 @@ export function results(c) {
   const leave = sender(c, "leave");
   const rematch = button("Rematch (m)", sender(c, "rematch"), { id: "rematch" });
   const again = button("Again (a)", sender(c, "daily"), { id: "again" });
-  const board = () =>
-    c.open(boardsState(s.isDaily && s.daily ? { date: s.daily.date } : { code: s.result?.code }));
+  const board = () => c.open(boardsState(s.isDaily && s.daily ? { date: s.daily.date } : { code: s.result?.code }));
   const el = screen(
     ch,
     "results",
@@ -753,8 +731,7 @@ function turn(st, n, total, ask) {
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-const shiftDay = (date, days) =>
-  new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
+const shiftDay = (date, days) => new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
 
 function boardsState({ date = null, code = null } = {}) {
   return { kind: "boards", board: code ? "deal" : "daily", date, code, offset: 0, around: false, limit: 20 };
@@ -910,7 +887,6 @@ function raceButton(c, r) {
 // -- history ----------------------------------------------------------------------------------
 
 const openHistory = (c) => () => c.open({ kind: "history", offset: 0, limit: 20 });
-
 
 export function history(c) {
   const ch = chrome(c);
