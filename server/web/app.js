@@ -28,14 +28,7 @@ function replayLink(path) {
 const PM_ERRORS = new Set(["no_such_race", "race_running", "no_such_player", "not_public", "unavailable"]);
 
 /** Errors that answer a hello: the connection stops until the player has done something. */
-const HELLO_ERRORS = new Set([
-  "name_taken",
-  "name_invalid",
-  "bad_token",
-  "password",
-  "too_many_names",
-  "version",
-]);
+const HELLO_ERRORS = new Set(["name_taken", "name_invalid", "bad_token", "password", "too_many_names", "version"]);
 
 export class Client {
   constructor(root) {
@@ -81,7 +74,12 @@ export class Client {
   openReplay(race, player) {
     import("./replay.js").then((m) => {
       this.replayMod = m;
-      this.open({ kind: "replay", race, player, back: this.overlay?.kind === "replay" ? this.overlay.back : this.overlay });
+      this.open({
+        kind: "replay",
+        race,
+        player,
+        back: this.overlay?.kind === "replay" ? this.overlay.back : this.overlay,
+      });
       history.replaceState(null, "", appBase() + m.runPath(race, player));
     });
   }
@@ -194,14 +192,9 @@ export class Client {
     const s = this.session;
     if (HELLO_ERRORS.has(msg.code)) {
       this.link.stop();
-      if (msg.code === "bad_token") {
-        keep.set("token", null);
-        this.ask = "name";
-      } else if (msg.code === "password") {
-        keep.set("password", null);
-        this.ask = "password";
-      } else if (msg.code === "version") this.ask = null;
-      else this.ask = "name";
+      if (msg.code === "bad_token") keep.set("token", null);
+      if (msg.code === "password") keep.set("password", null);
+      this.ask = msg.code === "version" ? null : msg.code === "password" ? "password" : "name";
       this.askProblem = msg.text;
       return;
     }

@@ -301,20 +301,19 @@ export function room(c) {
   const info = h("div", "room-info");
   const link = h("input", { id: "invite", readonly: true, "aria-label": "Invite link", value: "" });
   const copied = h("span", { class: "summary", role: "status" });
-  const copy = button(
+  const copy = plain(
     "Copy link",
     async () => {
       link.select();
-      let ok = false;
+      let ok = true;
       try {
         await navigator.clipboard.writeText(link.value);
-        ok = true;
       } catch {
         ok = document.execCommand?.("copy") ?? false;
       }
       copied.textContent = ok ? "copied" : "select the link and copy it";
     },
-    { id: "copy", class: "plain" },
+    "copy",
   );
   const invite = h("div", "row invite", h("label", { class: "lbl", for: "invite" }, "Invite"), link, copy, copied);
   const players = h("ul", { class: "players", "aria-label": "Players" });
@@ -489,7 +488,7 @@ export function race(c) {
   const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
   const resign = plain("Resign (r)", () => askResign(), "resign");
   const leave = plain("Leave (l)", () => doLeave(), "leave");
-  const help = plain("Keys (?)", () => helpDialog(c));
+  const keysBtn = plain("Keys (?)", () => help(c));
   const askResign = () => {
     if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
   };
@@ -505,7 +504,7 @@ export function race(c) {
     "race",
     head.el,
     h("div", "race-body", board.el, stand.el),
-    actions(undo, hint, resign, leave, help),
+    actions(undo, hint, resign, leave, keysBtn),
   );
   const keys = {
     f: () => s.pressFoundation(),
@@ -730,6 +729,16 @@ function turn(st, n, total, ask) {
   }
 }
 
+/** What the leaderboards and the history share: paging by `page(n)`, and Esc or q back. */
+const pageButtons = (page) => [plain("↑ page", () => page(-1)), plain("page ↓", () => page(1))];
+const back = (c) => plain("Back (Esc)", () => c.close(), "back");
+const pagedKeys = (c, page) => ({
+  PageDown: () => page(1),
+  PageUp: () => page(-1),
+  Escape: () => c.close(),
+  q: () => c.close(),
+});
+
 const today = () => new Date().toISOString().slice(0, 10);
 const shiftDay = (date, days) => new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
 
@@ -793,8 +802,7 @@ export function boards(c) {
       plain("today (t)", todayBoard),
       plain("day →", () => day(1), "next-day"),
       plain("your row (y)", mine, "mine"),
-      plain("↑ page", () => page(-1)),
-      plain("page ↓", () => page(1)),
+      ...pageButtons(page),
     ),
     form(
       { class: "row" },
@@ -804,7 +812,7 @@ export function boards(c) {
       h("button", { type: "submit" }, "Show"),
     ),
     body,
-    actions(plain("Back (Esc)", () => c.close(), "back")),
+    actions(back(c)),
   );
   queueMicrotask(ask); // once this screen is the one shown
   return {
@@ -869,11 +877,8 @@ export function boards(c) {
       ArrowRight: () => day(1),
       t: todayBoard,
       y: mine,
-      PageDown: () => page(1),
-      PageUp: () => page(-1),
       c: () => codeIn.focus(),
-      Escape: () => c.close(),
-      q: () => c.close(),
+      ...pagedKeys(c, page),
     }),
   };
 }
@@ -899,18 +904,7 @@ export function history(c) {
     c.send({ t: "history", offset: st.offset, limit: st.limit });
   };
   const page = (n) => turn(st, n, s.history?.games ?? 0, ask);
-  const el = screen(
-    ch,
-    "history",
-    h("h1", {}, "Your races"),
-    head,
-    body,
-    actions(
-      plain("↑ page", () => page(-1)),
-      plain("page ↓", () => page(1)),
-      plain("Back (Esc)", () => c.close(), "back"),
-    ),
-  );
+  const el = screen(ch, "history", h("h1", {}, "Your races"), head, body, actions(...pageButtons(page), back(c)));
   queueMicrotask(ask); // once this screen is the one shown
   return {
     el,
@@ -945,14 +939,7 @@ export function history(c) {
           : h("p", "summary", p.offset ? "no more races" : "no races yet"),
       );
     },
-    key: keyed({
-      PageDown: () => page(1),
-      PageUp: () => page(-1),
-      ArrowRight: () => page(1),
-      ArrowLeft: () => page(-1),
-      Escape: () => c.close(),
-      q: () => c.close(),
-    }),
+    key: keyed({ ...pagedKeys(c, page), ArrowRight: () => page(1), ArrowLeft: () => page(-1) }),
   };
 }
 
@@ -1033,7 +1020,7 @@ const HELP = [
   ["?", "this help; Esc closes it"],
 ];
 
-export function helpDialog(c) {
+export function help(c) {
   const d = dialog(
     c,
     [
@@ -1048,5 +1035,3 @@ export function helpDialog(c) {
     { "?": () => {}, Escape: () => {}, q: () => {} },
   );
 }
-
-export { helpDialog as help };
