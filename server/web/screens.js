@@ -85,6 +85,11 @@ export const keyed = (table) => (k) => {
 export const form = (props, submit, ...children) =>
   h("form", { ...props, onsubmit: (e) => (e.preventDefault(), submit()) }, ...children);
 
+/** A box to type a game code in; a label for a box. */
+const codeInput = (id, label) =>
+  h("input", { id, placeholder: "YU1-C-AAAAAAB", maxlength: 48, "aria-label": label, autocomplete: "off" });
+const lbl = (id, text) => h("label", { class: "lbl", for: id }, text);
+
 /** A typed game code, upper-cased; null, said on the status line, when it is not one. */
 function gameCode(c, text) {
   const code = text.trim().toUpperCase();
@@ -167,13 +172,7 @@ export function lobby(c) {
     VARIANTS.map(([k, t]) => h("option", { value: k }, `${k} ${t}`)),
   );
   const opts = OPTIONS.map(([k, t]) => h("input", { type: "checkbox", id: `opt-${k.toLowerCase()}`, "data-opt": k }));
-  const code = h("input", {
-    id: "code",
-    placeholder: "YU1-C-AAAAAAB",
-    maxlength: 48,
-    "aria-label": "or a game code",
-    autocomplete: "off",
-  });
+  const code = codeInput("code", "or a game code");
   const undo = h("input", { type: "checkbox", id: "undo", checked: true });
   const hints = h("input", { type: "checkbox", id: "hints" });
   const players = h(
@@ -242,7 +241,7 @@ export function lobby(c) {
       create,
       h("h2", { id: "new-room-h" }, "New room"),
       row(h("span", "lbl", "Rules"), variant, ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`))),
-      row(h("label", { class: "lbl", for: "code" }, "or code"), code),
+      row(lbl("code", "or code"), code),
       row(
         h("span", "lbl", "Options"),
         tick(undo, "undo"),
@@ -250,7 +249,7 @@ export function lobby(c) {
         h("span", "summary", "(hinted runs rank last)"),
       ),
       row(
-        h("label", { class: "lbl", for: "players" }, "Players"),
+        lbl("players", "Players"),
         players,
         h("label", { class: "lbl2", for: "time" }, "Time"),
         time,
@@ -262,7 +261,7 @@ export function lobby(c) {
       () => enter("join"),
       h("h2", {}, "Join or watch a room"),
       row(
-        h("label", { class: "lbl", for: "room-code" }, "Room code"),
+        lbl("room-code", "Room code"),
         roomCode,
         h("button", { type: "submit", id: "join" }, "Join (j)"),
         plain("Watch (w)", () => enter("watch"), "watch"),
@@ -315,7 +314,7 @@ export function room(c) {
     },
     "copy",
   );
-  const invite = h("div", "row invite", h("label", { class: "lbl", for: "invite" }, "Invite"), link, copy, copied);
+  const invite = h("div", "row invite", lbl("invite", "Invite"), link, copy, copied);
   const players = h("ul", { class: "players", "aria-label": "Players" });
   const note = h("p", "note");
   const count = h("p", { class: "countdown", "aria-live": "off" });
@@ -418,11 +417,7 @@ function standingsEl(c) {
               outcome(p.state),
               away(p),
               h("span", { class: "bar", "aria-hidden": "true" }, h("span", { class: "fill", "data-n": p.foundations })),
-              h(
-                "span",
-                "figs",
-                `${p.foundations}/52 home · ${p.score} pts · ${p.moves} mv${p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : ""}`,
-              ),
+              h("span", "figs", figs(p, "mv") + (p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : "")),
             ),
           ),
       );
@@ -430,6 +425,9 @@ function standingsEl(c) {
     },
   };
 }
+
+/** A runner's figures: "12/52 home · 340 pts · 57 mv". */
+const figs = (x, moves) => `${x.foundations}/52 home · ${x.score} pts · ${x.moves} ${moves}`;
 
 function raceHead(c) {
   const el = h("div", "race-head");
@@ -452,13 +450,7 @@ function raceHead(c) {
           r ? ` · ${rulesText(r.rules)}` : "",
         ),
         clock,
-        race &&
-          h(
-            "span",
-            "figs",
-            `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
-            race.state !== "playing" && [" · ", outcome(race.state)],
-          ),
+        race && h("span", "figs", figs(race, "moves"), race.state !== "playing" && [" · ", outcome(race.state)]),
         // A secret deal's commitment, for anyone who wants to check it against the code later.
         r?.commitment &&
           h("span", { class: "figs commit", title: r.commitment }, `commitment ${r.commitment.slice(0, 12)}…`),
@@ -753,12 +745,7 @@ export function boards(c) {
   const s = c.session;
   const head = h("div", "board-head");
   const body = h("div");
-  const codeIn = h("input", {
-    id: "board-code",
-    placeholder: "YU1-C-AAAAAAB",
-    "aria-label": "Game code",
-    autocomplete: "off",
-  });
+  const codeIn = codeInput("board-code", "Game code");
   const ask = () => {
     const msg = { t: "board", kind: st.board, offset: st.offset, limit: st.limit, around: st.around };
     if (st.board === "daily") {
@@ -804,13 +791,7 @@ export function boards(c) {
       plain("your row (y)", mine, "mine"),
       ...pageButtons(page),
     ),
-    form(
-      { class: "row" },
-      show,
-      h("label", { class: "lbl", for: "board-code" }, "Game code (c)"),
-      codeIn,
-      h("button", { type: "submit" }, "Show"),
-    ),
+    form({ class: "row" }, show, lbl("board-code", "Game code (c)"), codeIn, h("button", { type: "submit" }, "Show")),
     body,
     actions(back(c)),
   );
