@@ -18,21 +18,8 @@ const OPTIONS = [
   ["G", "groups"],
   ["T", "take-back"],
 ];
-const TIMES = [
-  [300, "5 min"],
-  [600, "10 min"],
-  [900, "15 min"],
-  [1800, "30 min"],
-  [3600, "60 min"],
-];
-const OUTCOME = {
-  playing: "playing",
-  stuck: "stuck",
-  won: "won",
-  resigned: "resigned",
-  timeout: "out of time",
-  abandoned: "abandoned",
-};
+/** Time limits, in seconds. */
+const TIMES = [300, 600, 900, 1800, 3600];
 const GAME_CODE = /^YU1-[CRSAM]E?G?T?-([A-Z]{7}|[A-Z2-7]{26})$/;
 
 function rulesText(rules) {
@@ -102,7 +89,7 @@ function gameCode(c, text) {
 /** "1 player", "3 players". */
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const badge = (kind, text) => h("span", { class: `badge ${kind}` }, text);
-const outcome = (state) => badge(state, OUTCOME[state] ?? state);
+const outcome = (state) => badge(state, state === "timeout" ? "out of time" : state);
 const away = (p) => (p.connected ? null : badge("abandoned", "away"));
 
 // -- the first visit: a name; a private server: its password --------------------------------
@@ -183,7 +170,7 @@ export function lobby(c) {
   const time = h(
     "select",
     { id: "time", "aria-label": "Time limit" },
-    TIMES.map(([s, t]) => h("option", { value: s, selected: s === 1800 }, t)),
+    TIMES.map((s) => h("option", { value: s, selected: s === 1800 }, `${s / 60} min`)),
   );
   const roomCode = h("input", {
     id: "room-code",

@@ -604,15 +604,10 @@ export class Session {
   pressFoundation() {
     const race = this.playing();
     if (!race) return [];
-    if (!race.pick || race.pick.source === 0) {
-      if (race.pick) {
-        this.step(-1);
-        return [];
-      }
-      if (!race.rules.includes("T")) return this.refuse("pick a card first: 1-7, or click it");
-      return this.pickFoundation(null);
-    }
-    return this.sendMove(race, `${race.pick.card}>F`);
+    const p = race.pick;
+    if (p?.source) return this.sendMove(race, `${p.card}>F`);
+    if (p) return this.step(-1) ?? [];
+    return race.rules.includes("T") ? this.pickFoundation(null) : this.refuse("pick a card first: 1-7, or click it");
   }
 
   pickFoundation(suit) {
