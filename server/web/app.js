@@ -177,12 +177,7 @@ export class Client {
     this.saveLog();
     if (msg.t === "room" && msg.max_players === 1) {
       // Kept across reloads: a resumed daily room comes without its daily_deal (4.16).
-      const last = Object.fromEntries(Object.entries(s.dailies).slice(-8));
-      try {
-        localStorage.setItem("yukon.dailies", JSON.stringify(last));
-      } catch {
-        /* full */
-      }
+      writeJson(localStorage, "yukon.dailies", Object.fromEntries(Object.entries(s.dailies).slice(-8)));
     }
     this.syncUrl();
     this.render(msg);
@@ -221,21 +216,9 @@ export class Client {
   saveLog() {
     const s = this.session;
     const race = s.race;
-    try {
-      if (!race || !s.room || s.result || s.room.state !== "racing") sessionStorage.removeItem("yukon.race");
-      else {
-        sessionStorage.setItem(
-          "yukon.race",
-          JSON.stringify({
-            room: s.room.room,
-            played: race.played.slice(-200),
-            pending: [...race.pending],
-          }),
-        );
-      }
-    } catch {
-      /* storage full or off: a drop still resumes, a reload without resends */
-    }
+    const log = race && s.room?.state === "racing" && !s.result;
+    const value = log && { room: s.room.room, played: race.played.slice(-200), pending: [...race.pending] };
+    writeJson(sessionStorage, "yukon.race", value || null);
   }
 
   restoreLog(msg, now) {
@@ -338,6 +321,16 @@ export class Client {
       return;
     }
     if (this.screen?.key?.(e.key, e)) e.preventDefault();
+  }
+}
+
+/** Keep `value` as JSON, or (null) remove it. */
+function writeJson(storage, key, value) {
+  try {
+    if (value === null) storage.removeItem(key);
+    else storage.setItem(key, JSON.stringify(value));
+  } catch {
+    /* storage full or off: a drop still resumes, a reload without resends */
   }
 }
 

@@ -103,12 +103,8 @@ export class BoardView {
           },
           h("span", { class: "col-n", "aria-hidden": "true" }, n),
         );
-        cards.forEach((c) => {
-          const el = cardEl(c, c === "??" ? {} : { "data-source": String(n) });
-          if (lifted.has(c)) el.classList.add("held");
-          if (c === hintCard) el.classList.add("hinted");
-          col.append(el);
-        });
+        const more = (c) => `${lifted.has(c) ? " held" : ""}${c === hintCard ? " hinted" : ""}`;
+        col.append(...cards.map((c) => cardEl(c, { "data-source": n }, more(c))));
         return col;
       }),
     );

@@ -126,9 +126,7 @@ function askScreen(c, what) {
       { id: `ask-${what}-why`, class: "summary" },
       secret
         ? "Ask whoever runs it for the password. This browser keeps it for this server."
-        : c.invite
-          ? `You are invited to room ${c.invite}. Others see this name (1-20 characters); it is yours on this server from now on, kept in this browser.`
-          : "Others see this name (1-20 characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.",
+        : `${c.invite ? `You are invited to room ${c.invite}. ` : ""}Others see this name (1-20 characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.`,
     ),
     h("label", { for: `ask-${what}` }, secret ? "Password" : "Name"),
     " ",
