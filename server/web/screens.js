@@ -282,6 +282,7 @@ export function lobby(c) {
 export function room(c) {
   const ch = chrome(c);
   const s = c.session;
+  const title = h("h1", { id: "room-title" }, "Room");
   const info = h("div", "room-info");
   const link = h("input", { id: "invite", readonly: true, "aria-label": "Invite link", value: "" });
   const copied = h("span", { class: "summary", role: "status" });
@@ -314,7 +315,7 @@ export function room(c) {
   const el = screen(
     ch,
     "room",
-    h("h1", { id: "room-title" }, "Room"),
+    title,
     h("div", "card box", info, invite, players, note, count, row(ready, start, plain("Leave (l)", leave, "leave"))),
   );
   const tick = () => {
@@ -329,7 +330,7 @@ export function room(c) {
       ch.update();
       const r = s.room;
       if (!r) return;
-      el.querySelector("#room-title").textContent = `Room ${r.room}`;
+      title.textContent = `Room ${r.room}`;
       const url = `${location.origin}${appBase()}r/${r.room}`;
       if (link.value !== url) link.value = url;
       invite.hidden = r.max_players === 1;
@@ -340,7 +341,7 @@ export function room(c) {
           "p",
           "deal",
           `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
-          r.code ? [" · deal ", h("code", {}, r.code)] : null,
+          r.code && [" · deal ", h("code", {}, r.code)],
         ),
         r.commitment && h("p", "summary", "Commitment to the deal: ", h("code", "hash", r.commitment)),
       );
@@ -859,6 +860,8 @@ function raceButton(c, r) {
 
 const openHistory = (c) => () => c.open({ kind: "history", offset: 0, limit: 20 });
 
+const WHEN = { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" };
+
 export function history(c) {
   const ch = chrome(c);
   const st = c.overlay;
@@ -889,12 +892,7 @@ export function history(c) {
           ? table(
               ["when", "race", "rank", ...RUN, "undos", "replay"],
               p.rows.map((r) => [
-                new Date(r.finished_ms).toLocaleString([], {
-                  month: "2-digit",
-                  day: "2-digit",
-                  hour: "2-digit",
-                  minute: "2-digit",
-                }),
+                new Date(r.finished_ms).toLocaleString([], WHEN),
                 r.date ? `daily ${r.date}${r.practice ? " (practice)" : ""}` : r.room ? `room ${r.room}` : "a race",
                 num(`${r.rank}/${r.players}`),
                 ...runCells(r),

@@ -220,15 +220,10 @@ export class RaceBoard {
 
 export class Session {
   constructor() {
+    this.outside(); // no room, race, progress, result or daily deal yet
     this.me = null;
-    this.room = null;
-    this.race = null;
-    this.progress = null;
-    this.result = null;
-    this.daily = null;
     this.board = null;
     this.history = null;
-    this.countdownUntil = null;
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
