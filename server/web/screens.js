@@ -495,6 +495,8 @@ export function race(c) {
     Escape: () => s.cancel(),
     u: () => s.undo(),
     h: () => s.askHint(),
+    r: askResign,
+    l: doLeave,
   };
   return {
     el,
@@ -514,12 +516,9 @@ export function race(c) {
       leave.hidden = !done;
     },
     key(k) {
-      if (/^[1-7]$/.test(k)) c.send(...s.pressColumn(Number(k)));
-      else if (k === "r") askResign();
-      else if (k === "l") doLeave();
-      else if (keys[k]) c.send(...(keys[k]() ?? []));
-      else return false;
-      return true;
+      const act = /^[1-7]$/.test(k) ? () => s.pressColumn(Number(k)) : keys[k];
+      if (act) c.send(...(act() ?? []));
+      return !!act;
     },
   };
 }

@@ -64,7 +64,7 @@ export class RaceBoard {
     this.score = race.score;
     this.moves = race.moves;
     this.state = race.state;
-    this.foundations = this.count();
+    this.foundations = Object.values(this.view.foundations).reduce((n, height) => n + height);
     this.clockMs = race.elapsed_ms;
     this.clockAt = now;
     this.frozenMs = null;
@@ -73,9 +73,6 @@ export class RaceBoard {
     this.legal = null;
   }
 
-  count() {
-    return SUITS.split("").reduce((n, s) => n + this.view.foundations[s], 0);
-  }
   get rules() {
     return this.view.rules;
   }
@@ -210,11 +207,8 @@ export class RaceBoard {
     const cols = this.legalMoves()
       .filter((m) => m.startsWith(card + ">") && m[3] !== "F")
       .map((m) => Number(m[3]));
-    const filled = cols
-      .filter((d) => this.column(d).length)
-      .sort((a, b) => this.column(b).length - this.column(a).length || a - b);
-    const empty = cols.filter((d) => !this.column(d).length).sort((a, b) => a - b);
-    return [...filled, ...empty][0] ?? null;
+    const length = (d) => this.column(d).length; // an empty column (0) comes after every other
+    return cols.sort((a, b) => length(b) - length(a) || a - b)[0] ?? null;
   }
 }
 
