@@ -28,14 +28,7 @@ function replayLink(path) {
 const PM_ERRORS = new Set(["no_such_race", "race_running", "no_such_player", "not_public", "unavailable"]);
 
 /** Errors that answer a hello: the connection stops until the player has done something. */
-const HELLO_ERRORS = new Set([
-  "name_taken",
-  "name_invalid",
-  "bad_token",
-  "password",
-  "too_many_names",
-  "version",
-]);
+const HELLO_ERRORS = new Set(["name_taken", "name_invalid", "bad_token", "password", "too_many_names", "version"]);
 
 export class Client {
   constructor(root) {
@@ -81,7 +74,12 @@ export class Client {
   openReplay(race, player) {
     import("./replay.js").then((m) => {
       this.replayMod = m;
-      this.open({ kind: "replay", race, player, back: this.overlay?.kind === "replay" ? this.overlay.back : this.overlay });
+      this.open({
+        kind: "replay",
+        race,
+        player,
+        back: this.overlay?.kind === "replay" ? this.overlay.back : this.overlay,
+      });
       history.replaceState(null, "", appBase() + m.runPath(race, player));
     });
   }
@@ -179,12 +177,7 @@ export class Client {
     this.saveLog();
     if (msg.t === "room" && msg.max_players === 1) {
       // Kept across reloads: a resumed daily room comes without its daily_deal (4.16).
-      const last = Object.fromEntries(Object.entries(s.dailies).slice(-8));
-      try {
-        localStorage.setItem("yukon.dailies", JSON.stringify(last));
-      } catch {
-        /* full */
-      }
+      writeJson(localStorage, "yukon.dailies", Object.fromEntries(Object.entries(s.dailies).slice(-8)));
     }
     this.syncUrl();
     this.render(msg);
@@ -194,14 +187,9 @@ export class Client {
     const s = this.session;
     if (HELLO_ERRORS.has(msg.code)) {
       this.link.stop();
-      if (msg.code === "bad_token") {
-        keep.set("token", null);
-        this.ask = "name";
-      } else if (msg.code === "password") {
-        keep.set("password", null);
-        this.ask = "password";
-      } else if (msg.code === "version") this.ask = null;
-      else this.ask = "name";
+      if (msg.code === "bad_token") keep.set("token", null);
+      if (msg.code === "password") keep.set("password", null);
+      this.ask = msg.code === "version" ? null : msg.code === "password" ? "password" : "name";
       this.askProblem = msg.text;
       return;
     }
@@ -228,21 +216,9 @@ export class Client {
   saveLog() {
     const s = this.session;
     const race = s.race;
-    try {
-      if (!race || !s.room || s.result || s.room.state !== "racing") sessionStorage.removeItem("yukon.race");
-      else {
-        sessionStorage.setItem(
-          "yukon.race",
-          JSON.stringify({
-            room: s.room.room,
-            played: race.played.slice(-200),
-            pending: [...race.pending],
-          }),
-        );
-      }
-    } catch {
-      /* storage full or off: a drop still resumes, a reload without resends */
-    }
+    const log = race && s.room?.state === "racing" && !s.result;
+    const value = log && { room: s.room.room, played: race.played.slice(-200), pending: [...race.pending] };
+    writeJson(sessionStorage, "yukon.race", value || null);
   }
 
   restoreLog(msg, now) {
@@ -345,6 +321,16 @@ export class Client {
       return;
     }
     if (this.screen?.key?.(e.key, e)) e.preventDefault();
+  }
+}
+
+/** Keep `value` as JSON, or (null) remove it. */
+function writeJson(storage, key, value) {
+  try {
+    if (value === null) storage.removeItem(key);
+    else storage.setItem(key, JSON.stringify(value));
+  } catch {
+    /* storage full or off: a drop still resumes, a reload without resends */
   }
 }
 

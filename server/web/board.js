@@ -29,6 +29,11 @@ function cardEl(card, extra = {}, more = "") {
   );
 }
 
+/** Sizes in px, through element.style: the CSP allows no style attribute. */
+function setPx(el, sizes) {
+  for (const [name, px] of Object.entries(sizes)) el.style.setProperty(name, `${px}px`);
+}
+
 export class BoardView {
   /**
    * @param {(what: string, ...args: any[]) => void} act "click" (source, card), "double"
@@ -44,9 +49,7 @@ export class BoardView {
     this.drag = null;
     this.lastClick = null;
     this.dirty = null;
-    this.el.addEventListener("pointerdown", (e) => this.down(e));
-    this.el.addEventListener("pointermove", (e) => this.move(e));
-    this.el.addEventListener("pointerup", (e) => this.up(e));
+    for (const k of ["down", "move", "up"]) this.el.addEventListener(`pointer${k}`, (e) => this[k](e));
     this.el.addEventListener("pointercancel", () => this.end());
     this.el.addEventListener("contextmenu", (e) => {
       if (this.press) e.preventDefault();
@@ -100,12 +103,8 @@ export class BoardView {
           },
           h("span", { class: "col-n", "aria-hidden": "true" }, n),
         );
-        cards.forEach((c) => {
-          const el = cardEl(c, c === "??" ? {} : { "data-source": String(n) });
-          if (lifted.has(c)) el.classList.add("held");
-          if (c === hintCard) el.classList.add("hinted");
-          col.append(el);
-        });
+        const more = (c) => `${lifted.has(c) ? " held" : ""}${c === hintCard ? " hinted" : ""}`;
+        col.append(...cards.map((c) => cardEl(c, { "data-source": n }, more(c))));
         return col;
       }),
     );
@@ -115,16 +114,14 @@ export class BoardView {
   /**
    * Sizes from the space there is: seven columns across the board's width, and each
    * column's cards spread to fit the height left in the window (a phone held upright shows
-   * all seven, 18 cards deep). Set through element.style: the CSP allows no style attribute.
+   * all seven, 18 cards deep).
    */
   layout() {
     const width = this.el.clientWidth || 700;
     const gap = width < 500 ? 3 : 8;
     const cw = Math.max(30, Math.min(96, Math.floor((width - 6 * gap) / 7)));
     const ch = Math.round(cw * 1.4);
-    this.el.style.setProperty("--cw", `${cw}px`);
-    this.el.style.setProperty("--ch", `${ch}px`);
-    this.el.style.setProperty("--gap", `${gap}px`);
+    setPx(this.el, { "--cw": cw, "--ch": ch, "--gap": gap });
     const top = this.cols.getBoundingClientRect().top;
     const reserve = window.innerWidth < 700 ? 64 : 96; // the buttons and the status line below
     const room = Math.max(ch * 3, window.innerHeight - top - reserve);
@@ -198,18 +195,13 @@ export class BoardView {
       el.style.top = `${i * Math.round(rect.height * 0.27)}px`;
       ghost.append(el);
     });
-    ghost.style.width = `${rect.width}px`;
-    ghost.style.setProperty("--cw", `${rect.width}px`);
-    ghost.style.setProperty("--ch", `${rect.height}px`);
-    ghost.style.left = "0px";
-    ghost.style.top = "0px";
+    setPx(ghost, { width: rect.width, "--cw": rect.width, "--ch": rect.height, left: 0, top: 0 });
     document.body.append(ghost);
     this.drag = { ghost, dx: p.x - rect.left, dy: p.y - rect.top };
     ghost.style.transform = `translate(${rect.left}px, ${rect.top}px)`;
     // The block leaves its place; where it may go lights up.
     const lifted = new Set(block);
-    for (const el of this.el.querySelectorAll(".pc.up"))
-      if (lifted.has(el.dataset.card)) el.classList.add("lifting");
+    for (const el of this.el.querySelectorAll(".pc.up")) if (lifted.has(el.dataset.card)) el.classList.add("lifting");
     const dests = new Set(race.destinations(p.card));
     for (const el of this.el.querySelectorAll("[data-dest]")) {
       const d = el.dataset.dest;

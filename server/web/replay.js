@@ -8,7 +8,7 @@ import { h, fill } from "./dom.js";
 import { appBase } from "./net.js";
 import { formatView } from "./rules.js";
 import { formatMs, moveLabel, RaceBoard } from "./session.js";
-import { postmortemText, keyed } from "./screens.js";
+import { postmortemText, keyed, plain, chrome, form } from "./screens.js";
 import { BoardView } from "./board.js";
 import { positions } from "./deal.js";
 
@@ -40,15 +40,13 @@ export function replay(c) {
   const board = new BoardView(() => {});
   board.down = () => {}; // read-only: nothing to pick or drag
   board.el.setAttribute("aria-label", "The replayed board");
-  const btn = (text, onclick, id, label) =>
-    h("button", { type: "button", class: "plain", id, onclick, "aria-label": label }, text);
-  const playBtn = btn("play ▶", () => toggle(), "replay-play", "play or pause (space)");
-  const speedBtn = btn("1x", () => speed(), "replay-speed", "speed (s): 1x, 4x or 16x");
+  const playBtn = plain("play ▶", () => toggle(), "replay-play", "play or pause (space)");
+  const speedBtn = plain("1x", () => speed(), "replay-speed", "speed (s): 1x, 4x or 16x");
   const jumpIn = h("input", { id: "replay-jump", inputmode: "numeric", size: 4, "aria-label": "go to move" });
-  const loseBtn = btn("go to the losing move (j)", () => toLosing(), "replay-losing");
+  const loseBtn = plain("go to the losing move (j)", () => toLosing(), "replay-losing");
   loseBtn.hidden = true;
   const others = h("span", { class: "row", id: "replay-others" });
-  const status = h("p", "status");
+  const ch = chrome(c); // its status line only: a replay needs no connection
   let run = null; // the replay_page fields
   let pos = null; // the positions, one per action and the deal
   let pm = null;
@@ -135,7 +133,11 @@ export function replay(c) {
       fill(
         title,
         h("b", {}, `${data.player}'s run`),
-        data.date ? ` · daily ${data.date}${data.practice ? " (practice)" : ""}` : data.room ? ` · room ${data.room}` : "",
+        data.date
+          ? ` · daily ${data.date}${data.practice ? " (practice)" : ""}`
+          : data.room
+            ? ` · room ${data.room}`
+            : "",
         ` · #${data.rank} of ${data.players.length} · ${data.outcome} at ${formatMs(data.time_ms)} · `,
         h("code", {}, data.code),
       );
@@ -147,9 +149,7 @@ export function replay(c) {
       );
       fill(
         others,
-        data.players
-          .filter((p) => p !== data.player)
-          .map((p) => btn(`${p}'s run`, () => c.openReplay(st.race, p), undefined)),
+        data.players.filter((p) => p !== data.player).map((p) => plain(`${p}'s run`, () => c.openReplay(st.race, p))),
       );
       pmEl.textContent = "post-mortem: working it out…";
       draw();
@@ -172,21 +172,17 @@ export function replay(c) {
     h(
       "div",
       { class: "row", id: "replay-controls" },
-      btn("« start", () => go(0), "replay-start", "to the start (Home)"),
-      btn("‹ back", () => go(k - 1), "replay-back", "one back (←)"),
+      plain("« start", () => go(0), "replay-start", "to the start (Home)"),
+      plain("‹ back", () => go(k - 1), "replay-back", "one back (←)"),
       playBtn,
-      btn("next ›", () => go(k + 1), "replay-fwd", "one forward (→)"),
-      btn("end »", () => go(Infinity), "replay-end", "to the end (End)"),
+      plain("next ›", () => go(k + 1), "replay-fwd", "one forward (→)"),
+      plain("end »", () => go(Infinity), "replay-end", "to the end (End)"),
       speedBtn,
-      h(
-        "form",
-        {
-          class: "row",
-          onsubmit: (e) => {
-            e.preventDefault();
-            go(Number(jumpIn.value) || 0);
-            jumpIn.blur();
-          },
+      form(
+        { class: "row" },
+        () => {
+          go(Number(jumpIn.value) || 0);
+          jumpIn.blur();
         },
         h("label", { class: "lbl2", for: "replay-jump" }, "move (g)"),
         jumpIn,
@@ -197,20 +193,17 @@ export function replay(c) {
     h(
       "div",
       { class: "row actions", id: "replay-actions" },
-      btn("Copy link (c)", copy, "replay-copy"),
-      btn("Race this run (r)", race, "replay-race"),
+      plain("Copy link (c)", copy, "replay-copy"),
+      plain("Race this run (r)", race, "replay-race"),
       h("code", { class: "hash", id: "replay-link" }, link),
       others,
-      btn("Back (Esc)", () => c.closeReplay(), "back"),
+      plain("Back (Esc)", () => c.closeReplay(), "back"),
     ),
-    status,
+    ch.status,
   );
   return {
     el,
-    update() {
-      status.className = `status ${s.status.kind}`;
-      status.textContent = s.status.text;
-    },
+    update: ch.update,
     resize: () => board.layout(),
     tick() {
       if (!playing) return;

@@ -18,21 +18,8 @@ const OPTIONS = [
   ["G", "groups"],
   ["T", "take-back"],
 ];
-const TIMES = [
-  [300, "5 min"],
-  [600, "10 min"],
-  [900, "15 min"],
-  [1800, "30 min"],
-  [3600, "60 min"],
-];
-const OUTCOME = {
-  playing: "playing",
-  stuck: "stuck",
-  won: "won",
-  resigned: "resigned",
-  timeout: "out of time",
-  abandoned: "abandoned",
-};
+/** Time limits, in seconds. */
+const TIMES = [300, 600, 900, 1800, 3600];
 const GAME_CODE = /^YU1-[CRSAM]E?G?T?-([A-Z]{7}|[A-Z2-7]{26})$/;
 
 function rulesText(rules) {
@@ -42,7 +29,7 @@ function rulesText(rules) {
 }
 
 /** The connection's state and the status line, shared by every screen. */
-function chrome(c) {
+export function chrome(c) {
   const link = h("p", "link");
   const status = h("p", { class: "status", "aria-hidden": "true" });
   return {
@@ -64,13 +51,15 @@ function button(text, onclick, extra = {}) {
 }
 
 /** Most buttons are secondary ("plain"): only a screen's main action stands out. */
-const plain = (text, onclick, id) => button(text, onclick, { id, class: "plain" });
+export const plain = (text, onclick, id, label) => button(text, onclick, { id, class: "plain", "aria-label": label });
+
+/** A handler that sends a message of type `t` (leave, start, rematch, daily). */
+const sender = (c, t) => () => c.send({ t });
 const row = (...children) => h("div", "row", ...children);
 const actions = (...children) => h("div", "row actions", ...children);
 
 /** A screen: the connection's state above its content, the status line below. */
-const screen = (ch, name, ...content) =>
-  h("section", { class: `screen ${name}` }, ch.link, ...content, ch.status);
+const screen = (ch, name, ...content) => h("section", { class: `screen ${name}` }, ch.link, ...content, ch.status);
 
 /** A screen's `key` from a table of keys; true when `k` is one of them (it acted). */
 export const keyed = (table) => (k) => {
@@ -80,8 +69,13 @@ export const keyed = (table) => (k) => {
 };
 
 /** A form that only calls `submit` (the page never leaves for another). */
-const form = (props, submit, ...children) =>
+export const form = (props, submit, ...children) =>
   h("form", { ...props, onsubmit: (e) => (e.preventDefault(), submit()) }, ...children);
+
+/** A box to type a game code in; a label for a box. */
+const codeInput = (id, label) =>
+  h("input", { id, placeholder: "YU1-C-AAAAAAB", maxlength: 48, "aria-label": label, autocomplete: "off" });
+const lbl = (id, text) => h("label", { class: "lbl", for: id }, text);
 
 /** A typed game code, upper-cased; null, said on the status line, when it is not one. */
 function gameCode(c, text) {
@@ -92,8 +86,10 @@ function gameCode(c, text) {
   return null;
 }
 
+/** "1 player", "3 players". */
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const badge = (kind, text) => h("span", { class: `badge ${kind}` }, text);
-const outcome = (state) => badge(state, OUTCOME[state] ?? state);
+const outcome = (state) => badge(state, state === "timeout" ? "out of time" : state);
 const away = (p) => (p.connected ? null : badge("abandoned", "away"));
 
 // -- the first visit: a name; a private server: its password --------------------------------
@@ -110,22 +106,19 @@ function askScreen(c, what) {
     "aria-describedby": `ask-${what}-why`,
   });
   const problem = h("p", { class: "problem", role: "alert" });
-  const form = h(
-    "form",
-    {
-      class: "card ask",
-      onsubmit: (e) => {
-        e.preventDefault();
-        const value = secret ? input.value : input.value.trim();
-        if (!value) return;
-        if (secret) keep.set("password", value);
-        else c.link.name = value;
-        c.ask = null;
-        c.askProblem = "";
-        c.link.start();
-        c.render();
-      },
-    },
+  const submit = () => {
+    const value = secret ? input.value : input.value.trim();
+    if (!value) return;
+    if (secret) keep.set("password", value);
+    else c.link.name = value;
+    c.ask = null;
+    c.askProblem = "";
+    c.link.start();
+    c.render();
+  };
+  const box = form(
+    { class: "card ask" },
+    submit,
     h("h1", {}, secret ? "This server is private" : "Your name"),
     problem,
     h(
@@ -133,9 +126,7 @@ function askScreen(c, what) {
       { id: `ask-${what}-why`, class: "summary" },
       secret
         ? "Ask whoever runs it for the password. This browser keeps it for this server."
-        : c.invite
-          ? `You are invited to room ${c.invite}. Others see this name (1-20 characters); it is yours on this server from now on, kept in this browser.`
-          : "Others see this name (1-20 characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.",
+        : `${c.invite ? `You are invited to room ${c.invite}. ` : ""}Others see this name (1-20 characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.`,
     ),
     h("label", { for: `ask-${what}` }, secret ? "Password" : "Name"),
     " ",
@@ -144,7 +135,7 @@ function askScreen(c, what) {
     h("button", { type: "submit" }, secret ? "Go" : "Play"),
   );
   return {
-    el: h("section", "screen", ch.link, form, ch.status),
+    el: h("section", "screen", ch.link, box, ch.status),
     focus: () => input.focus(),
     update() {
       ch.update();
@@ -165,16 +156,8 @@ export function lobby(c) {
     { id: "variant", "aria-label": "Variant" },
     VARIANTS.map(([k, t]) => h("option", { value: k }, `${k} ${t}`)),
   );
-  const opts = OPTIONS.map(([k, t]) =>
-    h("input", { type: "checkbox", id: `opt-${k.toLowerCase()}`, "data-opt": k }),
-  );
-  const code = h("input", {
-    id: "code",
-    placeholder: "YU1-C-AAAAAAB",
-    maxlength: 48,
-    "aria-label": "or a game code",
-    autocomplete: "off",
-  });
+  const opts = OPTIONS.map(([k, t]) => h("input", { type: "checkbox", id: `opt-${k.toLowerCase()}`, "data-opt": k }));
+  const code = codeInput("code", "or a game code");
   const undo = h("input", { type: "checkbox", id: "undo", checked: true });
   const hints = h("input", { type: "checkbox", id: "hints" });
   const players = h(
@@ -185,7 +168,7 @@ export function lobby(c) {
   const time = h(
     "select",
     { id: "time", "aria-label": "Time limit" },
-    TIMES.map(([s, t]) => h("option", { value: s, selected: s === 1800 }, t)),
+    TIMES.map((s) => h("option", { value: s, selected: s === 1800 }, `${s / 60} min`)),
   );
   const roomCode = h("input", {
     id: "room-code",
@@ -231,8 +214,8 @@ export function lobby(c) {
     j: () => enter("join"),
     w: () => enter("watch"),
     d: () => c.askDaily(),
-    l: () => c.open(boardsState()),
-    h: () => c.open(historyState()),
+    l: openBoards(c),
+    h: openHistory(c),
   });
   const el = screen(
     ch,
@@ -242,12 +225,8 @@ export function lobby(c) {
       { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
       create,
       h("h2", { id: "new-room-h" }, "New room"),
-      row(
-        h("span", "lbl", "Rules"),
-        variant,
-        ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`)),
-      ),
-      row(h("label", { class: "lbl", for: "code" }, "or code"), code),
+      row(h("span", "lbl", "Rules"), variant, ...opts.map((o, i) => tick(o, `${OPTIONS[i][0]} ${OPTIONS[i][1]}`))),
+      row(lbl("code", "or code"), code),
       row(
         h("span", "lbl", "Options"),
         tick(undo, "undo"),
@@ -255,7 +234,7 @@ export function lobby(c) {
         h("span", "summary", "(hinted runs rank last)"),
       ),
       row(
-        h("label", { class: "lbl", for: "players" }, "Players"),
+        lbl("players", "Players"),
         players,
         h("label", { class: "lbl2", for: "time" }, "Time"),
         time,
@@ -267,7 +246,7 @@ export function lobby(c) {
       () => enter("join"),
       h("h2", {}, "Join or watch a room"),
       row(
-        h("label", { class: "lbl", for: "room-code" }, "Room code"),
+        lbl("room-code", "Room code"),
         roomCode,
         h("button", { type: "submit", id: "join" }, "Join (j)"),
         plain("Watch (w)", () => enter("watch"), "watch"),
@@ -279,8 +258,8 @@ export function lobby(c) {
       h("h2", {}, "On your own"),
       row(
         button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
-        plain("Leaderboards (l)", () => c.open(boardsState()), "boards"),
-        plain("History (h)", () => c.open(historyState()), "history"),
+        plain("Leaderboards (l)", openBoards(c), "boards"),
+        plain("History (h)", openHistory(c), "history"),
       ),
     ),
   );
@@ -303,49 +282,41 @@ export function lobby(c) {
 export function room(c) {
   const ch = chrome(c);
   const s = c.session;
+  const title = h("h1", { id: "room-title" }, "Room");
   const info = h("div", "room-info");
   const link = h("input", { id: "invite", readonly: true, "aria-label": "Invite link", value: "" });
   const copied = h("span", { class: "summary", role: "status" });
-  const copy = button(
+  const copy = plain(
     "Copy link",
     async () => {
       link.select();
-      let ok = false;
+      let ok = true;
       try {
         await navigator.clipboard.writeText(link.value);
-        ok = true;
       } catch {
         ok = document.execCommand?.("copy") ?? false;
       }
       copied.textContent = ok ? "copied" : "select the link and copy it";
     },
-    { id: "copy", class: "plain" },
+    "copy",
   );
-  const invite = h(
-    "div",
-    "row invite",
-    h("label", { class: "lbl", for: "invite" }, "Invite"),
-    link,
-    copy,
-    copied,
-  );
+  const invite = h("div", "row invite", lbl("invite", "Invite"), link, copy, copied);
   const players = h("ul", { class: "players", "aria-label": "Players" });
   const note = h("p", "note");
   const count = h("p", { class: "countdown", "aria-live": "off" });
   const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
-  const start = button("Start (s)", () => c.send({ t: "start" }), { id: "start" });
-  const leave = plain("Leave (l)", () => c.send({ t: "leave" }), "leave");
+  const leave = sender(c, "leave");
+  const start = button("Start (s)", sender(c, "start"), { id: "start" });
   const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
   const toggleReady = () => {
     const r = s.room;
-    if (r && r.you === "player" && !s.isHost && r.state === "lobby")
-      c.send({ t: "ready", ready: !meReady() });
+    if (r && r.you === "player" && !s.isHost && r.state === "lobby") c.send({ t: "ready", ready: !meReady() });
   };
   const el = screen(
     ch,
     "room",
-    h("h1", { id: "room-title" }, "Room"),
-    h("div", "card box", info, invite, players, note, count, row(ready, start, leave)),
+    title,
+    h("div", "card box", info, invite, players, note, count, row(ready, start, plain("Leave (l)", leave, "leave"))),
   );
   const tick = () => {
     const left = s.countdownLeft(c.now());
@@ -359,27 +330,20 @@ export function room(c) {
       ch.update();
       const r = s.room;
       if (!r) return;
-      el.querySelector("#room-title").textContent = `Room ${r.room}`;
+      title.textContent = `Room ${r.room}`;
       const url = `${location.origin}${appBase()}r/${r.room}`;
       if (link.value !== url) link.value = url;
       invite.hidden = r.max_players === 1;
       fill(
         info,
-        r.ghost ? h("p", { class: "deal" }, `Racing ${r.ghost}'s run as a ghost (practice)`) : null,
+        r.ghost && h("p", "deal", `Racing ${r.ghost}'s run as a ghost (practice)`),
         h(
           "p",
           "deal",
           `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
-          r.code ? [" · deal ", h("code", {}, r.code)] : null,
+          r.code && [" · deal ", h("code", {}, r.code)],
         ),
-        r.commitment
-          ? h(
-              "p",
-              "summary",
-              "Commitment to the deal: ",
-              h("code", "hash", r.commitment),
-            )
-          : null,
+        r.commitment && h("p", "summary", "Commitment to the deal: ", h("code", "hash", r.commitment)),
       );
       fill(
         players,
@@ -388,18 +352,18 @@ export function room(c) {
             "li",
             {},
             h("span", "pname", p.name),
-            p.name === r.host ? badge("won", "host") : null,
+            p.name === r.host && badge("won", "host"),
             p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
             away(p),
-            p.name === s.me ? h("span", "summary", " (you)") : null,
+            p.name === s.me && h("span", "summary", " (you)"),
           ),
         ),
-        r.spectators ? h("li", "summary", `${r.spectators} watching`) : null,
+        r.spectators > 0 && h("li", "summary", `${r.spectators} watching`),
       );
-      const lobbyState = r.state === "lobby";
-      ready.hidden = !(r.you === "player" && lobbyState && !s.isHost);
+      const mayStart = r.you === "player" && r.state === "lobby";
+      ready.hidden = !mayStart || s.isHost;
       ready.textContent = meReady() ? "Not ready (space)" : "Ready (space)";
-      start.hidden = !(r.you === "player" && lobbyState && s.isHost);
+      start.hidden = !mayStart || !s.isHost;
       let text;
       if (r.state === "countdown") text = "Get ready: the race starts in";
       else if (r.state === "finished") text = `Waiting for ${r.host} to start a rematch`;
@@ -414,14 +378,7 @@ export function room(c) {
       note.textContent = text;
       tick();
     },
-    key(k) {
-      if (k === " ") toggleReady();
-      else if (k === "s") {
-        if (s.isHost) c.send({ t: "start" });
-      } else if (k === "l") c.send({ t: "leave" });
-      else return false;
-      return true;
-    },
+    key: keyed({ " ": toggleReady, s: () => s.isHost && c.send({ t: "start" }), l: leave }),
   };
 }
 
@@ -445,24 +402,18 @@ function standingsEl(c) {
               " ",
               outcome(p.state),
               away(p),
-              h(
-                "span",
-                { class: "bar", "aria-hidden": "true" },
-                h("span", { class: "fill", "data-n": p.foundations }),
-              ),
-              h(
-                "span",
-                "figs",
-                `${p.foundations}/52 home · ${p.score} pts · ${p.moves} mv${p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : ""}`,
-              ),
+              h("span", { class: "bar", "aria-hidden": "true" }, h("span", { class: "fill", "data-n": p.foundations })),
+              h("span", "figs", figs(p, "mv") + (p.time_ms !== null ? ` · ${formatMs(p.time_ms)}` : "")),
             ),
           ),
       );
-      for (const bar of list.querySelectorAll(".fill"))
-        bar.style.width = `${(Number(bar.dataset.n) * 100) / 52}%`;
+      for (const bar of list.querySelectorAll(".fill")) bar.style.width = `${(Number(bar.dataset.n) * 100) / 52}%`;
     },
   };
 }
+
+/** A runner's figures: "12/52 home · 340 pts · 57 mv". */
+const figs = (x, moves) => `${x.foundations}/52 home · ${x.score} pts · ${x.moves} ${moves}`;
 
 function raceHead(c) {
   const el = h("div", "race-head");
@@ -485,22 +436,10 @@ function raceHead(c) {
           r ? ` · ${rulesText(r.rules)}` : "",
         ),
         clock,
-        race
-          ? h(
-              "span",
-              "figs",
-              `${race.foundations}/52 home · ${race.score} pts · ${race.moves} moves`,
-              race.state !== "playing" ? [" · ", outcome(race.state)] : null,
-            )
-          : null,
+        race && h("span", "figs", figs(race, "moves"), race.state !== "playing" && [" · ", outcome(race.state)]),
         // A secret deal's commitment, for anyone who wants to check it against the code later.
-        r?.commitment
-          ? h(
-              "span",
-              { class: "figs commit", title: r.commitment },
-              `commitment ${r.commitment.slice(0, 12)}…`,
-            )
-          : null,
+        r?.commitment &&
+          h("span", { class: "figs commit", title: r.commitment }, `commitment ${r.commitment.slice(0, 12)}…`),
       );
       this.tick();
     },
@@ -527,7 +466,7 @@ export function race(c) {
   const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
   const resign = plain("Resign (r)", () => askResign(), "resign");
   const leave = plain("Leave (l)", () => doLeave(), "leave");
-  const help = plain("Keys (?)", () => helpDialog(c));
+  const keysBtn = plain("Keys (?)", () => help(c));
   const askResign = () => {
     if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
   };
@@ -543,7 +482,7 @@ export function race(c) {
     "race",
     head.el,
     h("div", "race-body", board.el, stand.el),
-    actions(undo, hint, resign, leave, help),
+    actions(undo, hint, resign, leave, keysBtn),
   );
   const keys = {
     f: () => s.pressFoundation(),
@@ -556,6 +495,8 @@ export function race(c) {
     Escape: () => s.cancel(),
     u: () => s.undo(),
     h: () => s.askHint(),
+    r: askResign,
+    l: doLeave,
   };
   return {
     el,
@@ -575,12 +516,9 @@ export function race(c) {
       leave.hidden = !done;
     },
     key(k) {
-      if (/^[1-7]$/.test(k)) c.send(...s.pressColumn(Number(k)));
-      else if (k === "r") askResign();
-      else if (k === "l") doLeave();
-      else if (keys[k]) c.send(...(keys[k]() ?? []));
-      else return false;
-      return true;
+      const act = /^[1-7]$/.test(k) ? () => s.pressColumn(Number(k)) : keys[k];
+      if (act) c.send(...(act() ?? []));
+      return !!act;
     },
   };
 }
@@ -589,7 +527,7 @@ export function watch(c) {
   const ch = chrome(c);
   const head = raceHead(c);
   const stand = standingsEl(c);
-  const leave = () => c.send({ t: "leave" });
+  const leave = sender(c, "leave");
   const el = screen(
     ch,
     "watch",
@@ -617,7 +555,7 @@ export function postmortemText(pm) {
   const n = (k) => `move ${k}`;
   switch (pm.status) {
     case "won":
-      return `Won, with ${pm.wasted_total} wasted move${pm.wasted_total === 1 ? "" : "s"}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
+      return `Won, with ${plural(pm.wasted_total, "wasted move")}: ${pm.kept} kept${pm.par !== null ? ` against a par of ${pm.par}` : ""}.`;
     case "lost":
       return `After ${n(pm.last_winnable + 1)}, ${pm.losing_move}, no win was left; ${pm.line[0]} instead wins.`;
     case "open":
@@ -631,8 +569,7 @@ export function postmortemText(pm) {
 
 /** A table of `rows` (cells: a td, or what goes in one); `mine(i)`: row i is my run. */
 function table(heads, rows, mine = () => false) {
-  const th = (t) =>
-    h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
+  const th = (t) => h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
   const td = (x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x));
   const tr = (cells, i) => h("tr", { class: mine(i) ? "me" : "" }, cells.map(td));
   const head = h("thead", {}, h("tr", {}, heads.map(th)));
@@ -660,10 +597,7 @@ const replayCell = (c, race, player) =>
     "td",
     {},
     race &&
-      button("▶", () => c.openReplay(race, player), {
-        class: "plain mini",
-        "aria-label": `replay ${player}'s run`,
-      }),
+      button("▶", () => c.openReplay(race, player), { class: "plain mini", "aria-label": `replay ${player}'s run` }),
   );
 
 export function results(c) {
@@ -671,14 +605,10 @@ export function results(c) {
   const s = c.session;
   const head = h("div", "results-head");
   const body = h("div");
-  const rematch = button("Rematch (m)", () => c.send({ t: "rematch" }), { id: "rematch" });
-  const again = button("Again (a)", () => c.send({ t: "daily" }), { id: "again" });
-  const board = () => {
-    const r = s.result;
-    if (s.isDaily && s.daily) c.open(boardsState({ date: s.daily.date }));
-    else if (r?.code) c.open(boardsState({ code: r.code }));
-    else c.open(boardsState());
-  };
+  const leave = sender(c, "leave");
+  const rematch = button("Rematch (m)", sender(c, "rematch"), { id: "rematch" });
+  const again = button("Again (a)", sender(c, "daily"), { id: "again" });
+  const board = () => c.open(boardsState(s.isDaily && s.daily ? { date: s.daily.date } : { code: s.result?.code }));
   const el = screen(
     ch,
     "results",
@@ -689,8 +619,8 @@ export function results(c) {
       rematch,
       again,
       plain("Leaderboard (b)", board, "leaderboard"),
-      plain("History (h)", () => c.open(historyState()), "history-btn"),
-      plain("Lobby (l)", () => c.send({ t: "leave" }), "lobby"),
+      plain("History (h)", openHistory(c), "history-btn"),
+      plain("Lobby (l)", leave, "lobby"),
     ),
   );
   return {
@@ -712,18 +642,15 @@ export function results(c) {
             : me
               ? `You finished #${me.rank} of ${r.ranks.length}`
               : "The race is over",
-          me?.hinted
-            ? h("span", "summary", "  With a hint: ranked after every run without one")
-            : null,
+          me?.hinted && h("span", "summary", "  With a hint: ranked after every run without one"),
         ),
-        d
-          ? h(
-              "p",
-              {},
-              `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
-              d.par ? ` · par ${d.par} moves` : "",
-            )
-          : null,
+        d &&
+          h(
+            "p",
+            {},
+            `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
+            d.par ? ` · par ${d.par} moves` : "",
+          ),
         h(
           "p",
           "deal",
@@ -731,19 +658,15 @@ export function results(c) {
             ? ["Game code ", h("code", {}, r.code), ` (${rulesText(room.rules)})`]
             : "The game code stays secret until 00:35 UTC the next day",
         ),
-        s.fairness
-          ? h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text)
-          : null,
-        me && r.race
-          ? h(
-              "p",
-              { id: "results-pm" },
-              h("b", {}, "Post-mortem: "),
-              s.postmortem?.race !== r.race
-                ? "working it out…"
-                : (s.postmortem.text ?? postmortemText(s.postmortem)),
-            )
-          : null,
+        s.fairness && h("p", { class: s.fairness.good ? "good" : "bad", id: "fairness" }, s.fairness.text),
+        me &&
+          r.race &&
+          h(
+            "p",
+            { id: "results-pm" },
+            h("b", {}, "Post-mortem: "),
+            s.postmortem?.race !== r.race ? "working it out…" : (s.postmortem.text ?? postmortemText(s.postmortem)),
+          ),
       );
       fill(
         body,
@@ -765,9 +688,9 @@ export function results(c) {
       m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
       a: () => s.isDaily && c.send({ t: "daily" }),
       b: board,
-      h: () => c.open(historyState()),
-      l: () => c.send({ t: "leave" }),
-      Escape: () => c.send({ t: "leave" }),
+      h: openHistory(c),
+      l: leave,
+      Escape: leave,
     }),
   };
 }
@@ -783,13 +706,23 @@ function turn(st, n, total, ask) {
   }
 }
 
+/** What the leaderboards and the history share: paging by `page(n)`, and Esc or q back. */
+const pageButtons = (page) => [plain("↑ page", () => page(-1)), plain("page ↓", () => page(1))];
+const back = (c) => plain("Back (Esc)", () => c.close(), "back");
+const pagedKeys = (c, page) => ({
+  PageDown: () => page(1),
+  PageUp: () => page(-1),
+  Escape: () => c.close(),
+  q: () => c.close(),
+});
+
 const today = () => new Date().toISOString().slice(0, 10);
-const shiftDay = (date, days) =>
-  new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
+const shiftDay = (date, days) => new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
 
 function boardsState({ date = null, code = null } = {}) {
   return { kind: "boards", board: code ? "deal" : "daily", date, code, offset: 0, around: false, limit: 20 };
 }
+const openBoards = (c) => () => c.open(boardsState());
 
 export function boards(c) {
   const ch = chrome(c);
@@ -797,12 +730,7 @@ export function boards(c) {
   const s = c.session;
   const head = h("div", "board-head");
   const body = h("div");
-  const codeIn = h("input", {
-    id: "board-code",
-    placeholder: "YU1-C-AAAAAAB",
-    "aria-label": "Game code",
-    autocomplete: "off",
-  });
+  const codeIn = codeInput("board-code", "Game code");
   const ask = () => {
     const msg = { t: "board", kind: st.board, offset: st.offset, limit: st.limit, around: st.around };
     if (st.board === "daily") {
@@ -846,18 +774,11 @@ export function boards(c) {
       plain("today (t)", todayBoard),
       plain("day →", () => day(1), "next-day"),
       plain("your row (y)", mine, "mine"),
-      plain("↑ page", () => page(-1)),
-      plain("page ↓", () => page(1)),
+      ...pageButtons(page),
     ),
-    form(
-      { class: "row" },
-      show,
-      h("label", { class: "lbl", for: "board-code" }, "Game code (c)"),
-      codeIn,
-      h("button", { type: "submit" }, "Show"),
-    ),
+    form({ class: "row" }, show, lbl("board-code", "Game code (c)"), codeIn, h("button", { type: "submit" }, "Show")),
     body,
-    actions(plain("Back (Esc)", () => c.close(), "back")),
+    actions(back(c)),
   );
   queueMicrotask(ask); // once this screen is the one shown
   return {
@@ -873,25 +794,23 @@ export function boards(c) {
         h(
           "p",
           { class: "deal", id: "board-title" },
-          st.board === "daily"
-            ? [
-                `Daily deal ${st.date ?? "today"}`,
-                ok
-                  ? ` · ${p.total} player${p.total === 1 ? "" : "s"}${p.par !== null && p.par !== undefined ? ` · par ${p.par}` : ""}`
-                  : "",
-                ok ? (p.code ? [" · ", h("code", {}, p.code)] : " · code secret until the day is over") : "",
-              ]
-            : [`Game code ${st.code}`, ok ? ` · ${p.total} player${p.total === 1 ? "" : "s"}` : ""],
+          st.board === "daily" ? `Daily deal ${st.date ?? "today"}` : `Game code ${st.code}`,
+          ok && ` · ${plural(p.total, "player")}`,
+          ok &&
+            st.board === "daily" && [
+              p.par ? ` · par ${p.par}` : "",
+              p.code ? [" · ", h("code", {}, p.code)] : " · code secret until the day is over",
+            ],
         ),
-        ok && p.commitment
-          ? h(
-              "p",
-              "summary",
-              "Commitment ",
-              h("code", "hash", p.commitment),
-              p.salt ? [", salt ", h("code", "hash", p.salt)] : "",
-            )
-          : null,
+        ok &&
+          p.commitment &&
+          h(
+            "p",
+            "summary",
+            "Commitment ",
+            h("code", "hash", p.commitment),
+            p.salt && [", salt ", h("code", "hash", p.salt)],
+          ),
       );
       if (!ok) {
         fill(body, h("p", "summary", "loading…"));
@@ -924,11 +843,8 @@ export function boards(c) {
       ArrowRight: () => day(1),
       t: todayBoard,
       y: mine,
-      PageDown: () => page(1),
-      PageUp: () => page(-1),
       c: () => codeIn.focus(),
-      Escape: () => c.close(),
-      q: () => c.close(),
+      ...pagedKeys(c, page),
     }),
   };
 }
@@ -941,9 +857,9 @@ function raceButton(c, r) {
 
 // -- history ----------------------------------------------------------------------------------
 
-function historyState() {
-  return { kind: "history", offset: 0, limit: 20 };
-}
+const openHistory = (c) => () => c.open({ kind: "history", offset: 0, limit: 20 });
+
+const WHEN = { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" };
 
 export function history(c) {
   const ch = chrome(c);
@@ -956,18 +872,7 @@ export function history(c) {
     c.send({ t: "history", offset: st.offset, limit: st.limit });
   };
   const page = (n) => turn(st, n, s.history?.games ?? 0, ask);
-  const el = screen(
-    ch,
-    "history",
-    h("h1", {}, "Your races"),
-    head,
-    body,
-    actions(
-      plain("↑ page", () => page(-1)),
-      plain("page ↓", () => page(1)),
-      plain("Back (Esc)", () => c.close(), "back"),
-    ),
-  );
+  const el = screen(ch, "history", h("h1", {}, "Your races"), head, body, actions(...pageButtons(page), back(c)));
   queueMicrotask(ask); // once this screen is the one shown
   return {
     el,
@@ -979,26 +884,15 @@ export function history(c) {
         fill(body);
         return;
       }
-      head.textContent = `${p.games} race${p.games === 1 ? "" : "s"} · ${p.wins} won${p.best_time_ms !== null ? ` · best ${formatMs(p.best_time_ms)}` : ""}${p.games > p.rows.length ? ` · ${p.offset + 1}-${Math.min(p.games, p.offset + p.rows.length)} of ${p.games}` : ""}`;
+      head.textContent = `${plural(p.games, "race")} · ${p.wins} won${p.best_time_ms !== null ? ` · best ${formatMs(p.best_time_ms)}` : ""}${p.games > p.rows.length ? ` · ${p.offset + 1}-${Math.min(p.games, p.offset + p.rows.length)} of ${p.games}` : ""}`;
       fill(
         body,
         p.rows.length
           ? table(
               ["when", "race", "rank", ...RUN, "undos", "replay"],
               p.rows.map((r) => [
-                new Date(r.finished_ms).toLocaleString([], {
-                  month: "2-digit",
-                  day: "2-digit",
-                  hour: "2-digit",
-                  minute: "2-digit",
-                }),
-                r.date
-                  ? r.practice
-                    ? `daily ${r.date} (practice)`
-                    : `daily ${r.date}`
-                  : r.room
-                    ? `room ${r.room}`
-                    : "a race",
+                new Date(r.finished_ms).toLocaleString([], WHEN),
+                r.date ? `daily ${r.date}${r.practice ? " (practice)" : ""}` : r.room ? `room ${r.room}` : "a race",
                 num(`${r.rank}/${r.players}`),
                 ...runCells(r),
                 num(r.undos),
@@ -1008,14 +902,7 @@ export function history(c) {
           : h("p", "summary", p.offset ? "no more races" : "no races yet"),
       );
     },
-    key: keyed({
-      PageDown: () => page(1),
-      PageUp: () => page(-1),
-      ArrowRight: () => page(1),
-      ArrowLeft: () => page(-1),
-      Escape: () => c.close(),
-      q: () => c.close(),
-    }),
+    key: keyed({ ...pagedKeys(c, page), ArrowRight: () => page(1), ArrowLeft: () => page(-1) }),
   };
 }
 
@@ -1096,7 +983,7 @@ const HELP = [
   ["?", "this help; Esc closes it"],
 ];
 
-export function helpDialog(c) {
+export function help(c) {
   const d = dialog(
     c,
     [
@@ -1111,5 +998,3 @@ export function helpDialog(c) {
     { "?": () => {}, Escape: () => {}, q: () => {} },
   );
 }
-
-export { helpDialog as help };

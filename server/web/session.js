@@ -64,7 +64,7 @@ export class RaceBoard {
     this.score = race.score;
     this.moves = race.moves;
     this.state = race.state;
-    this.foundations = this.count();
+    this.foundations = Object.values(this.view.foundations).reduce((n, height) => n + height);
     this.clockMs = race.elapsed_ms;
     this.clockAt = now;
     this.frozenMs = null;
@@ -73,9 +73,6 @@ export class RaceBoard {
     this.legal = null;
   }
 
-  count() {
-    return SUITS.split("").reduce((n, s) => n + this.view.foundations[s], 0);
-  }
   get rules() {
     return this.view.rules;
   }
@@ -88,9 +85,7 @@ export class RaceBoard {
   }
   /** The top card of each foundation in the order S H D C, or null. */
   tops() {
-    return SUITS.split("").map((s) =>
-      this.view.foundations[s] ? RANKS[this.view.foundations[s] - 1] + s : null,
-    );
+    return SUITS.split("").map((s) => (this.view.foundations[s] ? RANKS[this.view.foundations[s] - 1] + s : null));
   }
   legalMoves() {
     return (this.legal ??= legalMoves(this.view));
@@ -212,25 +207,17 @@ export class RaceBoard {
     const cols = this.legalMoves()
       .filter((m) => m.startsWith(card + ">") && m[3] !== "F")
       .map((m) => Number(m[3]));
-    const filled = cols
-      .filter((d) => this.column(d).length)
-      .sort((a, b) => this.column(b).length - this.column(a).length || a - b);
-    const empty = cols.filter((d) => !this.column(d).length).sort((a, b) => a - b);
-    return [...filled, ...empty][0] ?? null;
+    const length = (d) => this.column(d).length; // an empty column (0) comes after every other
+    return cols.sort((a, b) => length(b) - length(a) || a - b)[0] ?? null;
   }
 }
 
 export class Session {
   constructor() {
+    this.outside(); // no room, race, progress, result or daily deal yet
     this.me = null;
-    this.room = null;
-    this.race = null;
-    this.progress = null;
-    this.result = null;
-    this.daily = null;
     this.board = null;
     this.history = null;
-    this.countdownUntil = null;
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
@@ -458,12 +445,11 @@ export class Session {
     const starting = this.starting;
     this.starting = false;
     const d = this.daily;
-    const kind = d ? (d.practice ? "practice" : "it counts") : "";
+    const deal = d ? `daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "it counts"}): ` : "";
     if (msg.state === "stuck") this.say(this.stuckText(), "error");
-    else if (starting && d) this.say(`daily deal ${d.date}, attempt ${d.attempt} (${kind}): go!`, "good");
-    else if (starting) this.say("go! drag a card, or click it then its place; ? shows every key", "good");
-    else if (d) this.say(`daily deal ${d.date}, attempt ${d.attempt} (${kind}): back in the race`, "good");
-    else this.say("back in the race", "good");
+    else if (starting && !d) this.say("go! drag a card, or click it then its place; ? shows every key", "good");
+    else this.say(deal + (starting ? "go!" : "back in the race"), "good");
+
     return [];
   }
 
@@ -495,9 +481,7 @@ export class Session {
     this.watchAt = racing ? now : null;
     this.news = msg.players
       .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
-      .map(
-        (p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`,
-      );
+      .map((p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`);
     const race = this.race;
     if (!race || !this.me) return;
     const mine = msg.players.find((p) => p.name === this.me);
@@ -581,9 +565,15 @@ export class Session {
     return race;
   }
 
-  sendMove(race, move) {
-    race.pick = null;
+  /** Hold `pick` ({source, card}, or null: nothing) from a fresh tap; nothing to send. */
+  hold(race, pick) {
+    race.pick = pick;
     race.tapAt = null;
+    return [];
+  }
+
+  sendMove(race, move) {
+    this.hold(race, null);
     return [{ t: "move", seq: race.takeSeq(move), move }];
   }
 
@@ -592,34 +582,21 @@ export class Session {
     const race = this.playing();
     if (!race) return [];
     const p = race.pick;
-    if (!p) {
-      const up = race.faceUp(n);
-      if (!up.length) this.say(`column ${n} is empty`);
-      else race.pick = { source: n, card: up[up.length - 1] };
-      return [];
-    }
-    if (p.source === n) {
-      const up = race.faceUp(n);
-      const i = up.indexOf(p.card);
-      race.pick = { source: n, card: i > 0 ? up[i - 1] : up[up.length - 1] };
-      return [];
-    }
-    return this.sendMove(race, `${p.card}>${n}`);
+    const up = race.faceUp(n);
+    if (p && p.source !== n) return this.sendMove(race, `${p.card}>${n}`);
+    if (!up.length) return this.refuse(`column ${n} is empty`);
+    const i = p ? up.indexOf(p.card) : 0;
+    return this.hold(race, { source: n, card: i > 0 ? up[i - 1] : up.at(-1) });
   }
 
   /** `f`: the held card home; with nothing held (option T), pick a foundation's top. */
   pressFoundation() {
     const race = this.playing();
     if (!race) return [];
-    if (!race.pick || race.pick.source === 0) {
-      if (race.pick) {
-        this.step(-1);
-        return [];
-      }
-      if (!race.rules.includes("T")) return this.refuse("pick a card first: 1-7, or click it");
-      return this.pickFoundation(null);
-    }
-    return this.sendMove(race, `${race.pick.card}>F`);
+    const p = race.pick;
+    if (p?.source) return this.sendMove(race, `${p.card}>F`);
+    if (p) return this.step(-1) ?? [];
+    return race.rules.includes("T") ? this.pickFoundation(null) : this.refuse("pick a card first: 1-7, or click it");
   }
 
   pickFoundation(suit) {
@@ -628,15 +605,8 @@ export class Session {
       return this.refuse("a card on a foundation stays there (these rules have no take-back)");
     }
     const tops = race.tops();
-    const order = suit === null ? [0, 1, 2, 3] : [SUITS.indexOf(suit)];
-    for (const i of order) {
-      if (tops[i]) {
-        race.pick = { source: 0, card: tops[i] };
-        race.tapAt = null;
-        return [];
-      }
-    }
-    return this.refuse("the foundations are empty");
+    const card = suit === null ? tops.find(Boolean) : tops[SUITS.indexOf(suit)];
+    return card ? this.hold(race, { source: 0, card }) : this.refuse("the foundations are empty");
   }
 
   /** Move the pick `delta` cards deeper (negative: towards the exposed card). */
@@ -648,24 +618,17 @@ export class Session {
     if (p.source === 0) {
       const tops = race.tops().filter(Boolean);
       const i = tops.indexOf(p.card);
-      if (i >= 0)
-        race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
+      if (i >= 0) race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
       return;
     }
     const up = race.faceUp(p.source);
     const i = up.indexOf(p.card);
-    if (i < 0) {
-      race.pick = null;
-      return;
-    }
-    race.pick = { source: p.source, card: up[Math.max(0, Math.min(up.length - 1, i - delta))] };
+    race.pick = i < 0 ? null : { source: p.source, card: up[Math.max(0, Math.min(up.length - 1, i - delta))] };
   }
 
   cancel() {
-    if (this.race) {
-      this.race.pick = null;
-      this.race.tapAt = null;
-    }
+    if (this.race) this.hold(this.race, null);
+    return [];
   }
 
   /** Enter (or a click on the held card): home if it can go; a second tap: a column. */
@@ -678,10 +641,10 @@ export class Session {
     race.tapAt = null;
     const double = last && last.card === p.card && now - last.at <= DOUBLE_TAP_MS;
     if (!double && p.source !== 0) {
-      if (race.legalMoves().includes(`${p.card}>F`)) return this.sendMove(race, `${p.card}>F`);
+      const sent = this.home(race, p.card);
+      if (sent) return sent;
       race.tapAt = { at: now, card: p.card };
-      this.say(`${label(p.card)} cannot go to its foundation now; tap again to find a column`);
-      return [];
+      return this.refuse(`${label(p.card)} cannot go to its foundation now; tap again to find a column`);
     }
     return this.toColumn(race, p.card);
   }
@@ -696,8 +659,12 @@ export class Session {
   double(n, card) {
     const race = this.playing();
     if (!race || !race.faceUp(n).includes(card)) return [];
+    return this.home(race, card) ?? this.toColumn(race, card);
+  }
+
+  /** `card` to its foundation if it may go now, else undefined. */
+  home(race, card) {
     if (race.legalMoves().includes(`${card}>F`)) return this.sendMove(race, `${card}>F`);
-    return this.toColumn(race, card);
   }
 
   /** A click on a face-up card: pick it; on the held card, a tap; else a drop on its column. */
@@ -707,9 +674,7 @@ export class Session {
     const p = race.pick;
     if (p && p.card === card) return this.tap(now);
     if (p && p.source !== n) return this.clickDest(String(n));
-    race.pick = { source: n, card };
-    race.tapAt = null;
-    return [];
+    return this.hold(race, { source: n, card });
   }
 
   /** A click (or a drop) on a destination: "1".."7" or "F". */
@@ -719,19 +684,11 @@ export class Session {
     const p = race.pick;
     if (dest === "F") {
       if (!p) return this.pickFoundation(null);
-      if (p.source === 0) {
-        this.cancel();
-        return [];
-      }
-      return this.sendMove(race, `${p.card}>F`);
+      return p.source === 0 ? this.cancel() : this.sendMove(race, `${p.card}>F`);
     }
     const n = Number(dest);
     if (!p) return this.pressColumn(n);
-    if (p.source === n) {
-      this.cancel();
-      return [];
-    }
-    return this.sendMove(race, `${p.card}>${n}`);
+    return p.source === n ? this.cancel() : this.sendMove(race, `${p.card}>${n}`);
   }
 
   /** A drag of `card` from column `source` (0: a foundation) dropped on `dest`. */
