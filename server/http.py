@@ -382,18 +382,25 @@ class HttpPages:
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         """One response per request (a websocket upgrade never comes here: see
-        ``RaceServer._process_request``)."""
+        ``RaceServer._process_request``). ``HEAD`` gets ``GET``'s status and headers without
+        the body: link previews and uptime probes send it."""
+        response = await self._get(request)
+        if request.method == "HEAD":
+            return Response(response.status_code, response.reason_phrase, response.headers, b"")
+        return response
+
+    async def _get(self, request: Request) -> Response:
         # Origin-form ("/path?query") is all a browser, a probe or Prometheus sends.
         path, _, query = request.path.partition("?")
         try:
             web = self._web_route(path)
             if web is None and path not in _PATHS and not path.startswith(REPLAY_PREFIX):
                 raise HttpError(HTTPStatus.NOT_FOUND, f"no page at {_shown(path)}; {_NOT_FOUND}")
-            if request.method != "GET":
+            if request.method not in ("GET", "HEAD"):
                 raise HttpError(
                     HTTPStatus.METHOD_NOT_ALLOWED,
-                    f"{request.method} is not allowed here; only GET",
-                    allow="GET",
+                    f"{request.method} is not allowed here; only GET (and HEAD)",
+                    allow="GET, HEAD",
                 )
             if web is not None:
                 return self.web.respond(web, request.headers.get("If-None-Match"))

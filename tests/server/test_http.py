@@ -536,13 +536,24 @@ async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
         for method, path in (
             ("POST", "/leaderboard"),
             ("DELETE", "/metrics"),
-            ("HEAD", "/healthz"),
             ("PUT", "/healthz"),
         ):
             reply = await fetch(server, path, method)
             assert reply.status == 405, (method, path)
-            assert reply.headers["allow"] == "GET"
-            assert reply.text == f"{method} is not allowed here; only GET\n"
+            assert reply.headers["allow"] == "GET, HEAD"
+            assert reply.text == f"{method} is not allowed here; only GET (and HEAD)\n"
+
+        # HEAD: GET's status and headers, no body (a link preview, an uptime probe).
+        for path in ("/", "/healthz", "/leaderboard", "/nope"):
+            got = await fetch(server, path)
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(f"HEAD {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            raw = await asyncio.wait_for(reader.read(), TIMEOUT)
+            writer.close()
+            head, _, body = raw.partition(b"\r\n\r\n")
+            assert head.split(b" ")[1] == str(got.status).encode() and body == b"", path
+            length = f"content-length: {got.headers['content-length']}".encode()
+            assert length in head.lower(), path
 
         # "/" without an upgrade is the browser client's page (tests/web/test_serving.py).
         assert (await fetch(server, "/")).status == 200

@@ -287,10 +287,13 @@ def strings(value: Any, key: str = "") -> list[str]:
 def check_fairness(frames: list[Any], code: str) -> int:
     """Replay a runner's frames on the full deal: no frame may carry a card that was face
     down for that runner when it came (a card an ``accepted`` turns up is its own news).
-    Returns how many frames were checked."""
+    Returns how many frames were checked: those up to a ``result`` that names the game
+    code. Once the code is out every card is public (anyone can deal it), so what follows
+    (a post-mortem's winning line, a replay) may name any card; a daily's result, whose
+    code stays nil, ends nothing."""
     game: Game | None = None
     seen: set[str] = set()
-    for frame in frames:
+    for checked, frame in enumerate(frames, 1):
         kind = frame["t"]
         if kind == "race" and game is None:
             game = Game.from_code(code)
@@ -305,6 +308,8 @@ def check_fairness(frames: list[Any], code: str) -> int:
             secret = {r + s for r in "A23456789TJQK" for s in "SHDC"}
         found = {c for text in strings(frame) for c in CARD.findall(text)}
         assert not found & secret, (frame, found & secret)
+        if kind == "result" and frame.get("code"):
+            return checked
     return len(frames)
 
 
