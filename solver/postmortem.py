@@ -32,15 +32,7 @@ from typing import Literal
 
 from protocol import Game, UndoError
 
-from .search import (
-    Solution,
-    _column_map,
-    _game_key,
-    _renumber,
-    _wins,
-    par,
-    solve,
-)
+from .search import Solution, kept_moves, par, solve
 
 __all__ = ["PostMortem", "Status", "STATUSES", "postmortem", "kept_moves", "MAX_SOLVES"]
 
@@ -227,56 +219,3 @@ def _won(code: str, line: _Line, run: Sequence[str], solver: _Solver) -> PostMor
 
 def _done(solver: _Solver, answer: PostMortem) -> PostMortem:
     return replace(answer, solves=solver.solves, nodes=solver.nodes)
-
-
-def kept_moves(moves: Sequence[str], start: Game | str) -> list[int]:
-    """Which moves of the winning line ``moves`` ``par`` keeps: their indices (0-based),
-    in order. ``len(kept_moves(m, s)) == len(par(m, s))``; the moves are the same up to the
-    numbering of columns (a cut loop renumbers the moves after it)."""
-    start_text = start.position() if isinstance(start, Game) else start
-    if not _wins(start_text, moves):
-        raise ValueError("kept_moves needs a line that wins from the given start")
-    line = _cut_loops(start_text, list(enumerate(moves)))
-    improved = True
-    while improved:
-        improved = False
-        i = len(line) - 1
-        while i >= 0:
-            trial = line[:i] + line[i + 1 :]
-            if _wins(start_text, [m for _, m in trial]):
-                line = _cut_loops(start_text, trial)
-                improved = True
-                i = min(i, len(line)) - 1
-                continue
-            card = line[i][1].split(">")[0]
-            for j in range(i + 1, len(line)):
-                if line[j][1].split(">")[0] != card:
-                    continue
-                trial = line[:i] + line[i + 1 : j] + line[j + 1 :]
-                if _wins(start_text, [m for _, m in trial]):
-                    line = _cut_loops(start_text, trial)
-                    improved = True
-                    break
-            i = min(i, len(line)) - 1
-    return [n for n, _ in line]
-
-
-def _cut_loops(start: str, moves: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """``search._cut_loops`` on moves that carry their index in the original line."""
-    while True:
-        game = Game.from_position(start)
-        seen = {_game_key(game): (0, game.position())}
-        cut: tuple[int, int, str, str] | None = None
-        for j, (_, move) in enumerate(moves, start=1):
-            game.play(move)
-            key = _game_key(game)
-            if key in seen:
-                i, before = seen[key]
-                cut = (i, j, before, game.position())
-                break
-            seen[key] = (j, game.position())
-        if cut is None:
-            return moves
-        i, j, before, after = cut
-        mapping = _column_map(after, before)
-        moves = moves[:i] + [(n, _renumber(m, mapping)) for n, m in moves[j:]]

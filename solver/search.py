@@ -45,6 +45,7 @@ __all__ = [
     "Verdict",
     "solve",
     "par",
+    "kept_moves",
     "canonical_key",
     "zobrist_key",
     "solver_moves",
@@ -1318,11 +1319,12 @@ def _game_key(game: Game) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return _canonical(data.columns, data.face_down, data.foundations)
 
 
-def _cut_loops(start: str, moves: list[str]) -> list[str]:
+def _cut_loops(start: str, moves: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Drop every stretch of moves that comes back to a position seen before.
 
     Positions count as the same whatever the order of their columns; the moves after a
-    cut are renumbered to the columns of the earlier position.
+    cut are renumbered to the columns of the earlier position. Each move carries its index
+    in the line it came from, which survives the cuts (``kept_moves`` reports them).
     """
     while True:
         game = Game.from_position(start)
@@ -1330,7 +1332,7 @@ def _cut_loops(start: str, moves: list[str]) -> list[str]:
             _game_key(game): (0, game.position())
         }
         cut: tuple[int, int, str, str] | None = None
-        for j, move in enumerate(moves, start=1):
+        for j, (_, move) in enumerate(moves, start=1):
             game.play(move)
             key = _game_key(game)
             if key in seen:
@@ -1342,8 +1344,7 @@ def _cut_loops(start: str, moves: list[str]) -> list[str]:
             return moves
         i, j, before, after = cut
         mapping = _column_map(after, before)
-        rest = [_renumber(m, mapping) for m in moves[j:]]
-        moves = moves[:i] + rest
+        moves = moves[:i] + [(n, _renumber(m, mapping)) for n, m in moves[j:]]
 
 
 def _column_map(after: str, before: str) -> list[int]:
@@ -1381,28 +1382,40 @@ def par(moves: Sequence[str], start: Game | str) -> list[str]:
     result is never longer than ``moves`` and still wins from ``start`` (``ValueError``
     if ``moves`` itself does not).
     """
+    return [m for _, m in _par_line(moves, start)]
+
+
+def kept_moves(moves: Sequence[str], start: Game | str) -> list[int]:
+    """Which moves of the winning line ``moves`` ``par`` keeps: their indices (0-based),
+    in order. ``len(kept_moves(m, s)) == len(par(m, s))``; the moves are the same up to the
+    numbering of columns (a cut loop renumbers the moves after it). The post-mortem of a
+    won run names the others as wasted."""
+    return [n for n, _ in _par_line(moves, start)]
+
+
+def _par_line(moves: Sequence[str], start: Game | str) -> list[tuple[int, str]]:
+    """``par``'s line, each move with its index in ``moves``."""
     start_text = _text_of(_data(start))
-    line = list(moves)
-    if not _wins(start_text, line):
+    if not _wins(start_text, moves):
         raise ValueError("par needs a line that wins from the given start")
-    line = _cut_loops(start_text, line)
+    line = _cut_loops(start_text, list(enumerate(moves)))
     improved = True
     while improved:
         improved = False
         i = len(line) - 1
         while i >= 0:
             trial = line[:i] + line[i + 1 :]
-            if _wins(start_text, trial):
+            if _wins(start_text, [m for _, m in trial]):
                 line = _cut_loops(start_text, trial)
                 improved = True
                 i = min(i, len(line)) - 1
                 continue
-            card = line[i].split(">")[0]
+            card = line[i][1].split(">")[0]
             for j in range(i + 1, len(line)):
-                if line[j].split(">")[0] != card:
+                if line[j][1].split(">")[0] != card:
                     continue
                 trial = line[:i] + line[i + 1 : j] + line[j + 1 :]
-                if _wins(start_text, trial):
+                if _wins(start_text, [m for _, m in trial]):
                     line = _cut_loops(start_text, trial)
                     improved = True
                     break
