@@ -875,7 +875,8 @@ async def test_a_private_server_asks_for_its_password(browser: Any, tmp_path: Pa
         # The next visit needs neither the name nor the password.
         await alice.page.reload()
         await alice.page.wait_for_selector("#new-room")
-        assert len(alice.of("welcome")) == 2
+        # The page may draw the lobby before Playwright hands us the frame: wait for it.
+        await alice.until(lambda: len(alice.of("welcome")) == 2, "the welcome after the reload")
         hellos = [f for f in alice.sent if f["t"] == "hello"]
         assert hellos[-1]["password"] == "open sesame" and "token" in hellos[-1]
         # Another browser: a name taken already is asked again, with the server's reason.
