@@ -33,7 +33,7 @@ from .http import HttpPages
 from .leaderboard import Leaderboards
 from .limits import Network
 from .relay import Relay, RelayDown
-from .replays import ghost_run
+from .replays import live_ghost
 from .rooms import Hub, HubConfig
 from .storage import migrate
 from .storage.journal import JournalWriter
@@ -180,13 +180,7 @@ async def open_server(
         loop = asyncio.get_running_loop()
         if relay is None:
             for live, actions, alive_ms in await store.live_races():
-                ghost = None
-                if live.ghost_race is not None and live.ghost_player is not None:
-                    run = await store.run(race=live.ghost_race, name=live.ghost_player)
-                    if run is None:  # cannot happen: stored races are never deleted
-                        log.error("race %s: its ghost's run is gone; it goes on alone", live.uid)
-                    else:
-                        ghost = ghost_run(run, salt=live.salt, daily=live.daily_date)
+                ghost = await live_ghost(store, live)
                 server.apply(hub.restore(live, actions, alive_ms, loop.time(), ghost=ghost))
         else:  # a node takes over only races whose node is gone (``Cluster.start``)
             try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .effects import Detach, Effect, Forward, Handover, Locate, Release
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
+from .replays import live_ghost
 from .storage.sql import SqlStore
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class Cluster:
         )
         for code in lost:
             self._lose(code)
+        await self.relay.keep_watchers(self.hub.watchers())
 
     def _lose(self, code: str) -> None:
         """Room ``code`` belongs to another node now: drop it here."""
@@ -158,7 +160,16 @@ class Cluster:
                 await self.relay.release(room)
                 return False
             live, actions, alive_ms = taken
-            self.server.apply(self.hub.restore(live, actions, alive_ms, self._now()))
+            ghost = await live_ghost(self.store, live)
+            try:
+                watchers = await self.relay.watchers(room)
+            except RelayDown:  # they watch again with a ``watch``; the race goes on
+                watchers = []
+            self.server.apply(
+                self.hub.restore(
+                    live, actions, alive_ms, self._now(), ghost=ghost, watchers=watchers
+                )
+            )
             self.takeovers += 1
             log.info("room %s: race %s taken over from node %s", room, uid, owner or "-")
             with contextlib.suppress(RelayDown):

@@ -6,6 +6,7 @@ A node (docs/cluster.md) keeps in Redis, under one prefix:
 - ``room:{CODE}``: the owner of a room (or of a code it reserved), ``LEASE_TTL_MS``,
   renewed with the heartbeat by one Lua call that extends only keys holding its id;
 - ``seat:{player_id}``: the room a player is in, renewed the same way;
+- ``watchers:{CODE}``: a room's spectators, renewed with it (a takeover seats them again);
 - ``session:{player_id}``: the node and connection of a player's latest session;
 - ``daily:{date}:{rules}``: who chooses that day's deal (a lock);
 
@@ -269,6 +270,27 @@ class Relay:
                 pipe.set(self.key("room", code), self.node, nx=True, px=LEASE_TTL_MS)
             answers = await self._call(pipe.execute())
             self._pool.extend(c for c, ok in zip(codes, answers, strict=True) if ok)
+
+    async def keep_watchers(self, rooms: dict[str, list[tuple[int, str]]]) -> None:
+        """Note each room's spectators (ids and names) for ``LEASE_TTL_MS``, renewed with
+        its lease: a node that takes a room over seats them again (``watchers``), so that
+        a spectator resumes watching as a runner resumes racing. Spectators are not
+        journaled: they are not part of the race, and losing them with Redis costs a
+        spectator one ``watch``."""
+        if not rooms:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for code, members in rooms.items():
+            data = msgpack.packb([list(m) for m in members], use_bin_type=True)
+            pipe.set(self.key("watchers", code), data, px=LEASE_TTL_MS)
+        await self._call(pipe.execute())
+
+    async def watchers(self, code: str) -> list[tuple[int, str]]:
+        """The spectators room ``code``'s owner last noted (``keep_watchers``)."""
+        data = await self._call(self._redis.get(self.key("watchers", code)))
+        if not data:
+            return []
+        return [(int(pid), str(name)) for pid, name in msgpack.unpackb(data, raw=False)]
 
     async def owner(self, code: str) -> str | None:
         """The node that holds room ``code`` (or reserved it), or None."""

@@ -44,13 +44,13 @@ from protocol.messages import (
 from solver.postmortem import PostMortem, postmortem
 
 from .daily import code_public_at
-from .effects import GhostRun
+from .effects import GhostRun, LiveRace
 from .leaderboard import Leaderboards
 from .rooms.postmortems import QUEUE_LIMIT
 from .storage.sql import SqlStore, StoredRun
 from .workers import real_stderr, solver_pool
 
-__all__ = ["Replays", "CACHE_SIZE", "QUEUE_LIMIT", "ghost_run", "message_json"]
+__all__ = ["Replays", "CACHE_SIZE", "QUEUE_LIMIT", "ghost_run", "live_ghost", "message_json"]
 
 log = logging.getLogger("yukon.replays")
 
@@ -115,6 +115,18 @@ def ghost_run(run: StoredRun, *, salt: str | None = None, daily: dt.date | None 
         foundations=run.foundations,
         hinted=run.hinted,
     )
+
+
+async def live_ghost(store: SqlStore, live: LiveRace) -> GhostRun | None:
+    """The ghost a journaled race raced, fetched again from storage, for a race rebuilt
+    after a restart or taken over from a node that died (None: it raced no ghost)."""
+    if live.ghost_race is None or live.ghost_player is None:
+        return None
+    run = await store.run(race=live.ghost_race, name=live.ghost_player)
+    if run is None:  # cannot happen: stored races are never deleted
+        log.error("race %s: its ghost's run is gone; it goes on alone", live.uid)
+        return None
+    return ghost_run(run, salt=live.salt, daily=live.daily_date)
 
 
 def _answer(run: StoredRun, found: PostMortem, budget: int) -> PostMortemAnswer:

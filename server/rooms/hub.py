@@ -11,7 +11,7 @@ import heapq
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from protocol import GameCode
 from protocol.commitment import SALT_HEX
@@ -433,11 +433,13 @@ class Hub:
         now: float,
         *,
         ghost: GhostRun | None = None,
+        watchers: Sequence[tuple[int, str]] = (),
     ) -> list[Effect]:
         """Rebuild a race that was running when the server stopped, from its journal, with
-        the ``ghost`` it raced, fetched again from storage (``Restarts.restore``)."""
+        the ``ghost`` it raced, fetched again from storage, and (a takeover) the
+        ``watchers`` its node last noted, as ids and names (``Restarts.restore``)."""
         self._begin(now)
-        self._restarts.restore(live, actions, alive_ms, now, ghost=ghost)
+        self._restarts.restore(live, actions, alive_ms, now, ghost=ghost, watchers=watchers)
         return self._flush()
 
     # -- a cluster: sessions away on other nodes, guests of other nodes (``Nodes``) -------
@@ -576,6 +578,15 @@ class Hub:
     def seats(self) -> dict[str, list[int]]:
         """Every room here with its members' player ids (the directory's leases and seats)."""
         return {code: [m.id for m in r.members()] for code, r in self._rooms.items()}
+
+    def watchers(self) -> dict[str, list[tuple[int, str]]]:
+        """Every room here that has spectators, with their ids and names (a takeover
+        seats them again: ``restore``)."""
+        return {
+            code: [(m.id, m.name) for m in r.spectators]
+            for code, r in self._rooms.items()
+            if r.spectators
+        }
 
     def race_uids(self) -> dict[str, str]:
         """Each running race's uid by room code (the journal's fencing)."""

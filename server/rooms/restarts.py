@@ -7,6 +7,7 @@ A restarted server replays each running race's journal (``storage.journal``) thr
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from protocol import GameCode
 
@@ -44,6 +45,7 @@ class Restarts(Part):
         now: float,
         *,
         ghost: GhostRun | None = None,
+        watchers: Sequence[tuple[int, str]] = (),
     ) -> None:
         """Rebuild a race that was running when the server stopped, from its journal; a
         ghost race with its ``ghost``, at the same place on the race clock (None when the
@@ -52,7 +54,9 @@ class Restarts(Part):
         Its clock resumes at ``alive_ms`` (the last moment the journal knew it was alive):
         the time the server was away is not charged. Every player starts disconnected, with
         a fresh resume window; a client that resumes learns the last ``seq`` the server
-        has and resends any later move it had been told was accepted.
+        has and resends any later move it had been told was accepted. ``watchers`` (a
+        takeover: the spectators the old owner noted in the directory) are seated as
+        spectators, disconnected, with the same window.
         """
         if live.room in self._rooms:
             log.error("restore: room %s exists already; race %s not restored", live.room, live.uid)
@@ -129,6 +133,17 @@ class Restarts(Part):
                 if reply.TYPE == "refused":  # cannot happen with an intact journal
                     log.error("restore %s: journaled move %s refused", live.uid, a.action)
             room.journal_n = max(room.journal_n, a.n)
+        for pid, name in watchers:
+            p = self._players.get(pid)
+            if p is None:
+                p = _Player(pid, name, "")
+                self._players[pid] = p
+                p.gone_at = now
+                self._timer(now + self._config.resume_window_s, "gone", p)
+            if p.room is None and p.away is None:
+                room.spectators.append(p)
+                p.room = room
+                p.spectator = True
         if room.host not in room.players and room.players:
             room.host = room.players[0]
         self._rooms[room.code] = room

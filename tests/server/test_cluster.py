@@ -32,9 +32,11 @@ from protocol.messages import (
     Accepted,
     Create,
     Error,
+    Ghost,
     Hello,
     Join,
     MoveMsg,
+    Progress,
     Race,
     Ready,
     Resign,
@@ -325,13 +327,17 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
     async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b", "c")) as nodes:
         ann = await hello(nodes["a"].url, "ann")
         bob = await hello(nodes["b"].url, "bob")
-        tokens = {"ann": token_of(ann), "bob": token_of(bob)}
+        cy = await hello(nodes["c"].url, "cy")  # a spectator, on the third node
+        tokens = {"ann": token_of(ann), "bob": token_of(bob), "cy": token_of(cy)}
         await ann.send(Create(code=code))
         room: Room = await ann.expect(Room)
         await bob.send(Join(room.room))
         await bob.expect(Room, room=room.room)
         await bob.send(Ready(True))
         await all_ready(ann, 2)
+        await cy.send(Watch(room.room))
+        await cy.expect(Room, you="spectator")
+        await ann.expect(Room, spectators=1)
         await ann.send(Start())
         await ann.expect(Race)
         await bob.expect(Race)
@@ -342,6 +348,7 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
         await journaled(fresh_postgres, 1)
 
         bob_closed = asyncio.create_task(closed_code(bob))
+        cy_closed = asyncio.create_task(closed_code(cy))
         killed = time.monotonic()
         ann_closed = asyncio.create_task(closed_code(ann))
         nodes["a"].proc.send_signal(sig)
@@ -349,6 +356,7 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
         assert await ann_closed == (1012 if sig is signal.SIGTERM else None)
         # bob's node notices the owner is gone and sends him off to resume (1012).
         assert await bob_closed == 1012
+        assert await cy_closed == 1012
 
         ann2, race = await resume(nodes["b"].url, tokens["ann"], ann_acked)
         bob2, _ = await resume(nodes["c"].url, tokens["bob"], bob_acked)
@@ -357,6 +365,12 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
         # The time the owner was away is not charged.
         assert race.elapsed_ms < last.elapsed_ms + 10_000
         assert "taken over from node a" in nodes["b"].log() + nodes["c"].log()
+        # The spectator watches on: the new owner seated them again from the directory.
+        cy2 = await hello(nodes["b"].url, token=tokens["cy"])
+        welcome = next(f for f in cy2.frames if isinstance(f, Welcome))
+        assert welcome.room == room.room
+        watching: Room = await cy2.expect(Room, you="spectator")
+        assert watching.state == "racing"
 
         await play(ann2, line[half:], first=half + 1)
         await bob2.send(Resign())
@@ -365,12 +379,46 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
             ("ann", "won"),
             ("bob", "resigned"),
         ]
+        assert await cy2.expect(Result) == result
 
     stored = await stored_results(fresh_postgres, code)
     won = next(r for r in stored if r.outcome == "won")
     assert won.actions == tuple(line)  # every accepted move kept, none twice
     bob_run = next(r for r in stored if r.outcome == "resigned")
     assert bob_run.actions[:10] == tuple(line[:10])
+
+
+async def test_a_ghost_race_taken_over_from_a_dead_node_races_its_ghost_on(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b")) as nodes:
+        ann = await hello(nodes["a"].url, "ann")
+        await ann.send(Create(code=code, max_players=2))
+        await ann.expect(Room)
+        await ann.send(Start())
+        await ann.expect(Race)
+        await play(ann, line[:20])
+        await ann.send(Resign())
+        done: Result = await ann.expect(Result)
+        cy = await hello(nodes["a"].url, "cy")
+        await cy.send(Ghost(done.race, "ann"))
+        lobby: Room = await cy.expect(Room)
+        assert lobby.ghost == "ann"
+        await cy.send(Start())
+        await cy.expect(Race)
+        acked = await play(cy, line[:3])
+        await journaled(fresh_postgres, 3)  # cy's 3 (ann's race is stored, not live)
+
+        nodes["a"].kill()
+        again, _ = await resume(nodes["b"].url, token_of(cy), acked)
+        room = next(f for f in again.frames if isinstance(f, Room))
+        assert (room.ghost, room.state) == ("ann", "racing")
+        progress: Progress = await again.expect(Progress)
+        assert progress.ghost is not None and progress.ghost.name == "ann"
+        await again.send(Resign())
+        result: Result = await again.expect(Result)
+        assert result.ghost is not None and result.ghost.name == "ann"
 
 
 async def test_a_node_whose_lease_lapsed_while_redis_was_away_for_it_writes_nothing(
