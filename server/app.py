@@ -149,6 +149,7 @@ async def open_server(
                 node,
                 prefix=options.redis_prefix,
                 on_message=lambda m: cluster.on_message(m) if cluster else None,
+                on_gap=lambda: cluster.on_gap() if cluster else None,
             )
             hub_args.setdefault("new_room_code", relay.take_code)
             log.info("node %s of a cluster (redis %s)", node, shown_redis(options.redis))

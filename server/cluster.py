@@ -49,6 +49,7 @@ class Cluster:
         #: Figures for /metrics and the log.
         self.takeovers = 0
         self.rooms_lost = 0
+        self.relay_gaps = 0
         #: Test hook: while set, the node neither renews its leases nor sweeps (as if its
         #: link to Redis were paused); it keeps racing and writing, and the fence must stop it.
         self.paused = False
@@ -285,6 +286,15 @@ class Cluster:
             self.relay.publish(route[0], ["close", route[1], code, reason])
 
     # -- messages in ------------------------------------------------------------------------
+
+    def on_gap(self) -> None:
+        """This node's channel broke and is listened to again: relay messages sent to it
+        meanwhile are lost (pub/sub delivers at most once). Every session it relays, both
+        ways, is closed with 1012, so that each client resumes and gets the room as it
+        stands (a lost move was either journaled, and the resume's ``seq`` says so, or
+        not, and the client resends it): a silent loss becomes a resume."""
+        self.relay_gaps += 1
+        self.server.apply(self.hub.relay_gap(self._now()))
 
     def on_message(self, m: list[Any]) -> None:
         """A relay message from another node."""

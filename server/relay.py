@@ -97,11 +97,16 @@ class Relay:
         *,
         prefix: str = "yukon:",
         on_message: Callable[[list[Any]], None],
+        on_gap: Callable[[], None] = lambda: None,
     ) -> None:
         self.url = url
         self.node = node
         self.prefix = prefix
         self.on_message = on_message
+        #: Called when the channel is listened to again after it broke: what was published
+        #: to it meanwhile is lost (pub/sub keeps nothing), so the node resyncs what it
+        #: relays (``Cluster.on_gap``).
+        self.on_gap = on_gap
         # A bounded pool whose callers wait their turn: a burst of look-ups (hundreds of
         # joins at once) queues instead of failing as an outage would.
         pool = redis.BlockingConnectionPool.from_url(
@@ -115,7 +120,11 @@ class Relay:
         #: Its own connection for the channel: no read timeout (a quiet channel is not an
         #: outage); a ping every few seconds finds a dead link instead.
         self._sub: redis.Redis = redis.Redis.from_url(
-            url, socket_connect_timeout=2.0, socket_keepalive=True, health_check_interval=5
+            url,
+            socket_connect_timeout=2.0,
+            socket_keepalive=True,
+            health_check_interval=5,
+            client_name=f"{prefix}sub:{node}",  # CLIENT LIST names the node's channel
         )
         self._pool: deque[str] = deque()
         self._filling: asyncio.Task[None] | None = None
@@ -197,10 +206,18 @@ class Relay:
     async def _listen(self) -> None:
         """Read this node's channel; resubscribe after an outage."""
         channel = self.key("node", self.node)
+        broke = False
         while True:
             pubsub = self._sub.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(channel)
+                if broke:
+                    broke = False
+                    log.warning("relay: listening again; what was sent meanwhile is lost")
+                    try:
+                        self.on_gap()
+                    except Exception:
+                        log.exception("relay: resyncing after a gap failed")
                 async for item in pubsub.listen():
                     data = item.get("data")
                     if not isinstance(data, bytes):
@@ -212,6 +229,7 @@ class Relay:
                     except Exception:
                         log.exception("relay: a message failed")
             except (RedisError, OSError) as exc:
+                broke = True
                 if self.up:
                     log.warning("relay: redis unreachable (%s)", type(exc).__name__)
                 self.up = False

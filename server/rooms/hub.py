@@ -500,6 +500,13 @@ class Hub:
         self._nodes.gateway_gone(node, now)
         return self._flush()
 
+    def relay_gap(self, now: float) -> list[Effect]:
+        """This node missed relay messages (its channel broke): every session it relays
+        closes with 1012 and resumes (``Nodes.gap``)."""
+        self._begin(now)
+        self._nodes.gap(now)
+        return self._flush()
+
     def guest_attach(
         self,
         route: tuple[str, int],

@@ -104,6 +104,25 @@ class Nodes(Part):
                 self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
             self._forget(p)
 
+    def gap(self, now: float) -> None:
+        """Relay messages to this node were lost: every session away from here closes
+        with 1012, and so does every guest here (the close goes to its gateway, which
+        closes its client): each client resumes and is told the room as it stands."""
+        for p in [p for p in self._players.values() if p.away is not None]:
+            owner = p.away
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            if c is not None and owner is not None:  # its guest there disconnects
+                self._out.append(Detach(owner, c.id))
+                self._close(c, CLOSE_RESTARTING, "the cluster's relay lost messages; resume")
+            p.away = None
+            self._forget(p)
+        for gid in list(self._shared.guests.values()):
+            c = self._conns.get(gid)
+            if c is not None:  # closed there, disconnected here: the resume window runs
+                self._close(c, CLOSE_RESTARTING, "the cluster's relay lost messages; resume")
+                self._drop_guest(c)
+            self._handshake.disconnect(gid, now)
+
     def kick(self, c: _Conn) -> None:
         """The player said hello on a newer session on another node."""
         if c.player is not None:

@@ -421,6 +421,62 @@ async def test_a_ghost_race_taken_over_from_a_dead_node_races_its_ghost_on(
         assert result.ghost is not None and result.ghost.name == "ann"
 
 
+def kill_channel(prefix: str, node: str) -> int:
+    """Cut node ``node``'s channel (its pub/sub connection, named by the relay): what
+    is published to it until it listens again is lost. Returns how many were cut."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS)
+    try:
+        ids = [c["id"] for c in client.client_list() if c.get("name") == f"{prefix}sub:{node}"]
+        for cid in ids:
+            client.client_kill_filter(_id=cid)
+        return len(ids)
+    finally:
+        client.close()
+
+
+async def test_a_node_whose_channel_broke_sends_the_sessions_it_relays_to_resume(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """Pub/sub keeps nothing: a frame relayed while a channel is down is lost. Both ends
+    of a relayed session are closed with 1012 instead, and the client resumes."""
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b")) as nodes:
+        ann = await hello(nodes["a"].url, "ann")
+        bob = await hello(nodes["b"].url, "bob")
+        tokens = {"ann": token_of(ann), "bob": token_of(bob)}
+        await ann.send(Create(code=code))
+        room: Room = await ann.expect(Room)
+        await bob.send(Join(room.room))
+        await bob.expect(Room, room=room.room)
+        await bob.send(Ready(True))
+        await all_ready(ann, 2)
+        await ann.send(Start())
+        await ann.expect(Race)
+        await bob.expect(Race)
+        bob_acked = await play(bob, line[:5])
+
+        for node in ("a", "b"):  # the owner's channel, then the gateway's
+            closed = asyncio.create_task(closed_code(bob))
+            assert await asyncio.to_thread(kill_channel, redis_prefix, node) == 1
+            assert await closed == 1012
+            assert "listening again" in nodes[node].log()
+            bob, _ = await resume(nodes["b"].url, tokens["bob"], bob_acked)
+            bob_acked += await play(
+                bob, line[len(bob_acked) : len(bob_acked) + 5], first=len(bob_acked) + 1
+            )
+
+        await ann.send(Resign())  # ann, on the owner itself, was never relayed nor closed
+        await play(bob, line[len(bob_acked) :], first=len(bob_acked) + 1)
+        result: Result = await bob.expect(Result)
+        assert [(r.name, r.outcome) for r in result.ranks] == [("bob", "won"), ("ann", "resigned")]
+
+    stored = await stored_results(fresh_postgres, code)
+    won = next(r for r in stored if r.outcome == "won")
+    assert won.actions == tuple(line)  # every accepted move kept, none twice
+
+
 async def test_a_node_whose_lease_lapsed_while_redis_was_away_for_it_writes_nothing(
     fresh_postgres: str, tmp_path: Path, redis_prefix: str
 ) -> None:

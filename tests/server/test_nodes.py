@@ -272,6 +272,45 @@ def test_a_lost_room_closes_its_members_for_a_resume_elsewhere() -> None:
     assert cl.inbox[bob2][-1] == Welcome(1, "bob", "tok-bob", 60)
 
 
+def _racing_across(cl: Cluster) -> tuple[tuple[str, int], tuple[str, int]]:
+    """ann on A hosts a race; bob races in it from B (away there, a guest on A)."""
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    cl.send(bob, Join(cl.last(ann, Room).room))
+    cl.send(bob, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    cl.send(bob, MoveMsg(1, WIN_MOVES[0]))
+    return ann, bob
+
+
+def test_a_gateway_that_missed_relay_messages_sends_its_away_sessions_to_resume() -> None:
+    cl = Cluster("A", "B")
+    ann, bob = _racing_across(cl)
+    cl.apply("B", cl.hubs["B"].relay_gap(cl.now))
+    assert cl.closed[bob] == 1012 and ann not in cl.closed
+    # The owner was told: bob is disconnected there, his resume window runs.
+    assert [(p.name, p.connected) for p in cl.last(ann, Room).players] == [
+        ("ann", True),
+        ("bob", False),
+    ]
+    bob2 = cl.hello("B", token="tok-bob")
+    assert cl.last(bob2, Race).seq == 1  # the race as it stands, from its owner
+
+
+def test_an_owner_that_missed_relay_messages_sends_its_guests_to_resume() -> None:
+    cl = Cluster("A", "B")
+    ann, bob = _racing_across(cl)
+    cl.apply("A", cl.hubs["A"].relay_gap(cl.now))
+    assert cl.closed[bob] == 1012 and ann not in cl.closed  # ann is A's own: no relay
+    assert cl.hubs["A"].connections == 1
+    assert not cl.last(ann, Room).players[1].connected
+    bob2 = cl.hello("B", token="tok-bob")
+    cl.send(bob2, MoveMsg(2, WIN_MOVES[1]))
+    assert cl.last(bob2, Accepted).seq == 2
+
+
 def test_alone_a_hub_has_no_node_and_looks_nothing_up() -> None:
     hub = Hub(HubConfig(), new_room_code=lambda: "ZEBRA")
     hub.connect(1, 0.0)
