@@ -304,7 +304,11 @@ class Cluster:
             self.server.deliver(m[1], m[2], progress=bool(m[3]))
             return
         if kind == "frame":
-            effects = hub.guest_frame((m[1], m[2]), m[3], now)
+            route = (m[1], m[2])
+            effects = hub.guest_frame(route, m[3], now)
+            guest = hub.guest_conn(route)
+            if guest is not None:  # a relayed move is this node's to count, as its own are
+                self.server.count_moves(effects, guest, now, self._now())
         elif kind == "attach":
             effects = hub.guest_attach(
                 (m[1], m[2]),

@@ -578,6 +578,11 @@ class Hub:
         found.update(node for node, _ in self._shared.guests)
         return found
 
+    def guest_conn(self, route: tuple[str, int]) -> int | None:
+        """The guest here that stands for the session ``route`` (its gateway and its
+        connection there), if any."""
+        return self._shared.guests.get(route)
+
     def route(self, conn: int) -> tuple[str, int] | None:
         """Where a guest's frames go: its gateway and its connection there."""
         return self._shared.routes.get(conn)

@@ -311,6 +311,11 @@ async def test_four_players_on_three_nodes_race_one_room_and_a_spectator_watches
         assert ranks[:2] == [("ann", 1, "won"), ("bob", 2, "won")]
         assert sorted(r[0] for r in ranks[2:]) == ["cy", "dan"]
         assert all(r == results[0] for r in results)  # every node relayed the same result
+        # The owner counts every move its race accepted, relayed ones (bob's) too.
+        for name, moves in (("a", 2 * len(line)), ("b", 0), ("c", 0)):
+            http = nodes[name].url.replace("ws://", "http://")
+            metrics = await asyncio.to_thread(urlopen_text, f"{http}/metrics")
+            assert f"yukon_moves_accepted_total {float(moves)}" in metrics, name
 
     stored = await stored_results(fresh_postgres, code)
     assert sorted(r.outcome for r in stored) == ["resigned", "resigned", "won", "won"]
