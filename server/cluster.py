@@ -63,7 +63,7 @@ class Cluster:
         with contextlib.suppress(RelayDown):
             await self._renew()
         with contextlib.suppress(RelayDown):
-            await self._sweep()
+            await self._sweep(former=True)
         self._task = asyncio.create_task(self._run(), name="cluster")
 
     async def stop(self) -> None:
@@ -137,9 +137,17 @@ class Cluster:
             log.warning("node %s is gone", node)
             self.server.apply(self.hub.node_gone(node, self._now()))
 
-    async def _sweep(self) -> None:
-        """Take over running races whose node has no heartbeat."""
-        rows = [r for r in await self.store.live_owners() if r[2] != self.node]
+    async def _sweep(self, *, former: bool = False) -> None:
+        """Take over running races whose node has no heartbeat. ``former`` (at start):
+        races this node's id owns but this process does not hold are a former process's
+        under the same id (a node restarted by its supervisor faster than its heartbeat
+        lapsed, so nobody judged it dead): it takes them itself."""
+        rows = await self.store.live_owners()
+        if former:
+            for uid, room, owner, epoch in rows:
+                if owner == self.node and not self.hub.has_room(room):
+                    await self.take_over(uid, room, owner, epoch)
+        rows = [r for r in rows if r[2] != self.node]
         if not rows:
             return
         alive = await self.relay.alive(r[2] for r in rows if r[2])

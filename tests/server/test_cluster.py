@@ -393,6 +393,33 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
     assert bob_run.actions[:10] == tuple(line[:10])
 
 
+async def test_a_node_restarted_at_once_under_its_own_id_takes_its_former_races_back(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """A supervisor (docker's restart policy) brings a crashed node back under the same
+    id before its heartbeat lapses: nobody judged it dead, so it must take its races."""
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b")) as nodes:
+        ann = await hello(nodes["a"].url, "ann")
+        await ann.send(Create(code=code))
+        await ann.expect(Room)
+        await ann.send(Start())
+        await ann.expect(Race)
+        acked = await play(ann, line[:10])
+        await journaled(fresh_postgres, 1)
+        nodes["a"].kill()
+        again = Node(fresh_postgres, tmp_path / "spool-a2.jsonl", redis_prefix, "a")
+        nodes["a2"] = await again.started()
+        assert "taken over from node a" in again.log()
+        ann2, race = await resume(again.url, token_of(ann), acked)
+        assert race.seq <= len(acked)
+        await play(ann2, line[len(acked) :], first=len(acked) + 1)
+        result: Result = await ann2.expect(Result)
+        assert [(r.name, r.outcome) for r in result.ranks] == [("ann", "won")]
+    stored = await stored_results(fresh_postgres, code)
+    assert [r.actions for r in stored] == [tuple(line)]
+
+
 async def test_a_ghost_race_taken_over_from_a_dead_node_races_its_ghost_on(
     fresh_postgres: str, tmp_path: Path, redis_prefix: str
 ) -> None:
