@@ -61,6 +61,8 @@ class Cluster:
     async def start(self) -> None:
         """Reserve codes and take over what is orphaned, before clients come."""
         with contextlib.suppress(RelayDown):
+            await self.relay.register()
+        with contextlib.suppress(RelayDown):
             await self._renew()
         with contextlib.suppress(RelayDown):
             await self._sweep(former=True)
@@ -109,6 +111,7 @@ class Cluster:
         for code in lost:
             self._lose(code)
         await self.relay.keep_watchers(self.hub.watchers())
+        await self.relay.keep_lobbies(self.hub.lobbies())
 
     def _lose(self, code: str) -> None:
         """Room ``code`` belongs to another node now: drop it here."""
@@ -148,12 +151,41 @@ class Cluster:
                 if owner == self.node and not self.hub.has_room(room):
                     await self.take_over(uid, room, owner, epoch)
         rows = [r for r in rows if r[2] != self.node]
-        if not rows:
-            return
-        alive = await self.relay.alive(r[2] for r in rows if r[2])
-        for uid, room, owner, epoch in rows:
-            if owner not in alive:
-                await self.take_over(uid, room, owner, epoch)
+        if rows:
+            alive = await self.relay.alive(r[2] for r in rows if r[2])
+            for uid, room, owner, epoch in rows:
+                if owner not in alive:
+                    await self.take_over(uid, room, owner, epoch)
+        for node in await self.relay.gone_nodes():
+            for code, snapshot in (await self.relay.lobbies_of(node)).items():
+                await self.adopt(node, code, snapshot)
+            await self.relay.forget_node(node)
+
+    async def adopt(self, owner: str, code: str, snapshot: dict[str, Any] | None = None) -> bool:
+        """Take room ``code``, a room without a race, from the dead ``owner``: its lease,
+        then the room rebuilt from the snapshot the owner kept (``Hub.adopt_lobby``)."""
+        key = f"lobby {code}"
+        if key in self._taking or self.hub.has_room(code):
+            return False
+        self._taking.add(key)
+        try:
+            if snapshot is None:
+                snapshot = (await self.relay.lobbies_of(owner, code)).get(code)
+                if snapshot is None:
+                    return False
+            if not await self.relay.claim(code, owner):
+                return False
+            self.server.apply(self.hub.adopt_lobby(code, snapshot, self._now()))
+            if not self.hub.has_room(code):
+                await self.relay.release(code)
+                return False
+            self.takeovers += 1
+            log.info("room %s: lobby taken over from node %s", code, owner)
+            with contextlib.suppress(RelayDown):
+                await self._renew()  # its seats, at once: resumes look them up
+            return True
+        finally:
+            self._taking.discard(key)
 
     async def take_over(self, uid: str, room: str, owner: str, epoch: int) -> bool:
         """Take race ``uid`` (room ``room``) from the dead ``owner``: its lease, then its
@@ -234,6 +266,8 @@ class Cluster:
         for uid, room, holder, epoch in await self.store.live_owners():
             if room == code and holder != self.node and (owner is None or holder == owner):
                 return await self.take_over(uid, room, holder, epoch)
+        if owner is not None:  # no race: a lobby, if its owner kept one
+            return await self.adopt(owner, code)
         return False
 
     # -- effects out ------------------------------------------------------------------------

@@ -7,6 +7,9 @@ A node (docs/cluster.md) keeps in Redis, under one prefix:
   renewed with the heartbeat by one Lua call that extends only keys holding its id;
 - ``seat:{player_id}``: the room a player is in, renewed the same way;
 - ``watchers:{CODE}``: a room's spectators, renewed with it (a takeover seats them again);
+- ``lobbies:{id}``: snapshots of the node's rooms with no race running (a hash by code,
+  ``LOBBY_TTL_MS``), and ``nodes``: every node that may have left some (a set), so that
+  a node taking over adopts a dead node's lobbies;
 - ``session:{player_id}``: the node and connection of a player's latest session;
 - ``daily:{date}:{rules}``: who chooses that day's deal (a lock);
 
@@ -44,6 +47,9 @@ RENEW_EVERY_S = 1.0
 #: Codes a node keeps reserved for rooms it may open (``take_code``): enough for a burst
 #: of creates between two refills (one is started as soon as half are used).
 CODE_POOL = 256
+#: A node's lobby snapshots outlive its last renewal this long: long enough for another
+#: node to find them after its death, short enough that nothing stale comes back later.
+LOBBY_TTL_MS = 60_000
 #: Connections to Redis for calls (the channel has one more of its own).
 MAX_CONNECTIONS = 16
 #: Relay messages held while Redis is away; beyond, the oldest are dropped.
@@ -133,6 +139,8 @@ class Relay:
         self._tasks: list[asyncio.Task[None]] = []
         self._renew = self._redis.register_script(_RENEW)
         self._claim = self._redis.register_script(_CLAIM)
+        #: The lobby snapshots last written, encoded, by code (written again on change).
+        self._lobbies: dict[str, bytes] | None = None
         #: Redis answered the last call.
         self.up = False
         self.published = 0
@@ -301,6 +309,50 @@ class Relay:
         for code, members in rooms.items():
             data = msgpack.packb([list(m) for m in members], use_bin_type=True)
             pipe.set(self.key("watchers", code), data, px=LEASE_TTL_MS)
+        await self._call(pipe.execute())
+
+    async def register(self) -> None:
+        """Count this node among those whose lobbies a takeover looks for (``nodes``)."""
+        await self._call(self._redis.sadd(self.key("nodes", "all"), self.node))
+
+    async def keep_lobbies(self, snapshots: dict[str, dict[str, Any]]) -> None:
+        """Keep this node's lobby snapshots (``Hub.lobbies``) for ``LOBBY_TTL_MS``; the
+        hash is written again only when one changed, else its expiry is renewed."""
+        encoded = {c: msgpack.packb(s, use_bin_type=True) for c, s in snapshots.items()}
+        key = self.key("lobbies", self.node)
+        if encoded == self._lobbies:
+            if not encoded or await self._call(self._redis.pexpire(key, LOBBY_TTL_MS)):
+                return
+            # The hash is gone (Redis restarted empty): write it again.
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.delete(key)
+        if encoded:
+            pipe.hset(key, mapping=encoded)  # type: ignore[arg-type]
+            pipe.pexpire(key, LOBBY_TTL_MS)
+        await self._call(pipe.execute())
+        self._lobbies = encoded
+
+    async def gone_nodes(self) -> list[str]:
+        """Nodes that registered (``register``) and have no heartbeat now: their lobbies,
+        if any are left, are to be adopted."""
+        found = await self._call(self._redis.smembers(self.key("nodes", "all")))
+        names = {n.decode() for n in found} - {self.node}
+        return sorted(names - await self.alive(names))
+
+    async def lobbies_of(self, node: str, code: str | None = None) -> dict[str, dict[str, Any]]:
+        """The lobby snapshots ``node`` kept (only ``code``'s, if given), by code."""
+        key = self.key("lobbies", node)
+        if code is not None:
+            one = await self._call(self._redis.hget(key, code))
+            return {code: msgpack.unpackb(one, raw=False)} if one else {}
+        found = await self._call(self._redis.hgetall(key))
+        return {c.decode(): msgpack.unpackb(v, raw=False) for c, v in found.items()}
+
+    async def forget_node(self, node: str) -> None:
+        """``node`` is gone and its lobbies were taken: it is no longer looked at."""
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.srem(self.key("nodes", "all"), node)
+        pipe.delete(self.key("lobbies", node))
         await self._call(pipe.execute())
 
     async def watchers(self, code: str) -> list[tuple[int, str]]:

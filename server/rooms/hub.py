@@ -12,6 +12,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from protocol import GameCode
 from protocol.commitment import SALT_HEX
@@ -50,6 +51,7 @@ from .dailies import Dailies
 from .ghosts import Ghosts
 from .handshake import Handshake
 from .hints import Hints
+from .lobbies import Lobbies
 from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
@@ -97,6 +99,7 @@ class Hub:
         self._postmortems = PostMortems(shared)
         self._nodes = Nodes(shared, play, self._handshake)
         self._ghosts = Ghosts(shared, play)
+        self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
         self._conns = shared.conns
@@ -599,6 +602,18 @@ class Hub:
             for code, r in self._rooms.items()
             if r.spectators
         }
+
+    def lobbies(self) -> dict[str, dict[str, Any]]:
+        """Snapshots of the rooms here that have no race running (``Lobbies.snapshots``):
+        the directory keeps them, so that a node taking over adopts them."""
+        return self._lobbies.snapshots()
+
+    def adopt_lobby(self, code: str, snapshot: dict[str, Any], now: float) -> list[Effect]:
+        """Rebuild room ``code`` from the snapshot its dead owner kept (``Lobbies.adopt``);
+        no effect if it could not be (then ``has_room`` stays False)."""
+        self._begin(now)
+        self._lobbies.adopt(code, snapshot, now)
+        return self._flush()
 
     def race_uids(self) -> dict[str, str]:
         """Each running race's uid by room code (the journal's fencing)."""

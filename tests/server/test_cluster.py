@@ -393,6 +393,49 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
     assert bob_run.actions[:10] == tuple(line[:10])
 
 
+async def test_a_lobby_whose_node_was_killed_is_adopted_and_its_players_resume_into_it(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """A room with no race has no journal: its owner keeps a snapshot in the directory,
+    and another node adopts it; an invite link to it still works."""
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b", "c")) as nodes:
+        ann = await hello(nodes["a"].url, "ann")
+        bob = await hello(nodes["b"].url, "bob")
+        tokens = {"ann": token_of(ann), "bob": token_of(bob)}
+        await ann.send(Create(code=code, max_players=3))
+        room: Room = await ann.expect(Room)
+        await bob.send(Join(room.room))
+        await bob.expect(Room, room=room.room)
+        await bob.send(Ready(True))
+        await all_ready(ann, 2)
+        await asyncio.sleep(1.5)  # a renewal writes the snapshot (once a second)
+
+        bob_closed = asyncio.create_task(closed_code(bob))
+        killed = time.monotonic()
+        nodes["a"].kill()
+        assert await bob_closed == 1012
+        ann2 = await hello(nodes["c"].url, token=tokens["ann"])
+        bob2 = await hello(nodes["b"].url, token=tokens["bob"])
+        back: Room = await ann2.expect(Room, room=room.room)
+        assert time.monotonic() - killed < 10.0
+        assert (back.state, back.code, back.max_players) == ("lobby", code, 3)
+        assert [p.name for p in back.players] == ["ann", "bob"]
+        assert "lobby taken over from node a" in nodes["b"].log() + nodes["c"].log()
+        await bob2.expect(Room, room=room.room)
+        dee = await hello(nodes["b"].url, "dee")  # the invite link's code still works
+        await dee.send(Watch(room.room))
+        await dee.expect(Room, you="spectator")
+        await all_ready(ann2, 2)
+        await ann2.send(Start())
+        await ann2.expect(Race)
+        await bob2.expect(Race)
+        await play(ann2, line)
+        await bob2.send(Resign())
+        result: Result = await ann2.expect(Result)
+        assert [(r.name, r.outcome) for r in result.ranks] == [("ann", "won"), ("bob", "resigned")]
+
+
 async def test_a_node_restarted_at_once_under_its_own_id_takes_its_former_races_back(
     fresh_postgres: str, tmp_path: Path, redis_prefix: str
 ) -> None:

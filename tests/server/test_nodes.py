@@ -311,6 +311,64 @@ def test_an_owner_that_missed_relay_messages_sends_its_guests_to_resume() -> Non
     assert cl.last(bob2, Accepted).seq == 2
 
 
+def test_a_lobby_whose_node_died_is_adopted_with_its_members_settings_and_deal() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cy = cl.hello("B", "cy")
+    cl.send(ann, Create(max_players=3, undo=False, time_limit=600))
+    before = cl.last(ann, Room)
+    cl.send(bob, Join(before.room))
+    cl.send(bob, Ready(True))
+    cl.send(cy, Watch(before.room))
+    snapshots = cl.hubs["A"].lobbies()
+    assert list(snapshots) == [before.room]
+
+    del cl.hubs["A"]  # A dies; B adopts the lobby from the snapshot A kept
+    cl.apply("B", cl.hubs["B"].node_gone("A", cl.now))
+    assert cl.closed[bob] == 1012 and cl.closed[cy] == 1012
+    cl.apply("B", cl.hubs["B"].adopt_lobby(before.room, snapshots[before.room], cl.now))
+    assert cl.hubs["B"].has_room(before.room)
+
+    ann2 = cl.hello("B", token="tok-ann")
+    assert cl.inbox[ann2][0].room == before.room  # the welcome names it
+    room = cl.last(ann2, Room)
+    assert (room.host, room.max_players, room.undo, room.time_limit) == ("ann", 3, False, 600)
+    assert room.commitment == before.commitment  # the same secret deal
+    assert [(p.name, p.ready, p.connected) for p in room.players] == [
+        ("ann", True, True),
+        ("bob", True, False),
+    ]
+    assert room.spectators == 1
+    bob2 = cl.hello("B", token="tok-bob")
+    cy2 = cl.hello("B", token="tok-cy")
+    assert cl.last(cy2, Room).you == "spectator"
+    cl.send(ann2, Start())
+    cl.apply("B", cl.hubs["B"].tick(cl.now))
+    assert isinstance(cl.last(bob2, Race), Race)
+
+
+def test_a_finished_room_is_adopted_as_its_rematch_would_make_it() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    assert cl.hubs["A"].lobbies() == {}  # a race is journaled: the journal hands it over
+    cl.send(ann, Resign())
+    assert cl.last(ann, Room).state == "finished"
+    snapshot = cl.hubs["A"].lobbies()[code]
+    assert snapshot["deal"] is None and snapshot["fixed"] is None  # the old deal is spent
+
+    del cl.hubs["A"]
+    cl.apply("B", cl.hubs["B"].adopt_lobby(code, snapshot, cl.now))
+    ann2 = cl.hello("B", token="tok-ann")
+    room = cl.last(ann2, Room)
+    assert (room.state, room.code) == ("lobby", None)  # a new deal, drawn in secret
+    assert room.commitment is not None
+
+
 def test_alone_a_hub_has_no_node_and_looks_nothing_up() -> None:
     hub = Hub(HubConfig(), new_room_code=lambda: "ZEBRA")
     hub.connect(1, 0.0)
