@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .effects import Detach, Effect, Forward, Handover, Locate, Release
+from .effects import Detach, Effect, Forward, Handover, Locate, PasswordFailed, Release
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
 from .replays import live_ghost
 from .storage.sql import SqlStore
@@ -50,6 +50,8 @@ class Cluster:
         self.takeovers = 0
         self.rooms_lost = 0
         self.relay_gaps = 0
+        #: The other nodes alive at the last sweep (each wrong password is told to them).
+        self.others: set[str] = set()
         #: Test hook: while set, the node neither renews its leases nor sweeps (as if its
         #: link to Redis were paused); it keeps racing and writing, and the fence must stop it.
         self.paused = False
@@ -156,7 +158,8 @@ class Cluster:
             for uid, room, owner, epoch in rows:
                 if owner not in alive:
                     await self.take_over(uid, room, owner, epoch)
-        for node in await self.relay.gone_nodes():
+        self.others, gone = await self.relay.nodes()
+        for node in sorted(gone):
             for code, snapshot in (await self.relay.lobbies_of(node)).items():
                 await self.adopt(node, code, snapshot)
             await self.relay.forget_node(node)
@@ -299,6 +302,9 @@ class Cluster:
             relay.publish(e.node, ["detach", self.node, e.conn])
         elif isinstance(e, Release):
             relay.publish(e.node, ["home", e.conn, e.frame])
+        elif isinstance(e, PasswordFailed):
+            for node in self.others:
+                relay.publish(node, ["pwfail", e.key])
 
     async def _locate(self, e: Locate) -> None:
         try:
@@ -370,6 +376,8 @@ class Cluster:
             effects = hub.returned(m[1], m[2], now)
         elif kind == "kick":
             effects = hub.kick(m[1], now)
+        elif kind == "pwfail":
+            effects = hub.password_failed_elsewhere(m[1], now)
         else:
             log.warning("relay: unknown message %r", kind)
             return

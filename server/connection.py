@@ -620,7 +620,8 @@ class RaceServer:
                     self._warm_hints()  # a race with hints begins: start the solver now
                 if self.journal is not None:
                     self.journal.add(effect.entry)
-            elif self.cluster is not None:  # Locate, Handover, Forward, Detach, Release
+            elif self.cluster is not None:  # Locate, Handover, Forward, Detach, Release,
+                # PasswordFailed
                 self.cluster.effect(effect)
         self._schedule()
 

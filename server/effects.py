@@ -270,6 +270,15 @@ class Release:
 
 
 @dataclass(frozen=True, slots=True)
+class PasswordFailed:
+    """A wrong password from address ``key`` (``limits.address_key``) on this node: the
+    other nodes of a cluster count it too (``Hub.password_failed_elsewhere``), so that
+    an address's back-off and the budget of failures hold for the whole cluster."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
 class GhostRun:
     """A stored run to race as a ghost (``Hub.ghost_answered``, ``Hub.restore``): found
     by the I/O layer (``server.replays``), which has checked that it may be raced.
@@ -309,4 +318,5 @@ Effect = (
     | Forward
     | Detach
     | Release
+    | PasswordFailed
 )

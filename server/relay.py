@@ -320,10 +320,11 @@ class Relay:
         hash is written again only when one changed, else its expiry is renewed."""
         encoded = {c: msgpack.packb(s, use_bin_type=True) for c, s in snapshots.items()}
         key = self.key("lobbies", self.node)
-        if encoded == self._lobbies:
-            if not encoded or await self._call(self._redis.pexpire(key, LOBBY_TTL_MS)):
-                return
-            # The hash is gone (Redis restarted empty): write it again.
+        # Unchanged: renew the expiry, unless the hash is gone (Redis restarted empty).
+        if encoded == self._lobbies and (
+            not encoded or await self._call(self._redis.pexpire(key, LOBBY_TTL_MS))
+        ):
+            return
         pipe = self._redis.pipeline(transaction=True)
         pipe.delete(key)
         if encoded:
@@ -332,12 +333,13 @@ class Relay:
         await self._call(pipe.execute())
         self._lobbies = encoded
 
-    async def gone_nodes(self) -> list[str]:
-        """Nodes that registered (``register``) and have no heartbeat now: their lobbies,
-        if any are left, are to be adopted."""
+    async def nodes(self) -> tuple[set[str], set[str]]:
+        """The other nodes that registered (``register``): those with a heartbeat, and
+        those without (gone: their lobbies, if any are left, are to be adopted)."""
         found = await self._call(self._redis.smembers(self.key("nodes", "all")))
         names = {n.decode() for n in found} - {self.node}
-        return sorted(names - await self.alive(names))
+        alive = await self.alive(names)
+        return alive, names - alive
 
     async def lobbies_of(self, node: str, code: str | None = None) -> dict[str, dict[str, Any]]:
         """The lobby snapshots ``node`` kept (only ``code``'s, if given), by code."""

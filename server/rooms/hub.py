@@ -503,6 +503,13 @@ class Hub:
         self._nodes.gateway_gone(node, now)
         return self._flush()
 
+    def password_failed_elsewhere(self, key: str, now: float) -> list[Effect]:
+        """Another node judged a wrong password from address ``key``: it counts here too
+        (``Password.failed_elsewhere``)."""
+        self._begin(now)
+        self._password.failed_elsewhere(key, now)
+        return self._flush()
+
     def relay_gap(self, now: float) -> list[Effect]:
         """This node missed relay messages (its channel broke): every session it relays
         closes with 1012 and resumes (``Nodes.gap``)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from protocol.messages import Error, Hello
 
-from ..effects import Send
+from ..effects import PasswordFailed, Send
 from .shared import Part, Shared
 from .state import CLOSE_POLICY, CLOSE_TRY_LATER, _Conn, _forget_oldest
 
@@ -145,6 +145,20 @@ class Password(Part):
             _forget_oldest(self._pw_trusted)
             self._passed(c, msg, now)
             return
+        delay = self._failed(st, now)
+        st.next = now + delay
+        if self._shared.node:  # the other nodes count it too (a cluster)
+            self._out.append(PasswordFailed(c.key))
+        log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", st.count)
+        c.refusing = True
+        if delay:
+            self._timer(st.next, "password", c)
+        else:
+            self.refuse(c)
+
+    def _failed(self, st: _PasswordAddress, now: float) -> float:
+        """Count a failure of an address, and of the budget; the address's delay now."""
+        cfg = self._config
         st.count += 1
         st.last = now
         self._pw_tokens = max(0.0, self._pw_tokens - 1.0)
@@ -152,14 +166,24 @@ class Password(Part):
             spacing = cfg.password_global_window_s / max(1, cfg.password_global_failures)
             self._pw_gate = max(self._pw_gate, now + spacing)
         over = min(st.count - cfg.password_free_failures, _MAX_EXPONENT)
-        delay = min(2.0**over, cfg.password_max_delay_s) if over > 0 else 0.0
-        st.next = now + delay
-        log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", st.count)
-        c.refusing = True
-        if delay:
-            self._timer(st.next, "password", c)
-        else:
-            self.refuse(c)
+        return min(2.0**over, cfg.password_max_delay_s) if over > 0 else 0.0
+
+    def failed_elsewhere(self, key: str, now: float) -> None:
+        """Another node of the cluster judged a wrong password from address ``key``: it
+        counts here as if judged here (the address's delay, the budget), so that guessing
+        through every node at once is no faster than through one, except that each node
+        judges its own queue: an address gets at most one guess per node per turn."""
+        if self._config.password is None:
+            return
+        st = self._pw.get(key)
+        if st is None:
+            st = self._pw[key] = _PasswordAddress()
+            _forget_oldest(self._pw, keep=lambda s: bool(s.queue))
+        if st.count and now - st.last > self._config.password_memory_s:
+            st.count = 0
+        self._budget_left(now)  # refill first, as a check here would
+        st.next = max(st.next, now + self._failed(st, now))
+        self._wake(key, st)
 
     def _budget_left(self, now: float) -> bool:
         """Is a failure of the server-wide budget left (refilled over its window)?"""

@@ -82,12 +82,22 @@ def redis_prefix() -> Iterator[str]:
 class Node:
     """``yukon serve --redis`` in its own process, its log read on a thread."""
 
-    def __init__(self, db: str, spool: Path, prefix: str, name: str, *, redis: str = REDIS) -> None:
+    def __init__(
+        self,
+        db: str,
+        spool: Path,
+        prefix: str,
+        name: str,
+        *,
+        redis: str = REDIS,
+        env: dict[str, str] | None = None,
+    ) -> None:
         env = {
             **os.environ,
             "YUKON_RESUME_WINDOW": "30",
             "YUKON_MSG_RATE": "500",
             "YUKON_MSG_BURST": "500",
+            **(env or {}),
         }
         self.name = name
         self.proc = subprocess.Popen(
@@ -150,12 +160,18 @@ class Node:
 
 @contextlib.asynccontextmanager
 async def cluster(
-    db: str, tmp_path: Path, prefix: str, names: tuple[str, ...], **redis: str
+    db: str,
+    tmp_path: Path,
+    prefix: str,
+    names: tuple[str, ...],
+    env: dict[str, str] | None = None,
+    **redis: str,
 ) -> AsyncIterator[dict[str, Node]]:
     nodes: dict[str, Node] = {}
     try:
         for name in names:  # one by one: the first migrates the fresh database
-            nodes[name] = Node(db, tmp_path / f"spool-{name}.jsonl", prefix, name, **redis).wait()
+            spool = tmp_path / f"spool-{name}.jsonl"
+            nodes[name] = Node(db, spool, prefix, name, env=env, **redis).wait()
         yield nodes
     finally:
         for node in nodes.values():
@@ -790,6 +806,31 @@ async def test_through_haproxy_players_race_and_resume_after_the_owner_is_killed
             lb.wait(TIMEOUT)
     stored = await stored_results(fresh_postgres, code)
     assert next(x for x in stored if x.outcome == "won").actions == tuple(line)
+
+
+async def test_wrong_passwords_through_one_node_delay_the_address_on_the_others(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    env = {"YUKON_PASSWORD": "hunter2"}
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b"), env=env) as nodes:
+        await asyncio.sleep(1.5)  # a sweep: each node knows the other (``Cluster.others``)
+        for _ in range(3):  # three are free
+            guess = Player(await connect(nodes["a"].url))
+            await guess.send(Hello(1, name="mallory", password="guess"))
+            refused: Error = await guess.expect(Error)
+            assert refused.code == "password"
+            await guess.ws.close()
+        # The fourth costs the address 2 s: its answer, and any check of it meanwhile.
+        fourth = Player(await connect(nodes["a"].url))
+        await fourth.send(Hello(1, name="mallory", password="guess"))
+        await asyncio.sleep(0.3)  # judged on a, and told to b
+        began = time.monotonic()
+        right = Player(await connect(nodes["b"].url))
+        await right.send(Hello(1, name="mallory", password="hunter2"))
+        await right.expect(Welcome)
+        waited = time.monotonic() - began
+        assert waited >= 1.0, f"node b judged the address at once ({waited:.2f} s)"
+        assert (await fourth.expect(Error)).code == "password"
 
 
 async def test_a_player_who_says_hello_on_another_node_loses_the_older_connection(

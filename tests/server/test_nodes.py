@@ -43,6 +43,7 @@ from server.effects import (
     Forward,
     Handover,
     Locate,
+    PasswordFailed,
     Persist,
     Release,
     Send,
@@ -57,12 +58,12 @@ WIN_CODE, WIN_MOVES = WINNING[0], WINNING[1:]
 class Cluster:
     """Hubs by node id; clients by (node, conn); a fake clock; storage's registry."""
 
-    def __init__(self, *nodes: str) -> None:
+    def __init__(self, *nodes: str, password: str | None = None) -> None:
         self.now = 100.0
         codes = itertools.count()
         self.hubs = {
             n: Hub(
-                HubConfig(countdown_s=0.0, progress_hold_s=0.0),
+                HubConfig(countdown_s=0.0, progress_hold_s=0.0, password=password),
                 wall_clock=lambda: 1_000_000.0,
                 random_deal=lambda: 1,
                 new_salt=lambda: "5a17" * 8,
@@ -150,6 +151,10 @@ class Cluster:
                 self.apply(e.node, self.hubs[e.node].guest_detach((node, e.conn), self.now))
             elif isinstance(e, Release):
                 self.apply(e.node, self.hubs[e.node].returned(e.conn, e.frame, self.now))
+            elif isinstance(e, PasswordFailed):  # told to every other node
+                for other, h in list(self.hubs.items()):
+                    if other != node:
+                        self.apply(other, h.password_failed_elsewhere(e.key, self.now))
             elif isinstance(e, Persist):
                 self.persisted.append(e)
                 self.apply(node, hub.committed(e.record.race_id, self.now))
@@ -367,6 +372,24 @@ def test_a_finished_room_is_adopted_as_its_rematch_would_make_it() -> None:
     room = cl.last(ann2, Room)
     assert (room.state, room.code) == ("lobby", None)  # a new deal, drawn in secret
     assert room.commitment is not None
+
+
+def test_wrong_passwords_on_one_node_delay_the_address_on_every_node() -> None:
+    cl = Cluster("A", "B", password="hunter2")
+    for _ in range(4):  # three are free; the fourth costs the address 2 s
+        who = cl.connect("A")
+        cl.send(who, Hello(1, name="mallory", password="guess"))
+    cl.apply("A", cl.hubs["A"].tick(cl.now + 5))
+    assert [e.code for e in cl.inbox[who] if isinstance(e, Error)] == ["password"]
+
+    # The same address on the other node: its check waits for the address's turn there.
+    who = cl.connect("B")
+    cl.send(who, Hello(1, name="mallory", password="hunter2"))
+    assert cl.inbox[who] == []
+    turn = cl.hubs["B"].next_deadline()
+    assert turn is not None and turn >= cl.now + 1.5
+    cl.apply("B", cl.hubs["B"].tick(turn))
+    assert isinstance(cl.inbox[who][0], Welcome)
 
 
 def test_alone_a_hub_has_no_node_and_looks_nothing_up() -> None:
