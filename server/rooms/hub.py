@@ -102,7 +102,8 @@ class Hub:
         self._ghosts = Ghosts(shared, play)
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
         # What the entry points use on every frame, bound once, so that the move path
-        # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
+        # (``receive`` -> ``_dispatch`` -> ``Play.move`` -> ``Room.move``) costs what one
+        # class would.
         self._conns = shared.conns
         self._rooms = shared.rooms
         self._timers = shared.timers

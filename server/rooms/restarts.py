@@ -1,7 +1,11 @@
 """Restarts: running races rebuilt from their journal, and the clocks the journal keeps.
 
 A restarted server replays each running race's journal (``storage.journal``) through
-``restore`` before it listens; ``live_elapsed`` gives the journal's checkpoints.
+``restore`` before it listens; so does a node of a cluster that takes a room over from
+another (docs/cluster.md): rebuilding from the journal is how a room is handed over. The
+``Room`` rebuilds itself (``Room.rebuild``, ``Room.resume``); this part gives it its
+players (a fresh resume window each) and its place in the room table.
+``live_elapsed`` gives the journal's checkpoints.
 """
 
 from __future__ import annotations
