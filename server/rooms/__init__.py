@@ -35,7 +35,8 @@ The session side is split along its seams, one module each:
 - ``hints``, ``dailies``, ``ghosts``, ``restarts``: hints, the daily deal, ghost rooms,
   rooms rebuilt from their journal (after a restart, or taken over from another node);
   each built on ``Play`` and on the ``Room``'s methods.
-- ``nodes``: a cluster's sessions away on other nodes, and guests of other nodes.
+- ``nodes``: a cluster's sessions away on other nodes, and guests of other nodes;
+  ``lobbies``: rooms without a race, snapshotted and adopted by a node taking over.
 - ``postmortems``: post-mortems asked for, one per connection (``PostMortems``); the
   I/O layer works them out (``server.replays``).
 

@@ -116,7 +116,7 @@ def lobby(
         600,
         salt=SALT if secret else None,
     )
-    room.seat_host(seats[0])
+    room.seat_player(seats[0])
     for seat in seats[1:]:
         assert room.enter(seat, outside.now, spectator=False) is None
     return room
