@@ -17,8 +17,9 @@ from protocol.messages import DailyDeal
 from ..daily import counts_on_board, utc_date
 from ..effects import BeginDaily
 from .play import Play
+from .room import Room
 from .shared import Part, Shared
-from .state import _Conn, _Player, _Room
+from .state import _Conn, _Player
 
 __all__ = ["Dailies"]
 
@@ -36,7 +37,7 @@ class Dailies(Part):
         room = p.room
         own = room is not None and room.daily is not None and room.ghost is None
         if room is not None and own and room.state == "finished":
-            self._play.remove_member(room, p, now)  # a finished attempt makes way for the next
+            room.remove_member(p, now)  # a finished attempt makes way for the next
         elif room is not None:
             self._error(c, "already_in_room", f"you are in room {room.code}; leave it first")
             return
@@ -84,16 +85,23 @@ class Dailies(Part):
         if p.room is not None:  # cannot happen: a pending daily refuses create and join
             log.warning("%s: daily attempt %d began while in a room", p.name, attempt)
             return
-        room = _Room(
-            code, p, deal.rules, None, deal, 1, True, self._config.daily_time_limit, daily=date
-        )
-        room.attempt = attempt
-        room.salt = salt
         young = not counts_on_board(p.registered, self._wall(), self._config.daily_min_age_s)
-        room.practice = attempt > 1 or young
-        room.players.append(p)
-        p.room = room
-        p.spectator = False
+        room = Room(
+            self._play,
+            code,
+            p,
+            deal.rules,
+            None,
+            deal,
+            1,
+            True,
+            self._config.daily_time_limit,
+            daily=date,
+            attempt=attempt,
+            practice=attempt > 1 or young,
+            salt=salt,
+        )
+        room.seat_player(p)
         self._rooms[code] = room
         log.info(
             "%s began daily %s, attempt %d%s",
@@ -113,7 +121,7 @@ class Dailies(Part):
                 commitment=commitment(deal, salt) if salt else None,
             ),
         )
-        self._play.start_race(room, now)
+        room.start_race(now)
 
     def refused(self, player_id: int, *, code: str, text: str) -> None:
         """The attempt could not begin (``code``, ``text``): the player may ask again."""

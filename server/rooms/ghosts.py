@@ -5,8 +5,8 @@
 (``server.replays``: a stored race whose deal is public, or a friend's run on today's
 daily board once the asker's own counted attempt is over), and answers through
 ``answered`` with a ``GhostRun`` or the error. The room is a private one-player lobby on
-the run's deal; its races are practice (never on a board); ``Play`` plays the ghost
-(``Play.ghost_begins``, ``Play.ghost_moves``).
+the run's deal; its races are practice (never on a board); the ``Room`` plays the ghost
+(``Room.ghost_begins``, ``Room.ghost_moves``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from protocol.messages import MAX_NAME, Error, Ghost
 
 from ..effects import GhostRun, Query, Send
 from .play import Play
+from .room import Room
 from .shared import Part, Shared
-from .state import _Conn, _Player, _Room
+from .state import _Conn, _Player
 
 __all__ = ["Ghosts", "MAX_TIME_LIMIT"]
 
@@ -32,7 +33,7 @@ MAX_TIME_LIMIT = 7200
 
 
 class Ghosts(Part):
-    """Ghost rooms, from the ask to the lobby; the races in them are ``Play``'s."""
+    """Ghost rooms, from the ask to the lobby; the races in them are the ``Room``'s."""
 
     def __init__(self, shared: Shared, play: Play) -> None:
         super().__init__(shared)
@@ -85,10 +86,21 @@ class Ghosts(Part):
         # A secret deal (today's daily) stays so: the room plays it as a daily room does,
         # code hidden until the day's is public; a public one is shown as a chosen code.
         fixed = None if found.daily is not None else deal
-        room = _Room(code, p, deal.rules, fixed, deal, 1, True, limit, daily=found.daily)
-        room.salt = found.salt if found.daily is not None else None
-        room.practice = True
-        room.ghost = found
+        room = Room(
+            self._play,
+            code,
+            p,
+            deal.rules,
+            fixed,
+            deal,
+            1,
+            True,
+            limit,
+            daily=found.daily,
+            practice=True,
+            salt=found.salt if found.daily is not None else None,
+            ghost=found,
+        )
         self._play.open_room(c, p, room)
         log.info(
             "%s opened ghost room %s: %s's run in race %s",
@@ -97,4 +109,4 @@ class Ghosts(Part):
             found.name[:MAX_NAME],
             found.race,
         )
-        self._play.room_changed(room, now, progress=False)
+        room.room_changed(now, progress=False)

@@ -85,9 +85,7 @@ class Handshake(Part):
             log.info("%s disconnected (may resume for %ds)", p.name, self._config.resume_window_s)
             room = p.room
             if room is not None:
-                if room.state in ("lobby", "finished"):
-                    self._play.hand_over_if_away(room)
-                self._play.room_changed(room, now)
+                room.disconnected(now)
 
     def hello(self, c: _Conn, msg: Hello, now: float) -> None:
         if c.player is not None or c.authenticating:
@@ -248,6 +246,5 @@ class Handshake(Part):
                 Handover(p.away, c.id, p.id, p.name, p.token, p.registered, c.address, None)
             )
             return
-        self._play.resync(p, now)
-        if p.room is not None:  # the others see them connected again
-            self._play.room_changed(p.room, now, skip=p)
+        if p.room is not None:  # they get what they missed; the others see them again
+            p.room.reconnected(p, now)

@@ -16,8 +16,9 @@ from protocol.messages import HintAnswer
 from ..effects import Solve
 from ..race import Runner
 from .play import Play
+from .room import Refusal, Room
 from .shared import Part, Shared
-from .state import _Conn, _Player, _Room
+from .state import _Conn, _Player
 
 __all__ = ["Hints"]
 
@@ -54,24 +55,9 @@ class Hints(Part):
         if room is None:
             self._error(c, "not_in_room", "you are not in a room")
             return
-        if p.spectator:
-            self._error(c, "not_player", "spectators watch; they cannot ask for hints")
-            return
-        if not room.hints:
-            what = "a daily deal" if room.daily is not None else "this room"
-            self._error(c, "hints_disabled", f"{what} allows no hints")
-            return
-        race = room.race
-        if race is None or room.state not in ("racing", "finished"):
-            self._error(c, "no_race", "the race has not started")
-            return
-        runner = race.runners.get(p.name)
-        if runner is None:
-            self._error(c, "not_player", "you are not in this race")
-            return
-        self._play.enforce_limit(room, now)
-        if runner.done:
-            self._error(c, "finished", f"your race is over ({runner.state.value})")
+        runner = room.hint_runner(p, now)
+        if isinstance(runner, Refusal):
+            self._play.refuse(c, runner)
             return
         pending = self._jobs.get(p.hint_request) if p.hint_request is not None else None
         if pending is not None and pending.uid == room.uid:  # (one of an earlier race: ignored)
@@ -128,7 +114,7 @@ class Hints(Part):
         room = self._room_of(job)
         if room is not None:
             assert room.race is not None
-            self._play.enforce_limit(room, now)
+            room.enforce_limit(now)
             runner = room.race.runners.get(p.name)
             if runner is not None and not runner.done:
                 self._give(room, p, runner, HintAnswer(job.seq, *known), now)
@@ -152,27 +138,21 @@ class Hints(Part):
             job.player.hint_request = None
         return job
 
-    def _room_of(self, job: _HintJob) -> _Room | None:
+    def _room_of(self, job: _HintJob) -> Room[_Player] | None:
         """The room of a hint's race, if its player still races there."""
         p = job.player
         room = p.room
         if self._players.get(p.id) is not p or room is None or p.spectator:
             return None
-        if room.uid != job.uid or room.race is None or room.state != "racing":
-            return None
-        if self._rooms.get(room.code) is not room:
+        if not room.races(job.uid) or not self._play.alive(room):
             return None
         return room
 
     def _give(
-        self, room: _Room, p: _Player, runner: Runner, answer: HintAnswer, now: float
+        self, room: Room[_Player], p: _Player, runner: Runner, answer: HintAnswer, now: float
     ) -> None:
         """Send a hint; the first one a runner receives marks their run as hinted."""
         if p.conn is None:  # not received: kept in the cache for when they ask again
             return
-        assert room.race is not None
-        if not runner.hinted:
-            runner.hinted = True
-            self._play.journal(room, p.id, None, "hint", room.race.elapsed_ms(now))
-            log.info("room %s: %s got a hint; the run ranks after unhinted ones", room.code, p.name)
+        room.hinted(p, runner, now)
         self._send(p, answer)

@@ -56,8 +56,9 @@ from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
 from .restarts import Restarts
+from .room import Room
 from .shared import Shared
-from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player, _Room
+from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player
 
 __all__ = ["Hub"]
 
@@ -101,7 +102,8 @@ class Hub:
         self._ghosts = Ghosts(shared, play)
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
         # What the entry points use on every frame, bound once, so that the move path
-        # (``receive`` -> ``_dispatch`` -> ``Play.move``) costs what one class would.
+        # (``receive`` -> ``_dispatch`` -> ``Play.move`` -> ``Room.move``) costs what one
+        # class would.
         self._conns = shared.conns
         self._rooms = shared.rooms
         self._timers = shared.timers
@@ -232,24 +234,22 @@ class Hub:
                 self._password.queue(ref, now)
             elif kind == "countdown":
                 room = ref
-                assert isinstance(room, _Room)
-                alive = self._rooms.get(room.code) is room
-                if alive and room.state == "countdown" and room.countdown_until <= now:
-                    self._play.start_race(room, now)
+                assert isinstance(room, Room)
+                if self._rooms.get(room.code) is room:
+                    room.countdown_over(now)
             elif kind == "progress":
                 room = ref
-                assert isinstance(room, _Room)
-                due = room.progress_due
-                if due is not None and due <= now:
-                    self._shared.release_progress(room)
+                assert isinstance(room, Room)
+                room.progress_timer(now)
             elif kind == "ghost":
                 room = ref
-                assert isinstance(room, _Room)
-                self._play.ghost_moves(room, now)
+                assert isinstance(room, Room)
+                if self._rooms.get(room.code) is room:
+                    room.ghost_moves(now)
             elif kind == "limit":
                 room = ref
-                assert isinstance(room, _Room)
-                self._play.enforce_limit(room, now)
+                assert isinstance(room, Room)
+                room.enforce_limit(now)
             elif kind == "gone":
                 p = ref
                 assert isinstance(p, _Player)
@@ -631,11 +631,9 @@ class Hub:
         writes): its members close with 1012 and resume on the new owner; nothing of the
         room stays here."""
         self._begin(now)
-        room = self._rooms.pop(code, None)
+        room = self._play.drop(code)
         if room is not None:
             log.warning("room %s: lost to another node; its members resume there", code)
-            room.finishing = False
-            room.state = "lost"  # its timers find nothing to do
             for m in room.members():
                 m.room = None
                 c = self._conns.get(m.conn) if m.conn is not None else None

@@ -24,8 +24,9 @@ from typing import Any
 from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 
 from .play import Play
+from .room import Room
 from .shared import Part, Shared
-from .state import _Player, _Room
+from .state import _Player
 
 __all__ = ["Lobbies"]
 
@@ -103,7 +104,8 @@ class Lobbies(Part):
             salt: str | None = self._new_salt()
         else:
             salt = snap["salt"]
-        room = _Room(
+        room = Room(
+            self._play,
             code,
             host,
             rules,
@@ -112,16 +114,15 @@ class Lobbies(Part):
             int(snap["max_players"]),
             bool(snap["undo"]),
             int(snap["time_limit"]),
+            hints=bool(snap["hints"]),
+            salt=salt,
         )
-        room.salt = salt
-        room.hints = bool(snap["hints"])
-        room.players = players
-        room.spectators = watchers
+        for p in players:
+            room.seat_player(p)
+        for p in watchers:
+            room.seat_spectator(p)
         names = {p.name for p in players}
         room.ready = {n for n in snap["ready"] if n in names}
-        for p in room.members():
-            p.room = room
-            p.spectator = p in watchers
         self._rooms[code] = room
         log.info(
             "room %s: adopted in its lobby with %d players, %d spectators",
@@ -130,8 +131,8 @@ class Lobbies(Part):
             len(watchers),
         )
         for p in room.members():  # a member who said hello meanwhile
-            if p.conn is not None:
-                self._play.resync(p, now)
+            if p.connected:
+                room.resync(p, now)
         return True
 
     def _member(self, pid: int, name: str, now: float) -> _Player | None:

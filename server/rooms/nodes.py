@@ -6,7 +6,8 @@ lives on another node is *away* (``_Player.away``): this node, their gateway, re
 their frames, untouched, to the owner (``Forward``), where a *guest* ``_Conn`` (marked
 with its route, ``_Conn.guest``) stands for the session; everything the owner sends to a
 guest goes back along its route. The rest of the hub does not know the difference: a
-guest is a connection, its player a player. Alone (no node id), none of this happens.
+guest is a connection, its player a player, and to a ``Room`` a member like any (it never
+sees a connection). Alone (no node id), none of this happens.
 
 Every step is an effect (``Locate``, ``Handover``, ``Forward``, ``Detach``, ``Release``) or an
 entry point, so two hubs wired by an in-memory relay are tested like one.

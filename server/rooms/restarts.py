@@ -1,7 +1,11 @@
 """Restarts: running races rebuilt from their journal, and the clocks the journal keeps.
 
 A restarted server replays each running race's journal (``storage.journal``) through
-``restore`` before it listens; ``live_elapsed`` gives the journal's checkpoints.
+``restore`` before it listens; so does a node of a cluster that takes a room over from
+another (docs/cluster.md): rebuilding from the journal is how a room is handed over. The
+``Room`` rebuilds itself (``Room.rebuild``, ``Room.resume``); this part gives it its
+players (a fresh resume window each) and its place in the room table.
+``live_elapsed`` gives the journal's checkpoints.
 """
 
 from __future__ import annotations
@@ -9,13 +13,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from protocol import GameCode
-
 from ..effects import GhostRun, LiveAction, LiveRace
-from ..race import Race
 from .play import Play
+from .room import Room
 from .shared import Part, Shared
-from .state import _Player, _Room
+from .state import _Player
 
 __all__ = ["Restarts"]
 
@@ -61,94 +63,22 @@ class Restarts(Part):
         if live.room in self._rooms:
             log.error("restore: room %s exists already; race %s not restored", live.room, live.uid)
             return
-        players = []
-        for pid, name in live.players:
-            p = self._players.get(pid)
-            if p is None:
-                p = _Player(pid, name, "")
-                self._players[pid] = p
-                p.gone_at = now
-                self._timer(now + self._config.resume_window_s, "gone", p)
-            players.append(p)
-        host = next((p for p in players if p.id == live.host_id), players[0])
-        code = GameCode.parse(live.code)
-        room = _Room(
-            live.room,
-            host,
-            code.rules,
-            code if live.fixed else None,
-            code,
-            live.max_players,
-            live.undo,
-            live.time_limit,
-            daily=live.daily_date,
+        players = [self._member(pid, name, now) for pid, name in live.players]
+        room = Room.rebuild(
+            self._play,
+            live,
+            players,
+            actions,
+            alive_ms,
+            now,
+            race_id=self._play.next_race_id(),
+            ghost=ghost,
         )
-        room.attempt = live.attempt
-        room.practice = live.practice or live.attempt > 1
-        room.hints = live.hints
-        room.salt = live.salt
-        room.ghost = ghost
-        room.players = players
-        room.ready = {p.name for p in players}
-        for p in players:
-            p.room = room
-            p.spectator = False
-        room.race_id = self._play.next_race_id()
-        room.uid = live.uid
-        room.ids = {p.name: p.id for p in players}
-        room.started_wall = live.started_wall
-        started = now - alive_ms / 1000
-        race = Race(
-            code,
-            [p.name for p in players],
-            started=started,
-            time_limit_s=live.time_limit,
-            undo=live.undo,
-        )
-        room.race = race
-        room.state = "racing"
-        names = {pid: name for pid, name in live.players}
-        for a in sorted(actions, key=lambda a: a.n):
-            runner = race.runners[names[a.player_id]]
-            at = started + a.at_ms / 1000
-            if a.action == "resign":
-                race.resign(runner, at)
-            elif a.action == "hint":
-                runner.hinted = True
-            elif a.action in ("abandon", "leave"):
-                # Out of the room for good (the result stays in the race).
-                if a.action == "abandon":
-                    race.abandon(runner, at)
-                gone = next(p for p in players if p.id == a.player_id)
-                if gone in room.players:
-                    room.players.remove(gone)
-                    room.ready.discard(gone.name)
-                    gone.room = None
-            elif a.action == "undo":
-                assert a.seq is not None
-                race.undo(runner, a.seq, at)
-            else:
-                assert a.seq is not None
-                reply = race.move(runner, a.seq, a.action, at)
-                if reply.TYPE == "refused":  # cannot happen with an intact journal
-                    log.error("restore %s: journaled move %s refused", live.uid, a.action)
-            room.journal_n = max(room.journal_n, a.n)
         for pid, name in watchers:
-            p = self._players.get(pid)
-            if p is None:
-                p = _Player(pid, name, "")
-                self._players[pid] = p
-                p.gone_at = now
-                self._timer(now + self._config.resume_window_s, "gone", p)
+            p = self._member(pid, name, now)
             if p.room is None and p.away is None:
-                room.spectators.append(p)
-                p.room = room
-                p.spectator = True
-        if room.host not in room.players and room.players:
-            room.host = room.players[0]
+                room.seat_spectator(p)
         self._rooms[room.code] = room
-        self._play.limit_timers(room, race, now)
-        self._play.ghost_begins(room, race, now)
         log.info(
             "room %s: race %s restored at %.1f s with %d actions",
             room.code,
@@ -156,8 +86,14 @@ class Restarts(Part):
             alive_ms / 1000,
             len(actions),
         )
-        self._play.enforce_limit(room, now)
-        self._play.check_over(room)
-        for p in room.members():  # a player who said hello meanwhile (a takeover)
-            if p.conn is not None:
-                self._play.resync(p, now)
+        room.resume(now)
+
+    def _member(self, pid: int, name: str, now: float) -> _Player:
+        """The player of this id, or a new one, disconnected with a fresh resume window."""
+        p = self._players.get(pid)
+        if p is None:
+            p = _Player(pid, name, "")
+            self._players[pid] = p
+            p.gone_at = now
+            self._timer(now + self._config.resume_window_s, "gone", p)
+        return p

@@ -1,5 +1,6 @@
 """What every part of the hub shares: the tables, the timers, the effects being gathered,
-and the plumbing on them (``send``, ``error``, ``close``, timers, the flood bucket).
+and the session's plumbing on them (``send``, ``error``, ``close``, timers, the flood
+bucket). Rooms (``room.Room``) do not see it: they reach the outside through ``Play``.
 
 One ``Shared`` per hub. Each part of it (``Part``: the handshake, the password, play, hints,
 the daily deal, restarts) is built on it and binds its names once, so a part's code reads
@@ -13,18 +14,15 @@ import heapq
 import logging
 from collections.abc import Callable
 
-from protocol.messages import Accepted, Error, Message, Progress, Refused, Undone
+from protocol.messages import Error, Message
 
 from ..effects import Close, Effect, Send
-from .state import CLOSE_POLICY, HubConfig, _Conn, _Player, _Room
+from .room import OVERTAKE, Room
+from .state import CLOSE_POLICY, HubConfig, _Conn, _Player
 
 __all__ = ["Part", "Shared"]
 
 log = logging.getLogger("yukon.rooms")
-
-#: Frames that go out without first releasing a held ``progress``: the answers to a
-#: player's own moves (they may overtake it, docs/protocol.md 4.11), and progress itself.
-_OVERTAKE = (Accepted, Refused, Undone, Progress)
 
 #: Decode errors that count towards the garbage limit.
 _STRIKE_CODES = frozenset(
@@ -63,7 +61,7 @@ class Shared:
         #: Players known to this process, by token (in memory only) and by id.
         self.tokens: dict[str, _Player] = {}
         self.players: dict[int, _Player] = {}
-        self.rooms: dict[str, _Room] = {}
+        self.rooms: dict[str, Room[_Player]] = {}
         #: Room codes held for daily attempts being numbered, by player id: the room is
         #: reserved before storage numbers the attempt, so that no refusal can come after
         #: the numbering and turn a counted attempt into practice.
@@ -105,36 +103,14 @@ class Shared:
 
     def send(self, p: _Player, message: Message) -> None:
         """Send to a player, if connected. Any frame but the answers to their own moves
-        first releases their room's held ``progress`` (``Play._hold_progress``), so that it
-        never arrives after something that happened later."""
+        first releases their room's held ``progress`` (``Room.send`` does the same for
+        the room's own frames), so that it never arrives after something that happened
+        later."""
         room = p.room
-        if (
-            room is not None
-            and room.progress_due is not None
-            and not isinstance(message, _OVERTAKE)
-        ):
-            self.release_progress(room)
+        if room is not None and room.progress_due is not None and not isinstance(message, OVERTAKE):
+            room.release_progress()
         if p.conn is not None:
             self.out.append(Send(p.conn, message))
-
-    def release_progress(self, room: _Room) -> None:
-        due, mover = room.progress_due, room.progress_mover
-        room.progress_due = room.progress_mover = None
-        if due is not None and room.race is not None and room.state == "racing":
-            self.progress(room, self.now, skip=mover)
-
-    def progress(self, room: _Room, now: float, *, skip: _Player | None = None) -> None:
-        assert room.race is not None
-        if room.progress_due is not None:  # a held one goes out now, to everyone
-            room.progress_due = room.progress_mover = None
-            skip = None
-        race = room.race
-        msg = Progress(
-            race.elapsed_ms(now), race.progress(room.connected()), race.ghost_progress(now)
-        )
-        for m in room.members():
-            if m is not skip:
-                self.send(m, msg)
 
     def error(self, c: _Conn, code: str, text: str, *, seq: int | None = None) -> None:
         """Answer with an error; malformed messages also count towards the garbage limit.
@@ -180,6 +156,5 @@ class Part:
         self._out = shared.out
         self._timer = shared.timer
         self._send = shared.send
-        self._progress = shared.progress
         self._error = shared.error
         self._close = shared.close

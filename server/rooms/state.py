@@ -1,25 +1,26 @@
-"""The hub's state: its numbers (``HubConfig``), connections, players and rooms.
+"""The hub's state: its numbers (``HubConfig``), and the session's records: connections
+and players.
 
 Plain records: the parts of the hub (see the package docstring) read and change them,
 each for its own seam. A part's own records (a password check's address, a hint on its
-way) live with that part.
+way) live with that part; a room is a unit of its own (``room.Room``), which sees a
+player only as a ``room.Member``.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from protocol import GameCode, Rules
-from protocol.messages import Hello, Result
+from protocol.messages import Hello
 
 from ..daily import DAILY_TIME_LIMIT_S
-from ..effects import GhostRun
-from ..race import Race
+
+if TYPE_CHECKING:
+    from .room import Room
 
 __all__ = ["CLOSE_POLICY", "CLOSE_TRY_LATER", "ROOM_ALPHABET", "ROOM_CODE_LENGTH", "HubConfig"]
 
@@ -141,7 +142,8 @@ class _Player:
     name: str
     token: str
     conn: int | None = None
-    room: _Room | None = None
+    #: The player's room here (set by the room as they enter and leave: its seat).
+    room: Room[_Player] | None = None
     spectator: bool = False
     gone_at: float | None = None
     #: When the name was registered (wall time), for ``HubConfig.daily_min_age_s``.
@@ -160,60 +162,10 @@ class _Player:
     #: The code of that room (the welcome names it: docs/protocol.md 4.15).
     away_room: str | None = None
 
-
-@dataclass(eq=False)
-class _Room:
-    code: str
-    host: _Player
-    rules: Rules
-    fixed: GameCode | None
-    deal: GameCode
-    max_players: int
-    undo: bool
-    time_limit: int
-    players: list[_Player] = field(default_factory=list)
-    spectators: list[_Player] = field(default_factory=list)
-    ready: set[str] = field(default_factory=set)
-    state: str = "lobby"
-    countdown_until: float = 0.0
-    race: Race | None = None
-    race_id: int = 0
-    started_wall: float = 0.0
-    finishing: bool = False
-    result: Result | None = None
-    #: The date of the daily deal this private room plays, None for a normal room.
-    daily: dt.date | None = None
-    attempt: int = 0
-    #: A daily attempt kept off the boards: a later attempt, or a player too young.
-    practice: bool = False
-    #: Player ids by name, fixed when the race starts (a player may leave before the end).
-    ids: dict[str, int] = field(default_factory=dict)
-    #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
-    uid: str = ""
-    journal_n: int = 0
-    #: Runners may ask for hints (never in a daily room).
-    hints: bool = False
-    #: The salt of the commitment to a deal the server drew in secret (None for a deal the
-    #: host chose by its code, which is public anyway): revealed with the code.
-    salt: str | None = None
-    #: The address (``limits.address_key``) of the player who created it; "" if none counts.
-    key: str = ""
-    #: When a held ``progress`` is due (monotonic seconds), or None: nothing held.
-    progress_due: float | None = None
-    #: Whose moves the held ``progress`` shows: one runner (who then does not get it: their
-    #: ``accepted`` told them), or None once a second runner has moved in the hold.
-    progress_mover: _Player | None = None
-    #: A ghost room: the stored run raced alongside each race of the room (``ghost``).
-    ghost: GhostRun | None = None
-    #: When the ghost's figures next change (monotonic seconds): its timer, or None.
-    ghost_due: float | None = None
-
-    def members(self) -> list[_Player]:
-        return self.players + self.spectators
-
-    def connected(self) -> dict[str, bool]:
-        """Which players are connected, by name (what ``progress`` shows)."""
-        return {m.name: m.conn is not None for m in self.players}
+    @property
+    def connected(self) -> bool:
+        """The player's session has a connection (here, or a guest's on its gateway)."""
+        return self.conn is not None
 
 
 _V = TypeVar("_V")
