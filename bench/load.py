@@ -596,6 +596,9 @@ class WorkerReport:
     #: Answered moves by the node their room lives on.
     answered_by_owner: dict[int, int] = field(default_factory=dict)
     create_retries: int = 0
+    #: Players whose connection the server closed with 1012 (a cluster node dropped their
+    #: room: taken over, or fenced) before the report; the bench's players do not resume.
+    closed_1012: int = 0
 
 
 def worker_main(job: WorkerJob, pipe: Any) -> None:
@@ -664,6 +667,7 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
         *(_play(p, job, begin, end, stop, report, owners[i]) for i, p in enumerate(players))
     )
     cpu_after = os.times()
+    report.closed_1012 = sum(1 for p in players if 1012 in p.closes)
     report.cpu_s = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
     pipe.send(("report", report))
     await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
@@ -767,6 +771,13 @@ class RunFigures:
     redis_cpu: float | None = None
     #: Rooms' creates refused ``unavailable`` and sent again while the rooms formed.
     create_retries: int = 0
+    #: Players closed with 1012 during the run (their room dropped by its node).
+    closed_1012: int = 0
+    #: With ``--nodes``, from the nodes' logs: races taken over from another node, rooms
+    #: fenced by the database, and nodes judged gone (``server.cluster``'s log lines).
+    takeovers: int = 0
+    fenced: int = 0
+    judged_gone: int = 0
 
     @property
     def per_second(self) -> float:
@@ -909,6 +920,7 @@ def measure(
         load_after=load_after,
         problems=[x for r in reports for x in r.problems][:10],
         create_retries=sum(r.create_retries for r in reports),
+        closed_1012=sum(r.closed_1012 for r in reports),
         local_latencies=[x for r in reports for x in r.local_latencies],
         remote_latencies=[x for r in reports for x in r.remote_latencies],
         nodes=node_figures,
@@ -944,6 +956,16 @@ def show(f: RunFigures) -> None:
     print(f"  load average               before {f.load_before}, after {f.load_after}")
     if f.create_retries:
         print(f"  creates refused 'unavailable' and sent again: {f.create_retries}")
+    if f.nodes or f.failures or f.closed_1012:
+        print(
+            f"  players lost               {f.failures} stopped (a move unanswered or"
+            f" their connection gone), {f.closed_1012} closed with 1012"
+        )
+    if f.nodes:
+        print(
+            f"  takeovers                  {f.takeovers} races taken over, {f.fenced} rooms"
+            f" fenced by the database, {f.judged_gone} times a node was judged gone"
+        )
     for problem in f.problems:
         print(f"  problem: {problem}")
 
@@ -1011,6 +1033,12 @@ def show_capacity(runs: list[RunFigures]) -> None:
     ]
     if redis:
         print(f"  Redis CPU per answered move                  {median_of(redis)} us")
+    lost = [float(f.failures) for f in runs]
+    print(f"  players lost (stopped)                       {median_of(lost)}")
+    print("  players closed with 1012                     ", end="")
+    print(median_of([float(f.closed_1012) for f in runs]))
+    print("  races taken over                             ", end="")
+    print(median_of([float(f.takeovers) for f in runs]))
     relayed = [len(f.remote_latencies) / max(1, len(f.latencies)) for f in runs]
     per_move = statistics.median(us)
     if per_move > 0 and not math.isnan(per_move):
@@ -1211,6 +1239,10 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
             label = f"cluster of {args.nodes} (yukon serve --redis, {args.db})"
             figures = measure(nodes, args, echo=False, label=label, redis_cpu=redis_cpu)
             tracebacks = [line for node in nodes for line in node.tracebacks()]
+            logs = [line for node in nodes for line in node.lines]
+            figures.takeovers = sum(1 for x in logs if "taken over from node" in x)
+            figures.fenced = sum(1 for x in logs if "fenced by the database" in x)
+            figures.judged_gone = sum(1 for x in logs if re.search(r"node \S+ is gone", x))
         finally:
             for node in nodes:
                 node.kill()
