@@ -3,10 +3,13 @@
 ``RaceServer`` hands this the hub's cluster effects (``Locate``, ``Handover``, ``Forward``,
 ``Detach``, ``Release``) and every ``Send`` or ``Close`` for a guest; this turns them into
 relay messages (``server.relay``, the only code that touches Redis) and turns the
-messages other nodes send into the hub's entry points. Once a second it renews the
-node's leases, drops rooms another node took, closes sessions away on nodes that died,
-and takes over races whose node died: the lease first (Redis), then the fencing token
-and the journal in one PostgreSQL transaction, then ``Hub.restore``, the restart path.
+messages other nodes send into the hub's entry points. Its ``Heartbeat`` thread renews the
+node's heartbeat and leases once a second, off the event loop, from what the loop last
+published (``server.heartbeat``: a slow loop is not a dead node; a stuck one is). Once a
+second, on the loop, it drops rooms another node took, closes sessions away on nodes that
+died, and takes over races whose node died: the lease first (Redis), then the fencing
+token and the journal in one PostgreSQL transaction, then ``Hub.restore``, the restart
+path.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .effects import Detach, Effect, Forward, Handover, Locate, PasswordFailed, Release
+from .heartbeat import BEAT_EVERY_S, Heartbeat
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
 from .replays import live_ghost
 from .storage.sql import SqlStore
@@ -45,38 +49,87 @@ class Cluster:
         self.relay = relay
         self.store = store
         self.node = relay.node
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        #: The thread that renews the heartbeat and leases (made in ``start``, on the loop).
+        self.heartbeat: Heartbeat | None = None
         #: Figures for /metrics and the log.
         self.takeovers = 0
         self.rooms_lost = 0
         self.relay_gaps = 0
         #: The other nodes alive at the last sweep (each wrong password is told to them).
         self.others: set[str] = set()
-        #: Test hook: while set, the node neither renews its leases nor sweeps (as if its
-        #: link to Redis were paused); it keeps racing and writing, and the fence must stop it.
-        self.paused = False
+        self._paused = False
         #: A sweep and a resume's takeover must not take the same race at once.
         self._taking: set[str] = set()
+
+    @property
+    def paused(self) -> bool:
+        """Test hook: while set, the node neither renews its leases (the heartbeat thread
+        included) nor sweeps, as if its link to Redis were paused; it keeps racing and
+        writing, and the fence must stop it."""
+        return self._paused
+
+    @paused.setter
+    def paused(self, value: bool) -> None:
+        self._paused = value
+        if self.heartbeat is not None:
+            self.heartbeat.paused = value
 
     # -- life ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Reserve codes and take over what is orphaned, before clients come."""
+        """Reserve codes and take over what is orphaned, before clients come; then start
+        the heartbeat's thread and the loop's beat and sweep."""
+        relay = self.relay
+        self.heartbeat = Heartbeat(
+            relay.url,
+            self.node,
+            prefix=relay.prefix,
+            loop=asyncio.get_running_loop(),
+            on_lost=self._lost,
+        )
+        self.heartbeat.paused = self._paused
         with contextlib.suppress(RelayDown):
             await self.relay.register()
         with contextlib.suppress(RelayDown):
             await self._renew()
         with contextlib.suppress(RelayDown):
             await self._sweep(former=True)
-        self._task = asyncio.create_task(self._run(), name="cluster")
+        self._publish()
+        self.heartbeat.start()
+        self._tasks = [
+            asyncio.create_task(self._beat(), name="cluster beat"),
+            asyncio.create_task(self._run(), name="cluster"),
+        ]
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Stop sweeping and renewing (the thread is joined: nothing renews the node's
+        key after this, so ``Relay.close`` can delete it for good)."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.heartbeat is not None:
+            await asyncio.to_thread(self.heartbeat.stop)
+
+    async def _beat(self) -> None:
+        """The loop's sign of life for the heartbeat's watchdog, every ``BEAT_EVERY_S``,
+        and once a second what the thread renews. Nothing here waits on I/O: a beat late
+        is the loop late."""
+        beats = round(RENEW_EVERY_S / BEAT_EVERY_S)
+        n = 0
+        while True:
+            await asyncio.sleep(BEAT_EVERY_S)
+            assert self.heartbeat is not None
+            self.heartbeat.beat()
+            n += 1
+            if n % beats == 0:
+                self._publish()
 
     async def _run(self) -> None:
+        """Once a second: the code pool and the lobby snapshots (state, not liveness: they
+        live 60 s), then (unless Redis was just away) the sweeps."""
+        assert self.heartbeat is not None
+        heartbeat = self.heartbeat
         quiet_until = 0.0
         while True:
             await asyncio.sleep(RENEW_EVERY_S)
@@ -84,14 +137,19 @@ class Cluster:
                 continue
             try:
                 down = not self.relay.up
-                await self._renew()
+                await self.relay.refresh()
+                await self.relay.keep_lobbies(self.hub.lobbies())
+                now = time.monotonic()
+                # Back from an outage (the relay's link, or the heartbeat's): every node's
+                # heartbeat may have lapsed while Redis was away from all of them. Give the
+                # others time to renew before anything counts as dead, so an outage takes
+                # no room over.
+                quiet_until = max(quiet_until, heartbeat.recovered_at + GRACE_AFTER_OUTAGE_S)
                 if down:
-                    # Back from an outage: every node's heartbeat may have lapsed while
-                    # Redis was away from all of them. Give the others time to renew
-                    # before anything counts as dead, so an outage takes no room over.
-                    quiet_until = time.monotonic() + GRACE_AFTER_OUTAGE_S
-                    log.info("cluster: redis is back; leases renewed")
-                if time.monotonic() < quiet_until:
+                    quiet_until = max(quiet_until, now + GRACE_AFTER_OUTAGE_S)
+                    log.info("cluster: redis is back")
+                # A node that cannot renew its own heartbeat judges no other node dead.
+                if now < quiet_until or not heartbeat.up:
                     continue
                 await self._peers()
                 await self._sweep()
@@ -105,8 +163,18 @@ class Cluster:
 
     # -- leases ---------------------------------------------------------------------------
 
+    def _publish(self) -> None:
+        """Hand the heartbeat's thread what to renew: the rooms here and their members,
+        and the reserved codes (a room made from one before the next publication is
+        covered by the code's lease: the same key)."""
+        if self.heartbeat is not None:
+            self.heartbeat.publish(self.hub.seats(), self.relay.reserved())
+
     async def _renew(self) -> None:
+        """Renew at once, on the loop (at start, and for a race just taken over: resumes
+        look its seats up); the thread renews the same keys from then on."""
         seats = self.hub.seats()
+        self._publish()
         lost, _ = await self.relay.renew(
             seats, {pid: code for code, ids in seats.items() for pid in ids}
         )
@@ -114,6 +182,16 @@ class Cluster:
             self._lose(code)
         await self.relay.keep_watchers(self.hub.watchers())
         await self.relay.keep_lobbies(self.hub.lobbies())
+
+    def _lost(self, rooms: list[str], codes: list[str]) -> None:
+        """The heartbeat's thread found these rooms and reserved codes held by another
+        node (run on the loop). A room dropped since the snapshot is dropped once only."""
+        self.relay.drop_codes(codes)
+        for code in rooms:
+            if self.hub.has_room(code):
+                self._lose(code)
+        if rooms or codes:
+            self._publish()
 
     def _lose(self, code: str) -> None:
         """Room ``code`` belongs to another node now: drop it here."""

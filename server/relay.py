@@ -1,10 +1,13 @@
-"""The only code that touches Redis: a cluster's directory, its leases, and the relay.
+"""The code that touches Redis: a cluster's directory, its leases, and the relay (with
+``server.heartbeat``, the thread that renews the heartbeat and the leases once a second).
 
 A node (docs/cluster.md) keeps in Redis, under one prefix:
 
-- ``node:{id}``: its heartbeat, ``NODE_TTL_MS``, renewed every ``RENEW_EVERY_S``;
+- ``node:{id}``: its heartbeat, ``NODE_TTL_MS``, renewed every ``RENEW_EVERY_S`` (by
+  ``server.heartbeat``'s thread, and here once at start and after a takeover);
 - ``room:{CODE}``: the owner of a room (or of a code it reserved), ``LEASE_TTL_MS``,
-  renewed with the heartbeat by one Lua call that extends only keys holding its id;
+  renewed with the heartbeat by one Lua call (``RENEW_SCRIPT``) that extends only keys
+  holding its id;
 - ``seat:{player_id}``: the room a player is in, renewed the same way;
 - ``watchers:{CODE}``: a room's spectators, renewed with it (a takeover seats them again);
 - ``lobbies:{id}``: snapshots of the node's rooms with no race running (a hash by code,
@@ -35,7 +38,14 @@ from redis.exceptions import RedisError
 from .rooms import ROOM_ALPHABET
 from .rooms.state import ROOM_CODE_LENGTH
 
-__all__ = ["LEASE_TTL_MS", "NODE_TTL_MS", "RENEW_EVERY_S", "Relay", "RelayDown"]
+__all__ = [
+    "LEASE_TTL_MS",
+    "NODE_TTL_MS",
+    "RENEW_EVERY_S",
+    "RENEW_SCRIPT",
+    "Relay",
+    "RelayDown",
+]
 
 log = logging.getLogger("yukon.relay")
 
@@ -59,7 +69,7 @@ OUTGOING_LIMIT = 100_000
 #: ARGV[4] how many room keys come first in KEYS (after the node key); the rest are seats
 #: (ARGV[5..] their values). A room key held by another node is not touched and comes
 #: back in the answer: that room was taken over. A missing one is taken again.
-_RENEW = """
+RENEW_SCRIPT = """
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local lost = {}
 local rooms = tonumber(ARGV[4])
@@ -137,7 +147,7 @@ class Relay:
         self._outgoing: deque[tuple[str, bytes]] = deque()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._renew = self._redis.register_script(_RENEW)
+        self._renew = self._redis.register_script(RENEW_SCRIPT)
         self._claim = self._redis.register_script(_CLAIM)
         #: The lobby snapshots last written, encoded, by code (written again on change).
         self._lobbies: dict[str, bytes] | None = None
@@ -263,6 +273,19 @@ class Relay:
 
     def reserved(self) -> list[str]:
         return list(self._pool)
+
+    def drop_codes(self, codes: Iterable[str]) -> None:
+        """Reserved codes another node holds now (its lease lapsed): no room gets them."""
+        gone = set(codes)
+        if gone:
+            self._pool = deque(c for c in self._pool if c not in gone)
+
+    async def refresh(self) -> None:
+        """Once a second on the loop: top the code pool up, and while Redis is away try
+        it, so that ``up`` (and with it ``take_code``) comes back with Redis."""
+        if not self.up:
+            await self._call(self._redis.ping())
+        await self._fill_pool()
 
     async def renew(
         self, rooms: Iterable[str], seats: dict[int, str]
