@@ -845,3 +845,183 @@ async def test_a_player_who_says_hello_on_another_node_loses_the_older_connectio
         assert await closing == 4001
         await ann2.send(Create())
         await ann2.expect(Room)
+
+
+class LoopNode:
+    """A node run in this process, on a thread and an event loop of its own
+    (``open_server``, the wiring ``yukon serve`` runs), so that a test can stall its loop
+    while its heartbeat thread, the other nodes and the test's clients go on."""
+
+    def __init__(self, db: str, spool: Path, prefix: str, name: str) -> None:
+        from server.app import ServeOptions
+        from server.rooms import HubConfig
+
+        self.name = name
+        self.options = ServeOptions(
+            port=0,
+            db=db,
+            spool=spool,
+            redis=REDIS,
+            redis_prefix=prefix,
+            node=name,
+            solver_processes=0,
+            hub=HubConfig(resume_window_s=30, bucket_capacity=500, bucket_rate=500),
+        )
+        self.url = ""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.server: Any = None
+        self.error: BaseException | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, name=f"node {name}", daemon=True)
+
+    async def started(self) -> LoopNode:
+        self._thread.start()
+        if not await asyncio.to_thread(self._ready.wait, TIMEOUT):
+            raise AssertionError(f"node {self.name} did not start")
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:
+            self.error = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        from server.app import open_server
+
+        self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with open_server(self.options) as server:
+            self.server = server
+            self.url = f"ws://127.0.0.1:{server.port}"
+            self._ready.set()
+            await self._stop.wait()
+
+    def stall(self, seconds: float, *, busy: bool) -> threading.Event:
+        """Stall the node's loop for ``seconds``: ``busy``, running Python all along (an
+        overloaded process: the GIL is handed over only at switch intervals); otherwise
+        asleep (a process stuck in a call). The event is set when the stall ends."""
+        done = threading.Event()
+
+        def block() -> None:
+            end = time.monotonic() + seconds
+            if busy:
+                while time.monotonic() < end:
+                    sum(i * i for i in range(10_000))
+            else:
+                time.sleep(seconds)
+            done.set()
+
+        assert self.loop is not None
+        self.loop.call_soon_threadsafe(block)
+        return done
+
+    async def close(self) -> None:
+        if self.loop is not None and self._stop is not None and self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self._stop.set)
+        await asyncio.to_thread(self._thread.join, TIMEOUT)
+
+
+async def live_race(db: str) -> tuple[str, int]:
+    store = SqlStore(db)
+    try:
+        async with store.engine.connect() as conn:
+            row = (await conn.execute(select(LiveRaceRow))).one()
+        return row.owner, row.epoch
+    finally:
+        await store.close()
+
+
+async def test_a_stalled_node_keeps_its_races_and_one_stuck_past_the_limit_is_taken_over(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Node a runs in this process; its loop is stalled twice. First busy for 5 s (longer
+    than the heartbeat's 3 s TTL): the heartbeat thread keeps its heartbeat and leases,
+    node b takes nothing over, and the race goes on, a move sent during the stall answered
+    after it. Then asleep for 9 s (stuck, past the 4 s stall limit): the thread withholds
+    the heartbeat, b takes the race over within 10 s of the stall's start, a drops the
+    room when it runs again, and both players resume on b and finish the race."""
+    import logging
+
+    import redis
+
+    caplog.set_level(logging.INFO)
+    code, line = winning_line()
+    r = redis.Redis.from_url(REDIS)
+    a = await LoopNode(fresh_postgres, tmp_path / "a.jsonl", redis_prefix, "a").started()
+    b = await Node(fresh_postgres, tmp_path / "b.jsonl", redis_prefix, "b").started()
+    try:
+        ann = await hello(a.url, "ann")
+        bob = await hello(b.url, "bob")  # relayed to a, the room's owner
+        tokens = {"ann": token_of(ann), "bob": token_of(bob)}
+        await ann.send(Create(code=code))
+        room: Room = await ann.expect(Room)
+        await bob.send(Join(room.room))
+        await bob.expect(Room, room=room.room)
+        await bob.send(Ready(True))
+        await all_ready(ann, 2)
+        await ann.send(Start())
+        await ann.expect(Race)
+        await bob.expect(Race)
+        ann_acked = await play(ann, line[:10])
+        bob_acked = await play(bob, line[:5])
+        await journaled(fresh_postgres, 1)
+        node_key, room_key = f"{redis_prefix}node:a", f"{redis_prefix}room:{room.room}"
+
+        # 1. Busy for 5 s: a slow node, not a dead one.
+        done = a.stall(5.0, busy=True)
+        await ann.send(MoveMsg(11, line[10]))  # answered once the loop runs again
+        gaps = []
+        while not done.is_set():
+            if r.get(node_key) is None or r.get(room_key) != b"a":
+                gaps.append(round(time.monotonic(), 2))
+            await asyncio.sleep(0.1)
+        reply = await ann.expect(Accepted, seq=11)
+        assert reply.move == line[10]
+        ann_acked.append((11, line[10]))
+        await asyncio.sleep(2.5)  # b's sweeps would have found a lapse by now
+        assert gaps == [], f"a's heartbeat or lease lapsed at {gaps}"
+        assert await live_race(fresh_postgres) == ("a", 1)
+        assert "taken over" not in b.log()
+        ann_acked += await play(ann, line[11:20], first=12)
+        bob_acked += await play(bob, line[5:8], first=6)
+        # Past the 4 s stall limit the thread withheld the heartbeat for the last second
+        # of the stall; its TTL bridged that (docs/cluster.md, "Leases").
+
+        # 2. Asleep for 9 s: stuck past the stall limit, taken over like a dead node.
+        bob_closed = asyncio.create_task(closed_code(bob))
+        ann_closed = asyncio.create_task(closed_code(ann))
+        stalled = time.monotonic()
+        done = a.stall(9.0, busy=False)
+        while await live_race(fresh_postgres) != ("b", 2):
+            assert time.monotonic() - stalled < 10.0, "not taken over within 10 s"
+            await asyncio.sleep(0.1)
+        taken = time.monotonic() - stalled
+        assert not done.is_set()
+        assert caplog.text.count("heartbeat is withheld") >= 1
+        assert "taken over from node a" in b.log()
+        assert await bob_closed == 1012  # b closes the sessions it relayed to a
+        assert await ann_closed == 1012  # a, awake, drops the room it lost
+        assert "lost to another node" in caplog.text
+        ann2, _ = await resume(b.url, tokens["ann"], ann_acked)
+        bob2, _ = await resume(b.url, tokens["bob"], bob_acked)
+        await play(ann2, line[20:], first=21)
+        await bob2.send(Resign())
+        result: Result = await ann2.expect(Result)
+        assert [(x.name, x.outcome) for x in result.ranks] == [
+            ("ann", "won"),
+            ("bob", "resigned"),
+        ]
+        print(f"taken over {taken:.1f} s after the stall began")
+    finally:
+        await a.close()
+        b.kill()
+        print(f"--- node b\n{b.log()}")
+        r.close()
+    stored = await stored_results(fresh_postgres, code)
+    assert next(x for x in stored if x.outcome == "won").actions == tuple(line)
+    assert next(x for x in stored if x.outcome == "resigned").actions[:8] == tuple(line[:8])
