@@ -164,11 +164,11 @@ class Cluster:
     # -- leases ---------------------------------------------------------------------------
 
     def _publish(self) -> None:
-        """Hand the heartbeat's thread what to renew: the rooms here and their members,
-        and the reserved codes (a room made from one before the next publication is
+        """Hand the heartbeat's thread what to renew: the rooms here, their members and
+        spectators, and the reserved codes (a room made from one before the next publication is
         covered by the code's lease: the same key)."""
         if self.heartbeat is not None:
-            self.heartbeat.publish(self.hub.seats(), self.relay.reserved())
+            self.heartbeat.publish(self.hub.seats(), self.relay.reserved(), self.hub.watchers())
 
     async def _renew(self) -> None:
         """Renew at once, on the loop (at start, and for a race just taken over: resumes

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import msgpack
 import redis
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
@@ -63,11 +64,13 @@ SOCKET_TIMEOUT_S = 2.0
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What the loop last published: rooms here (code -> members' ids) and reserved codes.
+    """What the loop last published: rooms here (code -> members' ids), reserved codes,
+    and the rooms' spectators (code -> ids and names; ``Relay.watchers`` reads them).
     Replaced whole, never changed: the thread reads it without a lock."""
 
     rooms: dict[str, list[int]] = field(default_factory=dict)
     codes: tuple[str, ...] = ()
+    watchers: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
 
 class Heartbeat:
@@ -129,9 +132,15 @@ class Heartbeat:
         """The loop is alive: called on it every ``BEAT_EVERY_S``."""
         self.stamp = time.monotonic()
 
-    def publish(self, rooms: dict[str, list[int]], codes: Sequence[str]) -> None:
-        """What to renew from now on (called on the loop, which owns ``rooms``)."""
-        self.snapshot = Snapshot(rooms, tuple(codes))
+    def publish(
+        self,
+        rooms: dict[str, list[int]],
+        codes: Sequence[str],
+        watchers: dict[str, list[tuple[int, str]]] | None = None,
+    ) -> None:
+        """What to renew from now on (called on the loop, which made these and no longer
+        changes them)."""
+        self.snapshot = Snapshot(rooms, tuple(codes), watchers or {})
 
     def start(self) -> None:
         self._thread.start()
@@ -181,8 +190,9 @@ class Heartbeat:
 
     def renew_once(self) -> bool:
         """One renewal of the heartbeat, the published rooms, codes and seats (one Lua
-        call); rooms and codes found held by another node go to ``on_lost``. False if
-        Redis could not be reached."""
+        call), then of the rooms' spectators (``watchers:{CODE}``, a pipeline); rooms and
+        codes found held by another node go to ``on_lost``. False if Redis could not be
+        reached."""
         snap = self.snapshot
         rooms = list(snap.rooms)
         codes = [c for c in snap.codes if c not in snap.rooms]
@@ -201,6 +211,14 @@ class Heartbeat:
         args += [code for _, code in seats]
         try:
             lost_keys = self._script(keys=keys, args=args)
+            lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
+            kept = [c for c in snap.watchers if c not in lost]
+            if kept:
+                pipe = self._redis.pipeline(transaction=False)
+                for code in kept:
+                    data = msgpack.packb([list(m) for m in snap.watchers[code]])
+                    pipe.set(f"{p}watchers:{code}", data, px=self.lease_ttl_ms)
+                pipe.execute()
         except (RedisError, OSError) as exc:
             if self.up:
                 log.warning("heartbeat: redis unreachable (%s)", type(exc).__name__)
@@ -211,8 +229,7 @@ class Heartbeat:
             self.recovered_at = time.monotonic()
             log.info("heartbeat: redis is back; leases renewed")
         self.renewals += 1
-        if lost_keys:
-            lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
+        if lost:
             lost_rooms = [c for c in rooms if c in lost]
             lost_codes = [c for c in codes if c in lost]
             with contextlib.suppress(RuntimeError):  # the loop closed: the node is stopping

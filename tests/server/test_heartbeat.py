@@ -14,6 +14,7 @@ import secrets
 import time
 from collections.abc import Iterator
 
+import msgpack
 import pytest
 import redis
 
@@ -85,10 +86,12 @@ async def test_it_renews_the_heartbeat_rooms_seats_and_codes_the_loop_published(
     r: redis.Redis, prefix: str
 ) -> None:
     hb, lost = make(prefix)
-    hb.publish({"ABCDE": [7, 8]}, ["FGHJK", "ABCDE"])
+    hb.publish({"ABCDE": [7, 8]}, ["FGHJK", "ABCDE"], {"ABCDE": [(9, "eve")]})
     hb.start()
     try:
         await beating(hb, 1.5)  # past every TTL: only renewals keep the keys
+        watchers = r.get(f"{prefix}watchers:ABCDE")
+        assert watchers is not None and msgpack.unpackb(watchers) == [[9, "eve"]]
         assert r.get(f"{prefix}node:n1") == b"n1"
         assert r.get(f"{prefix}room:ABCDE") == b"n1"
         assert r.get(f"{prefix}room:FGHJK") == b"n1"
