@@ -778,6 +778,9 @@ class RunFigures:
     takeovers: int = 0
     fenced: int = 0
     judged_gone: int = 0
+    #: Times a node's heartbeat thread withheld its heartbeat, its loop stalled past the
+    #: watchdog's limit (``server.heartbeat``; none on code without that thread).
+    withheld: int = 0
 
     @property
     def per_second(self) -> float:
@@ -964,7 +967,8 @@ def show(f: RunFigures) -> None:
     if f.nodes:
         print(
             f"  takeovers                  {f.takeovers} races taken over, {f.fenced} rooms"
-            f" fenced by the database, {f.judged_gone} times a node was judged gone"
+            f" fenced by the database, {f.judged_gone} times a node was judged gone,"
+            f" {f.withheld} heartbeats withheld (a loop stalled past the watchdog's limit)"
         )
     for problem in f.problems:
         print(f"  problem: {problem}")
@@ -1243,6 +1247,7 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
             figures.takeovers = sum(1 for x in logs if "taken over from node" in x)
             figures.fenced = sum(1 for x in logs if "fenced by the database" in x)
             figures.judged_gone = sum(1 for x in logs if re.search(r"node \S+ is gone", x))
+            figures.withheld = sum(1 for x in logs if "heartbeat is withheld" in x)
         finally:
             for node in nodes:
                 node.kill()
