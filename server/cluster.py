@@ -105,6 +105,8 @@ class Cluster:
     async def stop(self) -> None:
         """Stop sweeping and renewing (the thread is joined: nothing renews the node's
         key after this, so ``Relay.close`` can delete it for good)."""
+        if self.heartbeat is not None:
+            self.heartbeat.halt()  # at once: the join below waits for a free worker thread
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

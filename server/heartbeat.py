@@ -145,6 +145,10 @@ class Heartbeat:
     def start(self) -> None:
         self._thread.start()
 
+    def halt(self) -> None:
+        """Renew nothing more (the thread ends at its next wake-up); does not wait."""
+        self._stop.set()
+
     def stop(self) -> None:
         """Stop renewing and wait for the thread (at most one renewal's time)."""
         self._stop.set()

@@ -1003,6 +1003,10 @@ async def test_a_stalled_node_keeps_its_races_and_one_stuck_past_the_limit_is_ta
         taken = time.monotonic() - stalled
         assert not done.is_set()
         assert caplog.text.count("heartbeat is withheld") >= 1
+        for _ in range(100):  # b logs the takeover just after its transaction committed
+            if "taken over from node a" in b.log():
+                break
+            await asyncio.sleep(0.05)
         assert "taken over from node a" in b.log()
         assert await bob_closed == 1012  # b closes the sessions it relayed to a
         assert await ann_closed == 1012  # a, awake, drops the room it lost
