@@ -63,6 +63,9 @@ class Restarts(Part):
             if p is None:
                 p = _Player(pid, name, "")
                 self._players[pid] = p
+            # Every player gets a fresh window, also one a cluster's node remembers from an
+            # earlier session, gone with what is left of that session's window.
+            if p.conn is None:
                 p.gone_at = now
                 self._timer(now + self._config.resume_window_s, "gone", p)
             players.append(p)
@@ -143,6 +146,11 @@ class Restarts(Part):
         )
         self._play.enforce_limit(room, now)
         self._play.check_over(room)
+        for p in room.members():
+            # A cluster's node may remember a member from an earlier session whose room was
+            # on another node (away): their room is here now, and so is their session.
+            p.away = None
+            p.away_room = None
         for p in room.members():  # a player who said hello meanwhile (a takeover)
             if p.conn is not None:
                 self._play.resync(p, now)
