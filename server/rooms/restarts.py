@@ -12,6 +12,7 @@ from protocol import GameCode
 
 from ..effects import GhostRun, LiveAction, LiveRace
 from ..race import Race
+from .nodes import CLOSE_RESTARTING
 from .play import Play
 from .shared import Part, Shared
 from .state import _Player, _Room
@@ -147,10 +148,17 @@ class Restarts(Part):
         self._play.enforce_limit(room, now)
         self._play.check_over(room)
         for p in room.members():
-            # A cluster's node may remember a member from an earlier session whose room was
-            # on another node (away): their room is here now, and so is their session.
-            p.away = None
-            p.away_room = None
+            # A cluster's node may remember a member whose session here was relayed to
+            # another node (away): to the node this race was taken from, or to an earlier
+            # room's. Their room is here now. A connection still open is closed with 1012,
+            # as when the owner is seen gone, so that the client resumes here.
+            if p.away is not None:
+                p.away = None
+                p.away_room = None
+                c = self._conns.get(p.conn) if p.conn is not None else None
+                if c is not None:
+                    self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
         for p in room.members():  # a player who said hello meanwhile (a takeover)
-            if p.conn is not None:
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            if c is not None and not c.closed:
                 self._play.resync(p, now)
