@@ -61,6 +61,11 @@ class Cluster:
         self._paused = False
         #: A sweep and a resume's takeover must not take the same race at once.
         self._taking: set[str] = set()
+        #: Guests that came while a takeover ran (their ``attach``, then their frames), in
+        #: order. The lease names this node before the room is rebuilt here, so a gateway
+        #: may hand a member's resume over in between: it waits for the room.
+        self._held: list[list[Any]] = []
+        self._held_routes: set[tuple[str, int]] = set()
 
     @property
     def paused(self) -> bool:
@@ -301,6 +306,11 @@ class Cluster:
             return True
         finally:
             self._taking.discard(uid)
+            if not self._taking:
+                held, self._held = self._held, []
+                self._held_routes.clear()
+                for m in held:
+                    self._handle(m)
 
     # -- where a player is -----------------------------------------------------------------
 
@@ -425,7 +435,18 @@ class Cluster:
         self.server.apply(self.hub.relay_gap(self._now()))
 
     def on_message(self, m: list[Any]) -> None:
-        """A relay message from another node."""
+        """A relay message from another node; a new guest waits while a takeover runs
+        (``_held``), and so do its frames."""
+        kind = m[0]
+        if kind in ("attach", "frame", "detach"):
+            route = (m[1], m[2])
+            if (kind == "attach" and self._taking) or route in self._held_routes:
+                self._held_routes.add(route)
+                self._held.append(m)
+                return
+        self._handle(m)
+
+    def _handle(self, m: list[Any]) -> None:
         hub, now, kind = self.hub, self._now(), m[0]
         effects: Iterable[Effect]
         if kind == "send":

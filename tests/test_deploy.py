@@ -764,6 +764,17 @@ def test_haproxy_keeps_quiet_websockets_open_longer_than_the_ping_interval() -> 
     assert "redispatch 1" in defaults["option"] or "redispatch" in defaults["option"]
 
 
+def test_haproxy_gives_up_on_a_dead_node_quickly() -> None:
+    """A killed node's address answers nothing, and leastconn sends the first players who
+    come back to it (it lost every connection): each waits ``timeout connect`` before the
+    retry goes elsewhere, and a failed connection marks the node down at once (measured:
+    docs/performance.md, "Failover through HAProxy")."""
+    assert seconds(haproxy_sections()["defaults"]["timeout connect"][0]) <= 1
+    (default_server,) = haproxy_sections()["backend nodes"]["default-server"]
+    assert "observe layer4" in default_server
+    assert "on-error mark-down" in default_server
+
+
 def test_haproxy_accepts_its_config() -> None:
     haproxy = needed("haproxy", "apt-get install haproxy, to check deploy/haproxy.cfg")
     result = subprocess.run(

@@ -113,6 +113,12 @@ class Handshake(Part):
                 # The window is over, even if no tick said so yet.
                 self._play.expire_player(p, now)
                 p = None
+            if p is not None and self._shared.node and p.room is None and p.away is None:
+                # A cluster's node that remembers a player in no room (left, or between
+                # races) cannot know where they went since: they may have said hello on
+                # another node and be racing there. Storage and the directory say (the
+                # seat, and the older session to close); ``authenticated`` reattaches.
+                p = None
             if p is not None:
                 self.attach(c, p, now)
             else:  # not in memory: storage knows every registered player

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Sequence
 
 from ..effects import GhostRun, LiveAction, LiveRace
+from .nodes import CLOSE_RESTARTING
 from .play import Play
 from .room import Room
 from .shared import Part, Shared
@@ -75,9 +76,9 @@ class Restarts(Part):
             ghost=ghost,
         )
         for pid, name in watchers:
-            p = self._member(pid, name, now)
-            if p.room is None and p.away is None:
-                room.seat_spectator(p)
+            known = self._players.get(pid)
+            if known is None or (known.room is None and known.away is None):
+                room.seat_spectator(self._member(pid, name, now))  # else: moved on meanwhile
         self._rooms[room.code] = room
         log.info(
             "room %s: race %s restored at %.1f s with %d actions",
@@ -89,11 +90,24 @@ class Restarts(Part):
         room.resume(now)
 
     def _member(self, pid: int, name: str, now: float) -> _Player:
-        """The player of this id, or a new one, disconnected with a fresh resume window."""
+        """The player of this id, or a new one, disconnected with a fresh resume window.
+
+        A cluster's node may remember the player from an earlier session: gone, with what
+        is left of that session's window (a fresh one is given), or relayed to another
+        node (away: the node this race was taken from, or an earlier room's). Their room
+        is here now: a relayed connection still open is closed with 1012, as when the
+        owner is seen gone, so that the client resumes here."""
         p = self._players.get(pid)
         if p is None:
             p = _Player(pid, name, "")
             self._players[pid] = p
+        if p.away is not None:
+            p.away = None
+            p.away_room = None
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            if c is not None:
+                self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
+        if p.conn is None:
             p.gone_at = now
             self._timer(now + self._config.resume_window_s, "gone", p)
         return p

@@ -1029,3 +1029,40 @@ async def test_a_stalled_node_keeps_its_races_and_one_stuck_past_the_limit_is_ta
     stored = await stored_results(fresh_postgres, code)
     assert next(x for x in stored if x.outcome == "won").actions == tuple(line)
     assert next(x for x in stored if x.outcome == "resigned").actions[:8] == tuple(line[:8])
+
+
+async def test_a_player_a_node_still_remembers_is_sent_to_the_room_they_joined_elsewhere(
+    fresh_postgres: str, tmp_path: Path, redis_prefix: str
+) -> None:
+    """Node a remembers dan, who left it in no room (his place kept for the resume
+    window); he says hello on b and races there, his connection drops, and he comes back
+    through a. a must not resume its stale session (no room, no race: the drill of
+    bench/cluster_drill.py lost a player so), but send him to his race on b."""
+    code, line = winning_line()
+    async with cluster(fresh_postgres, tmp_path, redis_prefix, ("a", "b")) as nodes:
+        dan = await hello(nodes["a"].url, "dan")
+        token = token_of(dan)
+        await dan.ws.close()  # a keeps dan, in no room, for the resume window
+        ann = await hello(nodes["b"].url, "ann")
+        dan = await hello(nodes["b"].url, token=token)
+        await ann.send(Create(code=code))
+        room: Room = await ann.expect(Room)
+        await dan.send(Join(room.room))
+        await dan.expect(Room, room=room.room)
+        await dan.send(Ready(True))
+        await all_ready(ann, 2)
+        await ann.send(Start())
+        await ann.expect(Race)
+        await dan.expect(Race)
+        acked = await play(dan, line[:5])
+        dan.ws.transport.abort()
+
+        dan2, race = await resume(nodes["a"].url, token, acked)
+        welcome = next(f for f in dan2.frames if isinstance(f, Welcome))
+        assert welcome.room == room.room
+        assert race.seq == 5
+        await play(dan2, line[5:8], first=6)
+        await dan2.send(Resign())
+        await ann.send(Resign())
+        result: Result = await ann.expect(Result)
+        assert sorted(x.name for x in result.ranks) == ["ann", "dan"]

@@ -58,6 +58,7 @@ from server.effects import (
     Close,
     Effect,
     Forget,
+    Handover,
     Journal,
     LiveAction,
     LiveRace,
@@ -1846,6 +1847,47 @@ def test_a_restored_race_asks_for_the_moves_its_journal_lost() -> None:
     assert (accepted.score, accepted.moves) == (view_before.score, view_before.moves)
     # Bob was restored too; he has the resume window to come back, like any dropped player.
     assert after.hub.races_running == 1
+
+
+def test_a_race_taken_over_by_a_node_that_sent_its_player_elsewhere_before_is_served_here() -> None:
+    """A cluster's node remembers ann from an earlier session of hers whose room was on
+    node y (her session went there: away). It then takes over a race of hers (restore):
+    her resume is served here, not handed over to y again (the compose drill lost a player
+    so), and she has a fresh resume window, not what was left of the old one."""
+    cl = Clients(HubConfig(resume_window_s=60))
+    conns = race(cl, ["ann", "bob"])
+    cl.move(conns["ann"], WIN_MOVES[0], at=cl.race_start + 1)
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    actions = [e for e in cl.journal if isinstance(e, LiveAction)]
+    ann_id, _, ann_token = cl.registry["ann"]
+
+    after = Clients(HubConfig(resume_window_s=60))
+    after.registry = cl.registry
+    after.tokens = dict(cl.tokens)
+    after.hub = Hub(after.config, wall_clock=lambda: after.wall, boot_id="b007", node="x")
+    old = after.connect()
+    [auth] = after.hub.receive(old, encode(Hello(PROTOCOL_VERSION, token=ann_token)), after.now)
+    assert isinstance(auth, Authenticate)
+    effects = after.hub.authenticated(
+        old,
+        player_id=ann_id,
+        name="ann",
+        token=ann_token,
+        now=after.now,
+        away="y",
+        away_room="YROOM",
+    )
+    assert any(isinstance(e, Handover) and e.node == "y" for e in effects)
+    after.disconnect(old, at=after.now + 30)  # gone from here, her place kept
+
+    gone = after.now  # her window here ends at gone + 60
+    after.hub.restore(live, actions, alive_ms=1_000, now=gone + 10)
+    after.tick(gone + 62)  # her old window is over, the new one (to gone + 70) not
+    assert [e.action for e in after.journal if isinstance(e, LiveAction)] == []
+    conn, effects = after.resume("ann", at=after.now + 1)
+    assert not any(isinstance(e, Handover) for e in effects)
+    [raced] = [m for m in to(effects, conn) if isinstance(m, RaceMsg)]
+    assert raced.seq == 1
 
 
 def test_an_abandon_and_a_leave_are_journaled_and_restored() -> None:
