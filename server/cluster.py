@@ -36,6 +36,8 @@ log = logging.getLogger("yukon.cluster")
 
 #: How long a resume waits, at most, for its room's new owner after a node died.
 TAKEOVER_WAIT_S = 6.0
+#: How long, at most, a guest that came while a takeover ran waits for it (``on_message``).
+HOLD_LIMIT_S = 5.0
 #: After Redis comes back, how long a node waits before it judges other nodes dead.
 GRACE_AFTER_OUTAGE_S = 2 * RENEW_EVERY_S + NODE_TTL_MS / 1000
 
@@ -273,7 +275,7 @@ class Cluster:
                 await self._renew()  # its seats, at once: resumes look them up
             return True
         finally:
-            self._taking.discard(key)
+            self._done_taking(key)
 
     async def take_over(self, uid: str, room: str, owner: str, epoch: int) -> bool:
         """Take race ``uid`` (room ``room``) from the dead ``owner``: its lease, then its
@@ -305,12 +307,21 @@ class Cluster:
                 await self._renew()  # its seats, at once: resumes look them up
             return True
         finally:
-            self._taking.discard(uid)
-            if not self._taking:
-                held, self._held = self._held, []
-                self._held_routes.clear()
-                for m in held:
-                    self._handle(m)
+            self._done_taking(uid)
+
+    def _done_taking(self, key: str) -> None:
+        """A takeover (``key``: a race's uid, or ``lobby CODE``) is over: once none runs,
+        the guests held meanwhile are served, in the order they came."""
+        self._taking.discard(key)
+        if not self._taking:
+            self._serve_held()
+
+    def _serve_held(self) -> None:
+        """Serve the guests held while takeovers ran (``on_message``), in order."""
+        held, self._held = self._held, []
+        self._held_routes.clear()
+        for m in held:
+            self._handle(m)
 
     # -- where a player is -----------------------------------------------------------------
 
@@ -441,6 +452,10 @@ class Cluster:
         if kind in ("attach", "frame", "detach"):
             route = (m[1], m[2])
             if (kind == "attach" and self._taking) or route in self._held_routes:
+                if not self._held:  # a takeover stuck (a database lock) must not hold
+                    # every guest of this node: after HOLD_LIMIT_S they are served as
+                    # they are (one whose room is not here yet goes home, and resumes)
+                    asyncio.get_running_loop().call_later(HOLD_LIMIT_S, self._serve_held)
                 self._held_routes.add(route)
                 self._held.append(m)
                 return
