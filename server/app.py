@@ -122,8 +122,7 @@ async def open_server(
     solver: Executor | None = None
     try:
         try:
-            before = await migrate.current(store)
-            after = await migrate.upgrade(store)
+            before, after = await migrate.upgrade_from(store)
         except Exception as exc:
             raise StartupError(
                 f"cannot use the database {shown_url(store.url)}: {describe_error(exc)}"

@@ -239,8 +239,7 @@ def cmd_db(args: argparse.Namespace) -> int:
         store = SqlStore(args.db)
         try:
             if args.action == "upgrade":
-                before = await migrate.current(store)
-                after = await migrate.upgrade(store)
+                before, after = await migrate.upgrade_from(store)
                 if before == after:
                     return f"{shown_url(store.url)}: already at {after} (head)"
                 return f"{shown_url(store.url)}: upgraded from {before or 'empty'} to {after}"

@@ -44,14 +44,23 @@ MIGRATION_LOCK = 0x59554B4F  # "YUKO"
 
 async def upgrade(store: SqlStore, revision: str = "head") -> str | None:
     """Migrate up to ``revision``; returns the revision the database is at afterwards."""
+    return (await upgrade_from(store, revision))[1]
+
+
+async def upgrade_from(store: SqlStore, revision: str = "head") -> tuple[str | None, str | None]:
+    """Migrate up to ``revision``; returns the revisions before and after. The one before
+    is read under the lock: of nodes that start together, only the one that migrated
+    says so in its log (the others find the database migrated already)."""
+    before: list[str | None] = []
 
     def run(conn: Connection) -> None:
         if conn.dialect.name == "postgresql":  # held until the transaction ends
             conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+        before.append(MigrationContext.configure(conn).get_current_revision())
         command.upgrade(alembic_config(conn), revision)
 
     await store.run_sync(run)
-    return await current(store)
+    return before[0], await current(store)
 
 
 async def downgrade(store: SqlStore, revision: str) -> str | None:

@@ -656,6 +656,10 @@ async def test_three_nodes_starting_together_choose_the_daily_deal_once(
         chosen = [line for n in nodes for line in n.lines if "chosen:" in line]
         dates = [re.search(r"daily deal for (\S+) chosen", x).group(1) for x in chosen]  # type: ignore[union-attr]
         assert sorted(dates) == sorted(set(dates)) and len(dates) == 2, chosen
+        # One of them migrated the fresh database; the others found it done (the lock).
+        migrated = [n.name for n in nodes if "migrated from empty" in n.log()]
+        assert len(migrated) == 1, migrated
+        assert all("is at migration" in n.log() for n in nodes if n.name not in migrated)
     finally:
         for node in nodes:
             node.kill()
