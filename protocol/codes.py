@@ -4,8 +4,7 @@ A code names a deal and the rules it is played under, so two players who exchang
 play the same game. The deal part is either seven letters, a base-26 *deal number*
 (``A`` = 0) that players choose and share on purpose, or 26 characters of base32, the
 128-bit *seed* of a deal the server drew in secret. The two are told apart by length;
-only a seeded deal can stay secret while its cards are played (docs/architecture.md,
-"Fairness").
+only a seeded deal can stay secret while its cards are played (docs/fairness.md).
 """
 
 from __future__ import annotations

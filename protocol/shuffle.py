@@ -5,7 +5,7 @@ shuffled by SplitMix64, specified so that every implementation, in any language,
 same cards for the same number. A *seeded* deal (16 bytes the server drew from ``secrets``)
 is shuffled from SHA-256 in counter mode with rejection sampling: numbered deals are few
 enough to search one by one from a player's view, which a 128-bit seed behind a hash is
-not (docs/architecture.md, "Fairness"). Python's own ``random`` is never used.
+not (docs/fairness.md). Python's own ``random`` is never used.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ candidate n > 0 the one seeded by HMAC-SHA256("yukon-daily:<date>:<n>"). The day
 the first candidate the solver proves winnable within ``DAILY_BUDGET_NODES`` positions. A
 budget in nodes, not seconds, makes the choice the same on any machine, however busy.
 Nobody can compute a day's deal without the secret, nor search for it from the cards it
-shows (a seed is 128 bits, not one of 26^7 deal numbers: docs/architecture.md,
-"Fairness"); its code is revealed once the day is over, with the salt of the commitment
-that was public all day (``DailyChoice.commitment``).
+shows (a seed is 128 bits, not one of 26^7 deal numbers: docs/fairness.md); its code is
+revealed once the day is over, with the salt of the commitment that was public all day
+(``DailyChoice.commitment``).
 
 Days chosen before seeded deals existed keep the 7-letter code stored for them, and have
 no commitment.

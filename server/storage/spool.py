@@ -34,7 +34,7 @@ log = logging.getLogger("yukon.storage")
 
 def _private(path: Path, mode: str) -> IO[str]:
     """Open a spool file readable by the server's user only: a record holds its race's game
-    code, which for today's daily deal is still a secret (docs/architecture.md, "Fairness")."""
+    code, which for today's daily deal is still a secret (docs/fairness.md)."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
     fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)  # a file left by an older version may have been readable by all
