@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from protocol.messages import (
     Accepted,
@@ -805,6 +805,17 @@ async def test_through_haproxy_players_race_and_resume_after_the_owner_is_killed
                 ("ann", "won"),
                 ("bob", "resigned"),
             ]
+            # The load balancer holds an address to 64 connections over all the nodes
+            # (each node counts only its own): ann2 and bob2, 62 more, then 429.
+            more = [await connect(url) for _ in range(62)]
+            with pytest.raises(InvalidStatus) as refused:
+                await connect(url)
+            assert refused.value.response.status_code == 429
+            await more.pop().close()
+            await asyncio.sleep(0.2)
+            more.append(await connect(url))  # one closed: one may open
+            for ws in more:
+                await ws.close()
         finally:
             lb.kill()
             lb.wait(TIMEOUT)
