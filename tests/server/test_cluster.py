@@ -261,6 +261,24 @@ async def resume_once(url: str, token: str, acked: list[tuple[int, str]]) -> tup
     return player, race
 
 
+async def lobby_of_two(host: Player, guest: Player, code: str, **create: Any) -> Room:
+    """``host`` creates a room on deal ``code``; ``guest`` joins it and is ready."""
+    await host.send(Create(code=code, **create))
+    room: Room = await host.expect(Room)
+    await guest.send(Join(room.room))
+    await guest.expect(Room, room=room.room)
+    await guest.send(Ready(True))
+    await all_ready(host, 2)
+    return room
+
+
+async def start(host: Player, *others: Player) -> None:
+    """The host starts the race; everyone gets their ``race``."""
+    await host.send(Start())
+    for p in (host, *others):
+        await p.expect(Race)
+
+
 async def journaled(db: str, moves: int) -> None:
     """Wait (bounded) until ``live_actions`` holds ``moves`` rows."""
     store = SqlStore(db)
@@ -350,18 +368,11 @@ async def test_kill_9_of_the_owner_mid_race_every_player_resumes_through_another
         bob = await hello(nodes["b"].url, "bob")
         cy = await hello(nodes["c"].url, "cy")  # a spectator, on the third node
         tokens = {"ann": token_of(ann), "bob": token_of(bob), "cy": token_of(cy)}
-        await ann.send(Create(code=code))
-        room: Room = await ann.expect(Room)
-        await bob.send(Join(room.room))
-        await bob.expect(Room, room=room.room)
-        await bob.send(Ready(True))
-        await all_ready(ann, 2)
+        room = await lobby_of_two(ann, bob, code)
         await cy.send(Watch(room.room))
         await cy.expect(Room, you="spectator")
         await ann.expect(Room, spectators=1)
-        await ann.send(Start())
-        await ann.expect(Race)
-        await bob.expect(Race)
+        await start(ann, bob)
         half = len(line) // 2
         ann_acked = await play(ann, line[:half])
         bob_acked = await play(bob, line[:10])
@@ -419,12 +430,7 @@ async def test_a_lobby_whose_node_was_killed_is_adopted_and_its_players_resume_i
         ann = await hello(nodes["a"].url, "ann")
         bob = await hello(nodes["b"].url, "bob")
         tokens = {"ann": token_of(ann), "bob": token_of(bob)}
-        await ann.send(Create(code=code, max_players=3))
-        room: Room = await ann.expect(Room)
-        await bob.send(Join(room.room))
-        await bob.expect(Room, room=room.room)
-        await bob.send(Ready(True))
-        await all_ready(ann, 2)
+        room = await lobby_of_two(ann, bob, code, max_players=3)
         await asyncio.sleep(1.5)  # a renewal writes the snapshot (once a second)
 
         bob_closed = asyncio.create_task(closed_code(bob))
@@ -443,9 +449,7 @@ async def test_a_lobby_whose_node_was_killed_is_adopted_and_its_players_resume_i
         await dee.send(Watch(room.room))
         await dee.expect(Room, you="spectator")
         await all_ready(ann2, 2)
-        await ann2.send(Start())
-        await ann2.expect(Race)
-        await bob2.expect(Race)
+        await start(ann2, bob2)
         await play(ann2, line)
         await bob2.send(Resign())
         result: Result = await ann2.expect(Result)
@@ -537,15 +541,8 @@ async def test_a_node_whose_channel_broke_sends_the_sessions_it_relays_to_resume
         ann = await hello(nodes["a"].url, "ann")
         bob = await hello(nodes["b"].url, "bob")
         tokens = {"ann": token_of(ann), "bob": token_of(bob)}
-        await ann.send(Create(code=code))
-        room: Room = await ann.expect(Room)
-        await bob.send(Join(room.room))
-        await bob.expect(Room, room=room.room)
-        await bob.send(Ready(True))
-        await all_ready(ann, 2)
-        await ann.send(Start())
-        await ann.expect(Race)
-        await bob.expect(Race)
+        await lobby_of_two(ann, bob, code)
+        await start(ann, bob)
         bob_acked = await play(bob, line[:5])
 
         for node in ("a", "b"):  # the owner's channel, then the gateway's
@@ -774,15 +771,8 @@ async def test_through_haproxy_players_race_and_resume_after_the_owner_is_killed
                     await asyncio.sleep(0.1)
             bob = await hello(url, "bob")
             tokens = {"ann": token_of(ann), "bob": token_of(bob)}
-            await ann.send(Create(code=code))
-            room: Room = await ann.expect(Room)
-            await bob.send(Join(room.room))
-            await bob.expect(Room, room=room.room)
-            await bob.send(Ready(True))
-            await all_ready(ann, 2)
-            await ann.send(Start())
-            await ann.expect(Race)
-            await bob.expect(Race)
+            room = await lobby_of_two(ann, bob, code)
+            await start(ann, bob)
             acked = {"ann": await play(ann, line[:20]), "bob": await play(bob, line[:7])}
             await journaled(fresh_postgres, 1)
 
@@ -973,15 +963,8 @@ async def test_a_stalled_node_keeps_its_races_and_one_stuck_past_the_limit_is_ta
         ann = await hello(a.url, "ann")
         bob = await hello(b.url, "bob")  # relayed to a, the room's owner
         tokens = {"ann": token_of(ann), "bob": token_of(bob)}
-        await ann.send(Create(code=code))
-        room: Room = await ann.expect(Room)
-        await bob.send(Join(room.room))
-        await bob.expect(Room, room=room.room)
-        await bob.send(Ready(True))
-        await all_ready(ann, 2)
-        await ann.send(Start())
-        await ann.expect(Race)
-        await bob.expect(Race)
+        room = await lobby_of_two(ann, bob, code)
+        await start(ann, bob)
         ann_acked = await play(ann, line[:10])
         bob_acked = await play(bob, line[:5])
         await journaled(fresh_postgres, 1)
@@ -1060,15 +1043,8 @@ async def test_a_player_a_node_still_remembers_is_sent_to_the_room_they_joined_e
         await dan.ws.close()  # a keeps dan, in no room, for the resume window
         ann = await hello(nodes["b"].url, "ann")
         dan = await hello(nodes["b"].url, token=token)
-        await ann.send(Create(code=code))
-        room: Room = await ann.expect(Room)
-        await dan.send(Join(room.room))
-        await dan.expect(Room, room=room.room)
-        await dan.send(Ready(True))
-        await all_ready(ann, 2)
-        await ann.send(Start())
-        await ann.expect(Race)
-        await dan.expect(Race)
+        room = await lobby_of_two(ann, dan, code)
+        await start(ann, dan)
         acked = await play(dan, line[:5])
         dan.ws.transport.abort()
 
