@@ -454,3 +454,30 @@ def test_a_forgotten_session_s_resume_window_does_not_expire_the_player_taken_ov
     cl.disconnect(bob3)
     bob4 = cl.hello("B", token="tok-bob")
     assert cl.last(bob4, Race).seq == 2
+
+
+def test_an_adopted_lobby_s_member_remembered_from_an_earlier_session_gets_a_fresh_window() -> None:
+    """As a restored race's runners do: a member the adopting node remembers in no room
+    (said hello there, left) is seated with a fresh resume window, not with what is left
+    of that old session's, which would drop them from the lobby before they came back."""
+    cl = Cluster("A", "B", "C")
+    bob = cl.hello("B", "bob")
+    cl.disconnect(bob)  # B remembers bob in no room; his window there runs to +60 s
+    left_at = cl.now
+    ann = cl.hello("A", "ann")
+    cl.send(ann, Create())
+    code = cl.last(ann, Room).room
+    bob2 = cl.hello("C", token="tok-bob")
+    cl.send(bob2, Join(code))
+    assert [p.name for p in cl.last(ann, Room).players] == ["ann", "bob"]
+
+    cl.now = left_at + 50  # A dies; B adopts the lobby
+    snapshot = cl.hubs["A"].lobbies()[code]
+    del cl.hubs["A"]
+    cl.apply("C", cl.hubs["C"].node_gone("A", cl.now))
+    cl.apply("B", cl.hubs["B"].adopt_lobby(code, snapshot, cl.now))
+    cl.now = left_at + 61  # the old window is over; the new one is not
+    cl.apply("B", cl.hubs["B"].tick(cl.now))
+    bob3 = cl.hello("B", token="tok-bob")
+    assert cl.inbox[bob3][0].room == code
+    assert [p.name for p in cl.last(bob3, Room).players] == ["ann", "bob"]
