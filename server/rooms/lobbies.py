@@ -137,14 +137,17 @@ class Lobbies(Part):
 
     def _member(self, pid: int, name: str, now: float) -> _Player | None:
         """The player to seat, disconnected with a fresh resume window; None if they are
-        in a room already, or away on another node (they moved on meanwhile)."""
+        in a room already, or away on another node (they moved on meanwhile). One this
+        node remembers from an earlier session in no room gets a fresh window too, as a
+        restored race's runners do (``Restarts._member``): the rest of the old one would
+        drop them from the lobby before they could come back."""
         p = self._players.get(pid)
         if p is None:
             p = _Player(pid, name, "")
             self._players[pid] = p
+        elif p.room is not None or p.away is not None or p.daily_pending:
+            return None
+        if p.conn is None:
             p.gone_at = now
             self._timer(now + self._config.resume_window_s, "gone", p)
-            return p
-        if p.room is not None or p.away is not None or p.daily_pending:
-            return None
         return p

@@ -298,9 +298,18 @@ class Play(Part):
         return True
 
     def expire_player(self, p: _Player, now: float) -> None:
-        """The resume window passed: abandon any race, leave the room, free the name."""
+        """The resume window passed: abandon any race, leave the room, free the name.
+
+        Only ``p`` itself is forgotten: a cluster's node forgets a player whose session it
+        relayed (``Nodes._forget``) while that session's window still runs, and may hold
+        a newer player of the same id and token by the time it ends (a member of a race
+        it took over since, a guest, a new hello). Removing that one by id left its room
+        holding a seat that no hello found again (the compose drill: a resume got a
+        welcome naming the room, then nothing)."""
         room = p.room
         if room is not None:
             room.expire(p, now)
-        self._tokens.pop(p.token, None)
-        self._players.pop(p.id, None)
+        if self._tokens.get(p.token) is p:
+            del self._tokens[p.token]
+        if self._players.get(p.id) is p:
+            del self._players[p.id]

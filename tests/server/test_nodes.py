@@ -42,6 +42,9 @@ from server.effects import (
     Effect,
     Forward,
     Handover,
+    Journal,
+    LiveAction,
+    LiveRace,
     Locate,
     PasswordFailed,
     Persist,
@@ -79,14 +82,18 @@ class Cluster:
         self.registry: dict[str, tuple[int, str]] = {}
         #: Where each player sits (storage and the directory's part): room code by id.
         self.persisted: list[Persist] = []
+        #: What the hubs journaled (storage's part): a takeover rebuilds a race from it.
+        self.journal: list[LiveRace | LiveAction] = []
 
     def owner(self, code: str) -> str | None:
         return next((n for n, h in self.hubs.items() if code in h.seats()), None)
 
-    def seat(self, player_id: int) -> str | None:
+    def seat(self, player_id: int) -> tuple[str, str] | None:
+        """The node and the room where the player has a seat (the directory's answer)."""
         for n, h in self.hubs.items():
-            if any(player_id in ids for ids in h.seats().values()):
-                return n
+            for code, ids in h.seats().items():
+                if player_id in ids:
+                    return n, code
         return None
 
     def apply(self, node: str, effects: list[Effect]) -> None:
@@ -126,7 +133,8 @@ class Cluster:
                         token=token,
                         now=self.now,
                         new=e.name is not None,
-                        away=where,
+                        away=where[0] if where else None,
+                        away_room=where[1] if where else None,
                     ),
                 )
             elif isinstance(e, Locate):
@@ -155,6 +163,8 @@ class Cluster:
                 for other, h in list(self.hubs.items()):
                     if other != node:
                         self.apply(other, h.password_failed_elsewhere(e.key, self.now))
+            elif isinstance(e, Journal):
+                self.journal.append(e.entry)
             elif isinstance(e, Persist):
                 self.persisted.append(e)
                 self.apply(node, hub.committed(e.record.race_id, self.now))
@@ -401,3 +411,73 @@ def test_alone_a_hub_has_no_node_and_looks_nothing_up() -> None:
     effects = hub.receive(1, encode(Join("NOPE1")), 0.0)
     assert [e.message.code for e in effects if isinstance(e, Send)] == ["no_such_room"]
     assert GameCode.parse(WIN_CODE)
+
+
+def test_a_forgotten_session_s_resume_window_does_not_expire_the_player_taken_over_since() -> None:
+    """The compose drill (round 2 with the old HAProxy config): a player that a gateway
+    closed and forgot when the owner died (``owner_gone``) left behind a resume window
+    for the forgotten ``_Player``; when it ran out, 60 s later, it removed whatever player
+    of that id the node held by then, here the member of the race it took over. The
+    room kept its seat, but a hello no longer found it: a resume through another node
+    got a welcome naming the room and nothing more (the guest was sent home), one
+    through this node a welcome with no room."""
+    cl = Cluster("A", "B", "C")
+    _, bob = _racing_across(cl)
+    bob_id = cl.registry["tok-bob"][0]
+    live = next(e for e in cl.journal if isinstance(e, LiveRace))
+    actions = [e for e in cl.journal if isinstance(e, LiveAction)]
+
+    del cl.hubs["A"]  # A dies: B, bob's gateway, closes his session and forgets him
+    cl.apply("B", cl.hubs["B"].node_gone("A", cl.now))
+    assert cl.closed[bob] == 1012
+    cl.disconnect(bob)  # his socket goes: the forgotten player's window starts
+    forgotten_at = cl.now
+
+    cl.now += 2  # B takes the race over; bob resumes on B, ann through C
+    cl.apply("B", cl.hubs["B"].restore(live, actions, alive_ms=2_000, now=cl.now))
+    bob2 = cl.hello("B", token="tok-bob")
+    assert cl.last(bob2, Race).seq == 1
+    ann2 = cl.hello("C", token="tok-ann")
+    assert isinstance(cl.last(ann2, Race), Race)
+
+    cl.now = forgotten_at + 60.5  # the forgotten session's window is over
+    cl.apply("B", cl.hubs["B"].tick(cl.now))
+    assert cl.hubs["B"].seated(bob_id)
+    cl.send(bob2, MoveMsg(2, WIN_MOVES[1]))
+    assert cl.last(bob2, Accepted).seq == 2
+
+    # bob drops and resumes through C, then through B: the race, both times.
+    cl.disconnect(bob2)
+    bob3 = cl.hello("C", token="tok-bob")
+    assert cl.inbox[bob3][0].room == live.room
+    assert cl.last(bob3, Race).seq == 2
+    cl.disconnect(bob3)
+    bob4 = cl.hello("B", token="tok-bob")
+    assert cl.last(bob4, Race).seq == 2
+
+
+def test_an_adopted_lobby_s_member_remembered_from_an_earlier_session_gets_a_fresh_window() -> None:
+    """As a restored race's runners do: a member the adopting node remembers in no room
+    (said hello there, left) is seated with a fresh resume window, not with what is left
+    of that old session's, which would drop them from the lobby before they came back."""
+    cl = Cluster("A", "B", "C")
+    bob = cl.hello("B", "bob")
+    cl.disconnect(bob)  # B remembers bob in no room; his window there runs to +60 s
+    left_at = cl.now
+    ann = cl.hello("A", "ann")
+    cl.send(ann, Create())
+    code = cl.last(ann, Room).room
+    bob2 = cl.hello("C", token="tok-bob")
+    cl.send(bob2, Join(code))
+    assert [p.name for p in cl.last(ann, Room).players] == ["ann", "bob"]
+
+    cl.now = left_at + 50  # A dies; B adopts the lobby
+    snapshot = cl.hubs["A"].lobbies()[code]
+    del cl.hubs["A"]
+    cl.apply("C", cl.hubs["C"].node_gone("A", cl.now))
+    cl.apply("B", cl.hubs["B"].adopt_lobby(code, snapshot, cl.now))
+    cl.now = left_at + 61  # the old window is over; the new one is not
+    cl.apply("B", cl.hubs["B"].tick(cl.now))
+    bob3 = cl.hello("B", token="tok-bob")
+    assert cl.inbox[bob3][0].room == code
+    assert [p.name for p in cl.last(bob3, Room).players] == ["ann", "bob"]
