@@ -265,7 +265,7 @@ class Cluster:
                     return False
             if not await self.relay.claim(code, owner):
                 return False
-            self.server.apply(self.hub.adopt_lobby(code, snapshot, self._now()))
+            self.server.apply(self.hub.adopt_lobby(code, snapshot, self._now(), owner=owner))
             if not self.hub.has_room(code):
                 await self.relay.release(code)
                 return False

@@ -615,11 +615,13 @@ class Hub:
         the directory keeps them, so that a node taking over adopts them."""
         return self._lobbies.snapshots()
 
-    def adopt_lobby(self, code: str, snapshot: dict[str, Any], now: float) -> list[Effect]:
+    def adopt_lobby(
+        self, code: str, snapshot: dict[str, Any], now: float, *, owner: str = ""
+    ) -> list[Effect]:
         """Rebuild room ``code`` from the snapshot its dead owner kept (``Lobbies.adopt``);
         no effect if it could not be (then ``has_room`` stays False)."""
         self._begin(now)
-        self._lobbies.adopt(code, snapshot, now)
+        self._lobbies.adopt(code, snapshot, now, owner=owner)
         return self._flush()
 
     def race_uids(self) -> dict[str, str]:

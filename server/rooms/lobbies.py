@@ -23,6 +23,7 @@ from typing import Any
 
 from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 
+from .nodes import CLOSE_RESTARTING
 from .play import Play
 from .room import Room
 from .shared import Part, Shared
@@ -80,8 +81,8 @@ class Lobbies(Part):
             }
         return found
 
-    def adopt(self, code: str, snap: dict[str, Any], now: float) -> bool:
-        """Rebuild room ``code`` from its dead owner's snapshot. False: it was not (a
+    def adopt(self, code: str, snap: dict[str, Any], now: float, *, owner: str = "") -> bool:
+        """Rebuild room ``code`` from its dead ``owner``'s snapshot. False: it was not (a
         room of that code is here, no member is free to be seated, or the snapshot is
         not one this node reads)."""
         if code in self._rooms or snap.get("v") != VERSION:
@@ -93,10 +94,10 @@ class Lobbies(Part):
         except (InvalidCodeError, InvalidRulesError, KeyError, TypeError) as exc:
             log.error("room %s: its snapshot cannot be read (%s); not adopted", code, exc)
             return False
-        players = [p for p in (self._member(i, n, now) for i, n in snap["players"]) if p]
+        players = [p for p in (self._member(i, n, now, owner) for i, n in snap["players"]) if p]
         if not players:
             return False
-        watchers = [p for p in (self._member(i, n, now) for i, n in snap["spectators"]) if p]
+        watchers = [p for p in (self._member(i, n, now, owner) for i, n in snap["spectators"]) if p]
         host = next((p for p in players if p.id == snap["host"]), players[0])
         if deal is None:  # after a race: a new deal, as a rematch draws
             fixed = None
@@ -135,7 +136,7 @@ class Lobbies(Part):
                 room.resync(p, now)
         return True
 
-    def _member(self, pid: int, name: str, now: float) -> _Player | None:
+    def _member(self, pid: int, name: str, now: float, owner: str) -> _Player | None:
         """The player to seat, disconnected with a fresh resume window; None if they are
         in a room already, or away on another node (they moved on meanwhile). One this
         node remembers from an earlier session in no room gets a fresh window too, as a
@@ -145,6 +146,15 @@ class Lobbies(Part):
         if p is None:
             p = _Player(pid, name, "")
             self._players[pid] = p
+        elif p.away is not None and p.away == owner and p.room is None:
+            # Their session here was still relayed to the dead owner (this node has not
+            # seen it gone yet): their room is here now. A connection still open closes
+            # with 1012, as when the owner is seen gone, so that the client resumes here.
+            p.away = None
+            p.away_room = None
+            c = self._conns.get(p.conn) if p.conn is not None else None
+            if c is not None:
+                self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
         elif p.room is not None or p.away is not None or p.daily_pending:
             return None
         if p.conn is None:

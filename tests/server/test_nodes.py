@@ -363,6 +363,22 @@ def test_a_lobby_whose_node_died_is_adopted_with_its_members_settings_and_deal()
     assert isinstance(cl.last(bob2, Race), Race)
 
 
+def test_a_lobby_adopted_before_its_node_is_seen_gone_keeps_the_members_relayed_there() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    snapshot = cl.hubs["A"].lobbies()[code]
+    del cl.hubs["A"]  # A dies; B's sweep adopts its lobby before B's peer check sees it
+    cl.apply("B", cl.hubs["B"].adopt_lobby(code, snapshot, cl.now, owner="A"))
+    assert cl.closed[bob] == 1012  # bob's session, relayed to A, resumes here
+    bob2 = cl.hello("B", token="tok-bob")
+    room = cl.last(bob2, Room)
+    assert (room.room, [p.name for p in room.players]) == (code, ["ann", "bob"])
+
+
 def test_a_finished_room_is_adopted_as_its_rematch_would_make_it() -> None:
     cl = Cluster("A", "B")
     ann = cl.hello("A", "ann")
