@@ -23,7 +23,6 @@ from typing import Any
 
 from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 
-from .nodes import CLOSE_RESTARTING
 from .play import Play
 from .room import Room
 from .shared import Part, Shared
@@ -137,27 +136,9 @@ class Lobbies(Part):
         return True
 
     def _member(self, pid: int, name: str, now: float, owner: str) -> _Player | None:
-        """The player to seat, disconnected with a fresh resume window; None if they are
-        in a room already, or away on another node (they moved on meanwhile). One this
-        node remembers from an earlier session in no room gets a fresh window too, as a
-        restored race's runners do (``Restarts._member``): the rest of the old one would
-        drop them from the lobby before they could come back."""
+        """The player to seat (``Shared.member_here``); None if they are in a room
+        already, or away on another node than the dead ``owner`` (they moved on)."""
         p = self._players.get(pid)
-        if p is None:
-            p = _Player(pid, name, "")
-            self._players[pid] = p
-        elif p.away is not None and p.away == owner and p.room is None:
-            # Their session here was still relayed to the dead owner (this node has not
-            # seen it gone yet): their room is here now. A connection still open closes
-            # with 1012, as when the owner is seen gone, so that the client resumes here.
-            p.away = None
-            p.away_room = None
-            c = self._conns.get(p.conn) if p.conn is not None else None
-            if c is not None:
-                self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
-        elif p.room is not None or p.away is not None or p.daily_pending:
+        if p is not None and (p.room is not None or p.daily_pending or p.away not in (None, owner)):
             return None
-        if p.conn is None:
-            p.gone_at = now
-            self._timer(now + self._config.resume_window_s, "gone", p)
-        return p
+        return self._shared.member_here(pid, name, now)

@@ -23,15 +23,11 @@ from ..effects import Detach, Handover, Release
 from .handshake import Handshake
 from .play import Play
 from .shared import Part, Shared
-from .state import _Conn, _Player
+from .state import CLOSE_RESTARTING, _Conn, _Player
 
 __all__ = ["CLOSE_RESTARTING", "Nodes"]
 
 log = logging.getLogger("yukon.rooms")
-
-#: Websocket close code for "come back": the room moved or its node went away; the client
-#: reconnects and resumes, through any node (docs/protocol.md, restarts).
-CLOSE_RESTARTING = 1012
 
 
 class Nodes(Part):

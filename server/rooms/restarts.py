@@ -14,11 +14,9 @@ import logging
 from collections.abc import Sequence
 
 from ..effects import GhostRun, LiveAction, LiveRace
-from .nodes import CLOSE_RESTARTING
 from .play import Play
 from .room import Room
 from .shared import Part, Shared
-from .state import _Player
 
 __all__ = ["Restarts"]
 
@@ -64,7 +62,7 @@ class Restarts(Part):
         if live.room in self._rooms:
             log.error("restore: room %s exists already; race %s not restored", live.room, live.uid)
             return
-        players = [self._member(pid, name, now) for pid, name in live.players]
+        players = [self._shared.member_here(pid, name, now) for pid, name in live.players]
         room = Room.rebuild(
             self._play,
             live,
@@ -75,10 +73,10 @@ class Restarts(Part):
             race_id=self._play.next_race_id(),
             ghost=ghost,
         )
-        for pid, name in watchers:
+        for pid, name in watchers:  # unless they moved on to another room meanwhile
             known = self._players.get(pid)
             if known is None or (known.room is None and known.away is None):
-                room.seat_spectator(self._member(pid, name, now))  # else: moved on meanwhile
+                room.seat_spectator(self._shared.member_here(pid, name, now))
         self._rooms[room.code] = room
         log.info(
             "room %s: race %s restored at %.1f s with %d actions",
@@ -88,26 +86,3 @@ class Restarts(Part):
             len(actions),
         )
         room.resume(now)
-
-    def _member(self, pid: int, name: str, now: float) -> _Player:
-        """The player of this id, or a new one, disconnected with a fresh resume window.
-
-        A cluster's node may remember the player from an earlier session: gone, with what
-        is left of that session's window (a fresh one is given), or relayed to another
-        node (away: the node this race was taken from, or an earlier room's). Their room
-        is here now: a relayed connection still open is closed with 1012, as when the
-        owner is seen gone, so that the client resumes here."""
-        p = self._players.get(pid)
-        if p is None:
-            p = _Player(pid, name, "")
-            self._players[pid] = p
-        if p.away is not None:
-            p.away = None
-            p.away_room = None
-            c = self._conns.get(p.conn) if p.conn is not None else None
-            if c is not None:
-                self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
-        if p.conn is None:
-            p.gone_at = now
-            self._timer(now + self._config.resume_window_s, "gone", p)
-        return p

@@ -18,7 +18,7 @@ from protocol.messages import Error, Message
 
 from ..effects import Close, Effect, Send
 from .room import OVERTAKE, Room
-from .state import CLOSE_POLICY, HubConfig, _Conn, _Player
+from .state import CLOSE_POLICY, CLOSE_RESTARTING, HubConfig, _Conn, _Player
 
 __all__ = ["Part", "Shared"]
 
@@ -87,6 +87,32 @@ class Shared:
             if self.guests.get(c.guest) == c.id:
                 del self.guests[c.guest]
             self.stale.append(c.id)
+
+    def member_here(self, pid: int, name: str, now: float) -> _Player:
+        """A member of a room rebuilt here (a restart, a takeover, an adopted lobby): the
+        player of this id, or a new one, served here from now on, disconnected with a
+        fresh resume window.
+
+        A cluster's node may remember the player from an earlier session: gone, with what
+        is left of that session's window (the rest of it would drop them before they could
+        come back), or relayed to another node (away: the node the room was taken from,
+        not seen gone yet, or an earlier room's). Their room is here now: a relayed
+        connection still open is closed with 1012, as when the owner is seen gone, so that
+        the client resumes here."""
+        p = self.players.get(pid)
+        if p is None:
+            p = _Player(pid, name, "")
+            self.players[pid] = p
+        if p.away is not None:
+            p.away = None
+            p.away_room = None
+            c = self.conns.get(p.conn) if p.conn is not None else None
+            if c is not None:
+                self.close(c, CLOSE_RESTARTING, "the room's node went away; resume")
+        if p.conn is None:
+            p.gone_at = now
+            self.timer(now + self.config.resume_window_s, "gone", p)
+        return p
 
     def timer(self, when: float, kind: str, ref: object) -> None:
         self._timer_seq += 1

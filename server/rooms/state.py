@@ -22,13 +22,23 @@ from ..daily import DAILY_TIME_LIMIT_S
 if TYPE_CHECKING:
     from .room import Room
 
-__all__ = ["CLOSE_POLICY", "CLOSE_TRY_LATER", "ROOM_ALPHABET", "ROOM_CODE_LENGTH", "HubConfig"]
+__all__ = [
+    "CLOSE_POLICY",
+    "CLOSE_RESTARTING",
+    "CLOSE_TRY_LATER",
+    "ROOM_ALPHABET",
+    "ROOM_CODE_LENGTH",
+    "HubConfig",
+]
 
 #: Room codes use letters and digits that cannot be misread aloud: no 0/O, no 1/I.
 ROOM_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 ROOM_CODE_LENGTH = 5
 #: Websocket close code for flooding, garbage, a missing hello and a wrong password.
 CLOSE_POLICY = 1008
+#: Websocket close code for "come back": the room moved or its node went away; the client
+#: reconnects and resumes, through any node (docs/protocol.md, restarts).
+CLOSE_RESTARTING = 1012
 #: Websocket close code when the server holds all the connections it allows, or all its
 #: address may have, or cannot check a password soon enough.
 CLOSE_TRY_LATER = 1013
