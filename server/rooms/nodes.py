@@ -94,29 +94,41 @@ class Nodes(Part):
     def owner_gone(self, node: str) -> None:
         """``node`` stopped (its heartbeat lapsed): every session away there is closed with
         1012, so that its client resumes, and finds its room wherever it was taken."""
-        for p in [p for p in self._players.values() if p.away == node]:
-            c = self._conns.get(p.conn) if p.conn is not None else None
-            p.away = None
-            if c is not None:
-                self._close(c, CLOSE_RESTARTING, "the room's node went away; resume")
-            self._forget(p)
+        self._send_home(node, "the room's node went away; resume", detach=False)
 
     def gap(self, now: float) -> None:
         """Relay messages to this node were lost: every session away from here closes
         with 1012, and so does every guest here (the close goes to its gateway, which
         closes its client): each client resumes and is told the room as it stands."""
-        for p in [p for p in self._players.values() if p.away is not None]:
+        reason = "the cluster's relay lost messages; resume"
+        self._send_home(None, reason, detach=True)
+        self._disconnect_guests(None, now, close=reason)
+
+    def _send_home(self, node: str | None, reason: str, *, detach: bool) -> None:
+        """Close with 1012 every session away on ``node`` (None: on any node) and forget
+        its player here; ``detach``: the owner is alive, and its guest disconnects."""
+        for p in list(self._players.values()):
             owner = p.away
+            if owner is None or (node is not None and owner != node):
+                continue
             c = self._conns.get(p.conn) if p.conn is not None else None
-            if c is not None and owner is not None:  # its guest there disconnects
-                self._out.append(Detach(owner, c.id))
-                self._close(c, CLOSE_RESTARTING, "the cluster's relay lost messages; resume")
             p.away = None
+            if c is not None:
+                if detach:
+                    self._out.append(Detach(owner, c.id))
+                self._close(c, CLOSE_RESTARTING, reason)
             self._forget(p)
-        for gid in list(self._shared.guests.values()):
+
+    def _disconnect_guests(self, node: str | None, now: float, *, close: str = "") -> None:
+        """Every guest of ``node``'s sessions (None: of any node's) disconnects here, its
+        resume window running; ``close``: its gateway closes its client too, with 1012."""
+        for route, gid in list(self._shared.guests.items()):
+            if node is not None and route[0] != node:
+                continue
             c = self._conns.get(gid)
-            if c is not None:  # closed there, disconnected here: the resume window runs
-                self._close(c, CLOSE_RESTARTING, "the cluster's relay lost messages; resume")
+            if c is not None:
+                if close:
+                    self._close(c, CLOSE_RESTARTING, close)
                 self._drop_guest(c)
             self._handshake.disconnect(gid, now)
 
@@ -204,12 +216,7 @@ class Nodes(Part):
 
     def gateway_gone(self, node: str, now: float) -> None:
         """``node`` stopped: its guests here disconnect (their players may resume anywhere)."""
-        for route, gid in list(self._shared.guests.items()):
-            if route[0] == node:
-                c = self._conns.get(gid)
-                if c is not None:
-                    self._drop_guest(c)
-                self._handshake.disconnect(gid, now)
+        self._disconnect_guests(node, now)
 
     def _drop_guest(self, c: _Conn) -> None:
         self._shared.drop_guest(c)
