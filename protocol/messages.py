@@ -82,6 +82,8 @@ __all__ = [
     "HintAnswer",
     "ReplayPage",
     "PostMortemAnswer",
+    "Route",
+    "NODE_ID_CHARS",
     "HINT_VERDICTS",
     "POSTMORTEM_STATUSES",
     "MAX_RACE_ID",
@@ -319,12 +321,16 @@ class Hello:
         F("name", Opt(Str(64)), False),
         F("token", Opt(Str(128)), False),
         F("password", Opt(Str(128)), False),
+        F("follow", Bool(), False),
     )
     v: int
     name: str | None = None
     token: str | None = None
     #: Only for a private server (``yukon serve --password``).
     password: str | None = None
+    #: The client follows a ``route`` to its room's node (docs/protocol.md 4.24): a client
+    #: that does not say so is served through the cluster's relay, as before.
+    follow: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,6 +545,24 @@ class Error:
     code: str
     text: str
     seq: int | None = None
+
+
+#: What a node id may be made of (``route``; ``yukon serve --node-id``): it goes into a
+#: URL's query and a load balancer's backend name as it is.
+NODE_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Your room lives on node ``node``: reconnect with ``?node=<node>`` and resume there
+    (docs/protocol.md 4.24). Sent only to a client whose hello said ``follow``, by the room's
+    own node, when the client reached it through another node: every frame of theirs would
+    otherwise cross the cluster's relay twice."""
+
+    TYPE: ClassVar[str] = "route"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("node", Str(64)), F("room", Str(16)))
+    node: str
+    room: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -1065,6 +1089,7 @@ SERVER_TYPES: dict[str, type[Any]] = {
         HintAnswer,
         ReplayPage,
         PostMortemAnswer,
+        Route,
     )
 }
 

@@ -397,6 +397,7 @@ class Cluster:
                     e.registered,
                     e.address,
                     e.frame,
+                    e.follow,
                 ],
             )
         elif isinstance(e, Detach):
@@ -483,6 +484,7 @@ class Cluster:
                 address=m[7],
                 frame=m[8],
                 now=now,
+                follow=bool(m[9]) if len(m) > 9 else False,
             )
         elif kind == "detach":
             effects = hub.guest_detach((m[1], m[2]), now)

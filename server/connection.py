@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from ssl import SSLContext
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -28,6 +29,7 @@ from websockets.protocol import Event, State
 from protocol.messages import (
     CLOSE_TOO_SLOW,
     MAX_FRAME,
+    NODE_ID_CHARS,
     Error,
     Ghost,
     HintAnswer,
@@ -371,6 +373,18 @@ class _Connection(ServerConnection):
         self._note_ending()
 
 
+def _asked(ws: ServerConnection) -> str:
+    """The node a client's URL asks for (``?node=ID``: a route it followed, docs/protocol.md
+    4.24), or "". Only a hint: a node serves whoever reaches it."""
+    if ws.request is None:
+        return ""
+    query = urlsplit(ws.request.path).query
+    if "node=" not in query:
+        return ""
+    asked = parse_qs(query).get("node", [""])[-1]
+    return asked if len(asked) <= 64 and NODE_ID_CHARS.issuperset(asked) else ""
+
+
 class RaceServer:
     """Runs a ``Hub`` behind a websocket server and carries out its effects."""
 
@@ -507,7 +521,9 @@ class RaceServer:
         self._outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         log.debug("conn %d open from %s", conn, ws.remote_address)
-        self._apply(self.hub.connect(conn, loop.time(), address=self._address(ws)))
+        self._apply(
+            self.hub.connect(conn, loop.time(), address=self._address(ws), asked=_asked(ws))
+        )
         self.metrics.connections_opened.inc()
         assert isinstance(ws, _Connection)
         ws.write_buffer_limit = self.write_buffer_limit

@@ -27,9 +27,16 @@ from .play import Play
 from .shared import Part, Shared
 from .state import CLOSE_TRY_LATER, _Conn, _forget_oldest, _Player
 
-__all__ = ["Handshake"]
+__all__ = ["Handshake", "follows"]
 
 log = logging.getLogger("yukon.rooms")
+
+
+def follows(c: _Conn, node: str) -> bool:
+    """Whether the session ``c``, going away to ``node``, is to be told to connect there:
+    its client follows routes, and did not ask for ``node`` already (then the balancer
+    ignores the route, and the relay serves it as it would any client)."""
+    return c.follow and c.asked != node
 
 
 class Handshake(Part):
@@ -47,8 +54,9 @@ class Handshake(Part):
         #: Addresses refused a connection since they were last below their limit (logged).
         self._addr_full: set[str] = set()
 
-    def connect(self, conn: int, now: float, *, address: str = "") -> list[Effect]:
-        """A new connection (from ``address``); it must say hello within ``hello_timeout_s``."""
+    def connect(self, conn: int, now: float, *, address: str = "", asked: str = "") -> list[Effect]:
+        """A new connection (from ``address``, asking for node ``asked``: ``?node=``); it
+        must say hello within ``hello_timeout_s``."""
         c = self._config
         if len(self._conns) >= c.max_connections:
             log.warning("connection limit (%d) reached: refusing %s", c.max_connections, address)
@@ -61,7 +69,7 @@ class Handshake(Part):
                 log.warning("%s holds %d connections: refusing more", key, held)
             return [Close(conn, CLOSE_TRY_LATER, "too many connections from your address")]
         self._addr_conns[key] = held + 1
-        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key)
+        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key, asked=asked)
         self._timer(now + c.hello_timeout_s, "hello", conn)
         return []
 
@@ -99,6 +107,7 @@ class Handshake(Part):
             )
             self._close(c, CLOSE_VERSION, "unsupported protocol version")
             return
+        c.follow = msg.follow
         if self._config.password is not None:
             self.password.turn(c, msg, now)
             return
@@ -249,7 +258,17 @@ class Handshake(Part):
             )
         if p.away is not None:
             self._out.append(
-                Handover(p.away, c.id, p.id, p.name, p.token, p.registered, c.address, None)
+                Handover(
+                    p.away,
+                    c.id,
+                    p.id,
+                    p.name,
+                    p.token,
+                    p.registered,
+                    c.address,
+                    None,
+                    follows(c, p.away),
+                )
             )
             return
         if p.room is not None:  # they get what they missed; the others see them again

@@ -30,6 +30,7 @@ from protocol.messages import (
     Resign,
     Result,
     Room,
+    Route,
     Start,
     Watch,
     Welcome,
@@ -151,6 +152,7 @@ class Cluster:
                         address=e.address,
                         frame=e.frame,
                         now=self.now,
+                        follow=e.follow,
                     ),
                 )
             elif isinstance(e, Forward):
@@ -169,9 +171,10 @@ class Cluster:
                 self.persisted.append(e)
                 self.apply(node, hub.committed(e.record.race_id, self.now))
 
-    def connect(self, node: str) -> tuple[str, int]:
+    def connect(self, node: str, asked: str = "") -> tuple[str, int]:
         conn = next(self.conns)
-        self.apply(node, self.hubs[node].connect(conn, self.now, address="10.0.0.1"))
+        hub = self.hubs[node]
+        self.apply(node, hub.connect(conn, self.now, address="10.0.0.1", asked=asked))
         return (node, conn)
 
     def send(self, who: tuple[str, int], message: Any) -> None:
@@ -183,9 +186,17 @@ class Cluster:
         node, conn = who
         self.apply(node, self.hubs[node].disconnect(conn, self.now))
 
-    def hello(self, node: str, name: str | None = None, token: str | None = None) -> Any:
-        who = self.connect(node)
-        self.send(who, Hello(1, name=name, token=token))
+    def hello(
+        self,
+        node: str,
+        name: str | None = None,
+        token: str | None = None,
+        *,
+        follow: bool = False,
+        asked: str = "",
+    ) -> Any:
+        who = self.connect(node, asked)
+        self.send(who, Hello(1, name=name, token=token, follow=follow))
         assert isinstance(self.inbox[who][0], Welcome), self.inbox[who]
         return who
 
@@ -228,6 +239,80 @@ def test_a_player_on_another_node_races_in_the_room_and_goes_home_after() -> Non
     assert cl.hubs["A"].connections == 1
     cl.send(bob, Create())
     assert cl.owner(cl.last(bob, Room).room) == "B"
+
+
+def test_a_following_client_is_routed_to_its_rooms_node_and_resumes_there() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob", follow=True)
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    # The join's answer first, then the route: bob's client has its room before it moves.
+    kinds = [type(m).__name__ for m in cl.inbox[bob]]
+    assert kinds[-2:] == ["Room", "Route"], kinds
+    assert cl.inbox[bob][-1] == Route("A", code)
+
+    # The client closes its connection to B and opens one to A (``?node=A``).
+    cl.disconnect(bob)
+    bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
+    assert cl.inbox[bob2][0] == Welcome(1, "bob", "tok-bob", 60, code)
+    assert cl.last(bob2, Room).you == "player"
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob2])  # here already
+    assert cl.hubs["A"].connections == 2  # ann and bob, both A's own
+
+    cl.send(bob2, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    cl.send(bob2, MoveMsg(1, WIN_MOVES[0]))
+    assert cl.last(bob2, Accepted).seq == 1
+
+
+def test_the_route_may_come_before_the_old_session_is_seen_gone() -> None:
+    """The client's new hello on the owner can arrive before its gateway's detach: the
+    guest is replaced (4001 to the old socket, closed already), and nothing is lost."""
+    cl = Cluster("A", "B")
+    ann, bob = _racing_across(cl, follow=True)
+    assert any(isinstance(m, Route) for m in cl.inbox[bob])
+    bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
+    assert cl.last(bob2, Race).seq == 1
+    cl.disconnect(bob)  # the gateway's detach comes late: it must not touch bob2
+    cl.send(bob2, MoveMsg(2, WIN_MOVES[1]))
+    assert cl.last(bob2, Accepted).seq == 2
+    assert [(p.name, p.connected) for p in cl.last(ann, Room).players] == [
+        ("ann", True),
+        ("bob", True),
+    ]
+
+
+def test_a_balancer_that_ignores_the_route_is_not_asked_again_and_the_relay_serves() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    # bob's client asked for A (a route it followed) but the balancer brought it to B.
+    bob = cl.hello("B", "bob", follow=True, asked="A")
+    cl.send(ann, Create(code=WIN_CODE))
+    cl.send(bob, Join(cl.last(ann, Room).room))
+    assert cl.last(bob, Room).you == "player"
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob])
+
+
+def test_a_client_that_does_not_follow_is_never_routed() -> None:
+    cl = Cluster("A", "B")
+    _ann, bob = _racing_across(cl)
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob])
+    bob2 = cl.hello("B", token="tok-bob")  # a resume through B: relayed, as before
+    assert cl.last(bob2, Race).seq == 1
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob2])
+
+
+def test_a_resume_through_another_node_routes_a_following_client() -> None:
+    cl = Cluster("A", "B")
+    _ann, bob = _racing_across(cl)
+    cl.disconnect(bob)
+    bob2 = cl.hello("B", token="tok-bob", follow=True)
+    kinds = [type(m).__name__ for m in cl.inbox[bob2]]
+    assert kinds[0] == "Welcome" and kinds[-1] == "Route", kinds
+    assert kinds.index("Race") < kinds.index("Route")
 
 
 def test_a_room_nowhere_is_no_such_room_and_a_spectator_watches_from_another_node() -> None:
@@ -287,10 +372,10 @@ def test_a_lost_room_closes_its_members_for_a_resume_elsewhere() -> None:
     assert cl.inbox[bob2][-1] == Welcome(1, "bob", "tok-bob", 60)
 
 
-def _racing_across(cl: Cluster) -> tuple[tuple[str, int], tuple[str, int]]:
+def _racing_across(cl: Cluster, *, follow: bool = False) -> tuple[tuple[str, int], tuple[str, int]]:
     """ann on A hosts a race; bob races in it from B (away there, a guest on A)."""
     ann = cl.hello("A", "ann")
-    bob = cl.hello("B", "bob")
+    bob = cl.hello("B", "bob", follow=follow)
     cl.send(ann, Create(code=WIN_CODE))
     cl.send(bob, Join(cl.last(ann, Room).room))
     cl.send(bob, Ready(True))
