@@ -69,6 +69,11 @@ log = logging.getLogger("yukon.client")
 BACKOFF: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 #: How long the server may take to answer a hello (it looks the player up in its database).
 HELLO_TIMEOUT = 15.0
+#: Routes followed within ``ROUTE_WINDOW`` seconds at most: a cluster whose nodes disagree
+#: on where a room lives (a takeover under way) must not bounce a client between them; past
+#: it the client stays where it is, served through the relay.
+ROUTE_LIMIT = 3
+ROUTE_WINDOW = 60.0
 
 
 @dataclass(frozen=True)
@@ -224,8 +229,9 @@ class Connection:
         #: The node that holds this player's room, once a ``route`` named it: later
         #: connections ask for it (``?node=``) until one fails to open.
         self.node: str | None = None
-        #: Routes followed (for tests and the log).
+        #: Routes followed (for tests and the log), and when (``ROUTE_LIMIT``).
         self.routes = 0
+        self._routed: list[float] = []
 
     @property
     def where(self) -> str:
@@ -586,6 +592,11 @@ class Connection:
                 except MessageError:
                     continue
                 if isinstance(msg, Route):  # the room lives on another node: go there
+                    now = asyncio.get_running_loop().time()
+                    self._routed = [t for t in self._routed if t > now - ROUTE_WINDOW]
+                    if len(self._routed) >= ROUTE_LIMIT:
+                        continue  # bounced too often lately: stay, the relay serves
+                    self._routed.append(now)
                     self.node = msg.node
                     self.routes += 1
                     self._fresh = True  # at once, no backoff: the place is kept meanwhile

@@ -6,6 +6,10 @@
 
 import { encode, decode } from "./vendor/msgpack.mjs";
 
+/** Routes followed within a minute at most: nodes that disagree on where a room lives (a
+ * takeover under way) must not bounce us between them; past it we stay, relayed. */
+const ROUTE_LIMIT = 3;
+
 /** Close codes after which the protocol says not to reconnect on our own (section 6.1). */
 const FINAL = new Set([4000, 4001]);
 
@@ -68,6 +72,7 @@ export class Link {
     this.stopped = true;
     /** The node that holds our room, once a `route` named it: later sockets ask for it. */
     this.node = null;
+    this.routed = [];
   }
 
   /** Connect (again) now, if there is something to say hello with. */
@@ -114,13 +119,20 @@ export class Link {
         return; // the server sends only msgpack maps; anything else is ignored
       }
       if (msg === null || typeof msg !== "object" || typeof msg.t !== "string") return;
-      if (msg.t === "route" && typeof msg.node === "string") {
-        // Our room lives on another node: go there at once, and resume (protocol 4.24).
-        this.node = msg.node;
-        this.ws = null; // what still comes on this socket is not ours any more
-        this.online = false;
-        ws.close(1000);
-        this.open(true);
+      if (msg.t === "route") {
+        // Our room lives on another node: go there at once, and resume (protocol 4.24),
+        // unless routes bounced us three times this minute (nodes that disagree on where
+        // the room is, a takeover under way): then stay, the relay serves us here.
+        const now = Date.now();
+        this.routed = this.routed.filter((t) => t > now - 60_000);
+        if (typeof msg.node === "string" && this.routed.length < ROUTE_LIMIT) {
+          this.routed.push(now);
+          this.node = msg.node;
+          this.ws = null; // what still comes on this socket is not ours any more
+          this.online = false;
+          ws.close(1000);
+          this.open(true);
+        }
         return;
       }
       if (msg.t === "welcome") {

@@ -15,6 +15,7 @@ from client.connection import Connection, LinkStatus, describe_close, with_node
 from protocol.messages import (
     Error,
     Hello,
+    Left,
     Message,
     Room,
     RoomPlayer,
@@ -409,3 +410,26 @@ def _counting(script: Script) -> Callable[[ServerConnection], Awaitable[None]]:
         await script(ws, count)
 
     return handler
+
+
+async def test_routes_that_bounce_are_followed_three_times_a_minute_at_most() -> None:
+    """Nodes that disagree on where a room lives (a takeover under way) may route a client
+    back and forth: it follows three routes a minute, then stays, relayed."""
+    paths: list[str] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        assert ws.request is not None
+        paths.append(ws.request.path)
+        await read_hello(ws, [])
+        await ws.send(welcome())
+        await ws.send(encode(Route("n1" if n % 2 else "n2", "K7WQM")))
+        await ws.send(encode(Left("K7WQM")))  # read only by a client that stayed
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(30.0,))
+        async with running(conn):
+            await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
+            assert len(paths) == 4 and conn.routes == 3
+    assert paths == ["/", "/?node=n1", "/?node=n2", "/?node=n1"]
