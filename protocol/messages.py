@@ -30,6 +30,15 @@ __all__ = [
     "CLOSE_REPLACED",
     "CLOSE_TOO_SLOW",
     "MessageError",
+    "Kind",
+    "F",
+    "Int",
+    "Str",
+    "Bool",
+    "Opt",
+    "ListOf",
+    "from_fields",
+    "to_fields",
     "normalize_name",
     "replace",
     "encode",
@@ -263,10 +272,10 @@ class Obj(Kind):
     def check(self, value: object, where: str) -> Any:
         if not isinstance(value, dict):
             raise _bad(where, "a map", value)
-        return _build(self.cls, value, where + ".")
+        return from_fields(self.cls, value, where + ".")
 
     def wire(self, value: Any) -> Any:
-        return _fields_to_wire(value)
+        return to_fields(value)
 
 
 @dataclass(frozen=True)
@@ -278,7 +287,10 @@ class F:
     required: bool = True
 
 
-def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+def from_fields(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+    """An instance of ``cls`` (a record with a ``FIELDS`` table) from a decoded map, every
+    field checked; ``MessageError`` names the first bad one. Shared with the cluster's own
+    messages between nodes (``server.rooms.bus``)."""
     kwargs = {}
     for f in cls.FIELDS:
         if f.name in data:
@@ -288,7 +300,8 @@ def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
     return cls(**kwargs)
 
 
-def _fields_to_wire(obj: Any) -> dict[str, Any]:
+def to_fields(obj: Any) -> dict[str, Any]:
+    """A record's fields as a map to encode (``from_fields`` reads it back)."""
     return {f.name: f.kind.wire(getattr(obj, f.name)) for f in obj.FIELDS}
 
 
@@ -1105,7 +1118,7 @@ _PACKER = msgpack.Packer(use_bin_type=True)
 def encode(message: Message) -> bytes:
     """The msgpack bytes of a message: a map with ``t`` first, then every field."""
     body: dict[str, Any] = {"t": message.TYPE}
-    body.update(_fields_to_wire(message))
+    body.update(to_fields(message))
     data: bytes = _PACKER.pack(body)
     return data
 
@@ -1134,7 +1147,7 @@ def _decode(data: bytes | str, types: Mapping[str, type[Any]]) -> Message:
     cls = types.get(kind)
     if cls is None:
         raise MessageError("unknown_type", f"unknown message type {kind[:32]!r}")
-    return _build(cls, body)
+    return from_fields(cls, body)
 
 
 def decode_client(data: bytes | str) -> Message:
