@@ -1117,6 +1117,27 @@ class _Seen:
         return found[-1] if found else None
 
 
+@contextlib.contextmanager
+def affinity_cluster(
+    db: str, redis: tuple[str, str], tmp_path: Path, *extra: str
+) -> Iterator[tuple[str, tuple[int, Output], tuple[int, Output]]]:
+    """Two real nodes of one cluster, ``node1`` and ``node2`` (ids as the shipped config's
+    backends name them), and ``node3`` unhealthy, behind the real HAProxy with
+    deploy/haproxy.cfg: the proxy's websocket URL, and each node's port and output."""
+    redis_url, prefix = redis
+    node = ("--redis", redis_url, "--redis-prefix", prefix, *extra)
+    with (
+        Unhealthy() as sick,
+        yukon_node(tmp_path / "a", db, *node, "--node-id", "node1") as (port_a, log_a),
+        yukon_node(tmp_path / "b", db, *node, "--node-id", "node2") as (port_b, log_b),
+        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
+            lb_port,
+            _,
+        ),
+    ):
+        yield f"ws://127.0.0.1:{lb_port}/", (port_a, log_a), (port_b, log_b)
+
+
 def test_haproxy_routes_a_following_client_to_its_rooms_node(
     fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -1128,19 +1149,8 @@ def test_haproxy_routes_a_following_client_to_its_rooms_node(
     from tests.server.wire import winning_line
 
     db = migrated(fresh_postgres, tmp_path)
-    redis_url, prefix = deploy_redis
-    node = ("--redis", redis_url, "--redis-prefix", prefix)
     code, line = winning_line()
-    with (
-        Unhealthy() as sick,
-        yukon_node(tmp_path / "a", db, *node, "--node-id", "node1") as (port_a, log_a),
-        yukon_node(tmp_path / "b", db, *node, "--node-id", "node2") as (port_b, log_b),
-        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
-            lb_port,
-            _,
-        ),
-    ):
-        lb = f"ws://127.0.0.1:{lb_port}/"
+    with affinity_cluster(db, deploy_redis, tmp_path) as (lb, (port_a, log_a), (port_b, log_b)):
 
         async def scenario() -> None:
             seen_ann, seen_bob = _Seen(), _Seen()
@@ -1207,30 +1217,11 @@ def test_haproxy_with_affinity_a_killed_rooms_node_loses_no_player_and_no_move(
     from tests.server.wire import winning_line
 
     db = migrated(fresh_postgres, tmp_path)
-    redis_url, prefix = deploy_redis
-    # A test plays faster than a person: the flood bucket must not close it.
-    node = (
-        "--redis",
-        redis_url,
-        "--redis-prefix",
-        prefix,
-        "--msg-rate",
-        "500",
-        "--msg-burst",
-        "500",
-    )
     code, line = winning_line()
     half = len(line) // 2
-    with (
-        Unhealthy() as sick,
-        yukon_node(tmp_path / "a", db, *node, "--node-id", "node1") as (port_a, log_a),
-        yukon_node(tmp_path / "b", db, *node, "--node-id", "node2") as (port_b, log_b),
-        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
-            lb_port,
-            _,
-        ),
-    ):
-        lb = f"ws://127.0.0.1:{lb_port}/"
+    # A test plays faster than a person: the flood bucket must not close it.
+    fast = ("--msg-rate", "500", "--msg-burst", "500")
+    with affinity_cluster(db, deploy_redis, tmp_path, *fast) as (lb, (_, log_a), (_, log_b)):
 
         async def run_to(c: Any, seen: _Seen, moves: range) -> None:
             for seq in moves:
