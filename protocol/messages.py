@@ -59,6 +59,7 @@ __all__ = [
     "Replay",
     "PostMortem",
     "Ghost",
+    "Finish",
     # server -> client
     "Welcome",
     "Error",
@@ -395,6 +396,18 @@ class MoveMsg:
 @dataclass(frozen=True, slots=True)
 class Undo:
     TYPE: ClassVar[str] = "undo"
+    FIELDS: ClassVar[tuple[F, ...]] = (_seq,)
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Let the server play out the win once no card of your game is face down (every card
+    is known to you already, so its moves reveal nothing); numbered like a move, so that a
+    resend is answered, not played twice. Answered with ``race``, or ``refused``
+    ``cannot_finish`` (docs/protocol.md 4.24)."""
+
+    TYPE: ClassVar[str] = "finish"
     FIELDS: ClassVar[tuple[F, ...]] = (_seq,)
     seq: int
 
@@ -1043,6 +1056,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Replay,
         PostMortem,
         Ghost,
+        Finish,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {

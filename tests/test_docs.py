@@ -103,3 +103,36 @@ def test_worked_examples_are_what_the_server_sends() -> None:
         if name == "7.4":  # recorded with a fake clock: its times are exact too
             assert in_doc.splitlines() == text.splitlines(), f"section {name} is out of date"
         assert normalised(in_doc) == normalised(text), f"section {name} is out of date"
+
+
+_NUMBERS = {
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "twenty-one": 21,
+}
+
+
+def test_the_protocol_counts_the_client_types_it_lists() -> None:
+    """Issue 28, item 20: section 1.4's count of client types, section 3.3's count and list,
+    and the headings of section 3.1 all agree with the code's ``CLIENT_TYPES``."""
+    from protocol.messages import CLIENT_TYPES, SERVER_TYPES
+
+    text = PROTOCOL.read_text(encoding="utf-8")
+    said = re.search(r"not one of the ([a-z-]+) client types of section 3\.1", text)
+    assert said is not None
+    assert _NUMBERS[said.group(1)] == len(CLIENT_TYPES)
+    listed = re.search(r"\| message types, client → server \((\d+)\) \| (.*) \|", text)
+    assert listed is not None
+    assert int(listed.group(1)) == len(CLIENT_TYPES)
+    assert set(re.findall(r"`(\w+)`", listed.group(2))) == set(CLIENT_TYPES)
+    served = re.search(r"\| message types, server → client \((\d+)\) \| (.*) \|", text)
+    assert served is not None
+    assert int(served.group(1)) == len(SERVER_TYPES)
+    assert set(re.findall(r"`(\w+)`", served.group(2))) == set(SERVER_TYPES)
+    section = text.split("### 3.1 Client → server", 1)[1].split("### 3.2", 1)[0]
+    headed = set()
+    for heading in re.findall(r"^#### (.*)$", section, flags=re.M):
+        headed |= set(re.findall(r"`(\w+)`", heading.split(":")[0]))
+    assert headed == set(CLIENT_TYPES)

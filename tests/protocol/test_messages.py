@@ -27,6 +27,7 @@ from protocol.messages import (
     Daily,
     DailyDeal,
     Error,
+    Finish,
     Ghost,
     Hello,
     Hint,
@@ -142,6 +143,7 @@ CLIENT_MESSAGES: list[Any] = [
     PostMortem("0a1b2c3d4e5f-17", "bob"),
     Ghost("0a1b2c3d4e5f-17", "bob"),
     Ghost(None, "Ann"),
+    Finish(7),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -294,6 +296,7 @@ def test_type_names_are_the_t_field() -> None:
             "replay",
             "postmortem",
             "ghost",
+            "finish",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -883,3 +886,12 @@ def test_any_name_is_either_a_name_or_a_value_error(raw: str) -> None:
     assert 1 <= len(name) <= 20
     assert len(name_key(name)) <= 80 and len(name_skeleton(name)) <= 400
     assert name_skeleton(name).strip()
+
+
+def test_finish_is_numbered_like_a_move() -> None:
+    """Issue 28: ``finish`` carries a ``seq`` as a move does; nothing else, and a bad one is
+    ``bad_field``."""
+    assert decode_client(pack({"t": "finish", "seq": 3})) == Finish(3)
+    assert error_of(pack({"t": "finish"}), decode_client).code == "bad_field"
+    assert error_of(pack({"t": "finish", "seq": 0}), decode_client).code == "bad_field"
+    assert error_of(pack({"t": "finish", "seq": True}), decode_client).code == "bad_field"
