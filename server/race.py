@@ -71,7 +71,7 @@ class Runner:
     undos: int = 0
     #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
     done: bool = False
-    #: The player got a hint: ranked after every runner who did not (``rank_runners``).
+    #: The player got a hint: a win ranks after every unhinted win (``rank_runners``).
     hinted: bool = False
 
     @property
@@ -305,13 +305,15 @@ class Race:
 
 
 def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
-    """Winners by time then moves; then the rest by cards on foundations, score, then time;
-    every runner who got a hint after every runner who did not, in the same order.
+    """Winners without a hint by time then moves, then winners with one in the same order;
+    then every runner who did not win, hinted or not, by cards on foundations, score, then
+    time, the later first (docs/protocol.md 4.12). So ranks and headlines tell one story
+    (issue 28): every win above every non-win, and giving up early never gains a place.
 
     Runners with equal keys share a rank and the next rank skips (1, 1, 3).
     """
 
-    def key(r: Runner) -> tuple[bool, int, int, int, int]:
+    def key(r: Runner) -> tuple[int, int, int, int]:
         time_ms = r.time_ms if r.time_ms is not None else limit_ms
         game = r.game
         won = r.state is PlayerState.WON
@@ -320,7 +322,7 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
     ordered = sorted(runners, key=key)
     entries = []
     rank = 0
-    previous: tuple[bool, int, int, int, int] | None = None
+    previous: tuple[int, int, int, int] | None = None
     for position, r in enumerate(ordered, start=1):
         k = key(r)
         if k != previous:
@@ -343,12 +345,13 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
 
 def _key(
     hinted: bool, won: bool, time_ms: int, moves: int, foundations: int, score: int
-) -> tuple[bool, int, int, int, int]:
-    """The order of ``rank_runners``: unhinted first; winners by time then moves; the
-    rest by cards on foundations, score, then time."""
+) -> tuple[int, int, int, int]:
+    """The order of ``rank_runners`` (and of ``storage.models.board_key``): unhinted wins,
+    then hinted wins, each by time then moves; then every other run by cards on
+    foundations, score, then time (later first)."""
     if won:
-        return (hinted, 0, time_ms, moves, 0)
-    return (hinted, 1, -foundations, -score, time_ms)
+        return (1 if hinted else 0, time_ms, moves, 0)
+    return (2, -foundations, -score, -time_ms)
 
 
 class Ghost:
