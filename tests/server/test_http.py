@@ -855,3 +855,18 @@ async def test_no_date_makes_the_leaderboard_fail(db_url: str, tmp_path: Path) -
             board = await ann.expect(BoardPage)
             assert (board.date, board.total, board.code) == (day, 0, None)
         await ann.ws.close()
+
+
+def test_medals_go_to_wins_only() -> None:
+    """Issue 28, item 10: the gold "1" went to a resignation on a day nobody won. Medals
+    (the classes r1 to r3) mark winning rows only; the ranks are shown as they are."""
+    rows = (
+        BoardEntry(1, 1, "ann", "won", 60_000, 100, 625, 52, 0),
+        BoardEntry(2, 2, "bob", "resigned", 6_000, 3, 10, 1, 0),
+        BoardEntry(3, 3, "cy", "timeout", 90_000, 30, 5, 0, 0),
+    )
+    html = render_board_html(DailyPage(TODAY, TODAY, None, 3, 1, rows, 96, dealt=True))
+    assert re.findall(r'<tr class="(r\d)">', html) == ["r1"]
+    nobody = render_board_html(DailyPage(TODAY, TODAY, None, 2, 1, rows[1:], 96, dealt=True))
+    assert not re.search(r'<tr class="r\d"', nobody)
+    assert [r[0] for r in board_rows(nobody)] == ["2", "3"]
