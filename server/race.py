@@ -17,13 +17,30 @@ from typing import Any, TypeVar
 
 from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, UndoError
 from protocol.messages import Accepted, PlayerProgress, RankEntry, Refused, Undone
+from solver import solve
 
-__all__ = ["PlayerState", "Runner", "Race", "Ghost", "rank_runners", "REPLY_MEMORY"]
+__all__ = [
+    "PlayerState",
+    "Runner",
+    "Race",
+    "Ghost",
+    "rank_runners",
+    "REPLY_MEMORY",
+    "FINISH_BUDGET_NODES",
+]
 
 log = logging.getLogger("yukon.race")
 
 #: How many recent replies a runner keeps so that a resent ``seq`` is answered again.
 REPLY_MEMORY = 64
+#: Positions the solver may search for a ``finish`` (docs/protocol.md 4.24). Every card is
+#: face up then, and a winning line is found within a few dozen positions (1 to 20 ms with
+#: the C search); the bound keeps the worst case to a few tens of milliseconds on the
+#: event loop, and a node budget, not a time, gives the same answer on every server.
+FINISH_BUDGET_NODES = 5_000
+#: What a runner's ``replies`` keep for a ``finish`` answered with its moves: the answer
+#: to a resend is the runner's race state, as the first answer was (``Room.finish``).
+FINISH_REPLY = "finish"
 
 
 class PlayerState(enum.StrEnum):
@@ -152,9 +169,10 @@ class Race:
     # -- actions ------------------------------------------------------------------------
 
     def replay_of(self, runner: Runner, seq: int) -> Accepted | Refused | Undone | None:
-        """The answer already given to ``seq``, so a resend is answered, not played twice."""
+        """The answer already given to ``seq``, so a resend is answered, not played twice
+        (None also for a ``finish`` that played its moves: ``finished_by``)."""
         kept = runner.replies.get(seq)
-        if kept is None:
+        if kept is None or kept[0] == FINISH_REPLY:
             return None
         kind: type[Accepted | Refused | Undone] = _REPLY_TYPES[kept[0]]
         return kind(*kept[1:])
@@ -183,6 +201,43 @@ class Race:
                 elapsed_ms=ms,
             ),
         )
+
+    @staticmethod
+    def finished_by(runner: Runner, seq: int) -> bool:
+        """``seq`` was a ``finish`` that played its moves (its answer is the race state)."""
+        kept = runner.replies.get(seq)
+        return kept is not None and kept[0] == FINISH_REPLY
+
+    def finish(self, runner: Runner, seq: int, now: float) -> list[str] | Refused:
+        """Play out the runner's game when no card of it is face down: a winning line from
+        the solver, within ``FINISH_BUDGET_NODES``, played move by move on the runner's
+        game as accepted moves, all at the clock of the request (docs/protocol.md 4.24).
+        Returns the moves played (each to be journaled), or the refusal.
+
+        Nothing is revealed: every card of the position is face up, so the player knows
+        it already; the line is only the bookkeeping the player would otherwise click."""
+        game = runner.game
+        if any(game.face_down_count(n) for n in range(1, 8)):
+            return self._remember(
+                runner, Refused(seq, "cannot_finish", "some cards are still face down")
+            )
+        found = solve(game, budget_nodes=FINISH_BUDGET_NODES)
+        if found.verdict != "won" or not found.moves:
+            return self._remember(
+                runner, Refused(seq, "cannot_finish", "no win found from here: play on")
+            )
+        ms = self.elapsed_ms(now)
+        played = []
+        for text in found.moves:
+            move = game.play(text).move
+            runner.note(ms, move)
+            played.append(move)
+        self._settle(runner, ms)
+        runner.last_seq = seq
+        runner.replies[seq] = (FINISH_REPLY,)
+        if len(runner.replies) > REPLY_MEMORY:
+            runner.replies.popitem(last=False)
+        return played
 
     def undo(self, runner: Runner, seq: int, now: float) -> Undone | Refused:
         if not self.undo_allowed:
