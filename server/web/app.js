@@ -83,16 +83,29 @@ export class Client {
     for (const a of document.querySelectorAll("a[href]")) a.setAttribute("href", a.href);
     const run = replayLink(location.pathname);
     if (run) this.openReplay(run.race, run.player);
-    const token = tokenLink(location.hash);
-    if (token !== null) history.replaceState(null, "", location.pathname + location.search);
     this.render();
-    if (token === null || token === keep.get("token")) {
-      if (!this.ask) this.link.start();
-      return;
-    }
+    // A name's link opened in a tab that shows the game already changes only the fragment.
+    window.addEventListener("hashchange", () => this.tokenLink(true));
+    if (!this.tokenLink(false) && !this.ask) this.link.start();
+  }
+
+  /**
+   * A name's link (#token=...) in the address: its token is kept for this server (asking
+   * first when this browser has a name of its own here) and the fragment leaves the
+   * address bar. True when the link starts the connection itself.
+   */
+  tokenLink(running) {
+    const token = tokenLink(location.hash);
+    if (token === null) return false;
+    history.replaceState(null, "", location.pathname + location.search);
+    if (token === keep.get("token")) return false;
     const take = () => {
       keep.set("token", token);
       keep.set("name", null);
+      if (running) {
+        location.reload(); // a fresh page for the other name: nothing of this one's left
+        return;
+      }
       this.ask = null;
       this.askProblem = "";
       this.render();
@@ -100,7 +113,7 @@ export class Client {
     };
     if (!keep.get("token")) {
       take();
-      return;
+      return true;
     }
     // This browser has a name here already: the link's name replaces it only if asked to.
     const mine = keep.get("name");
@@ -108,8 +121,9 @@ export class Client {
       this,
       `This link makes this browser play under the name it belongs to. This browser plays as ${mine ?? "another name"} here now; without that name's own link, it cannot come back to it. Use the link's name?`,
       take,
-      () => this.link.start(),
+      () => running || this.link.start(),
     );
+    return true;
   }
 
   /** A run's replay (replay.js, loaded now: a race never needs it), over whatever shows. */
