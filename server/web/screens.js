@@ -51,7 +51,7 @@ export function chrome(c) {
  * A label whose key ("Undo (u)") is marked apart, so that a touch screen, which has no
  * keys, shows only "Undo" (client.css hides .kbd under pointer: coarse).
  */
-function keyLabel(text) {
+export function keyLabel(text) {
   const m = /^(.*\S) (\([^()]+\))$/.exec(text);
   return m ? [m[1], h("span", "kbd", ` ${m[2]}`)] : text;
 }
@@ -280,14 +280,14 @@ export function lobby(c) {
         h("span", "lbl", "Options"),
         tick(undo, "undo"),
         tick(hints, "hints"),
-        h("span", "summary", "(hinted runs rank last)"),
+        h("span", "summary", "(a win with hints ranks after the wins without)"),
       ),
       row(
         lbl("players", "Players"),
         players,
         h("label", { class: "lbl2", for: "time" }, "Time"),
         time,
-        h("button", { type: "submit", id: "create" }, "Create room (n)"),
+        h("button", { type: "submit", id: "create" }, keyLabel("Create room (n)")),
       ),
     ),
     form(
@@ -297,7 +297,7 @@ export function lobby(c) {
       row(
         lbl("room-code", "Room code"),
         roomCode,
-        h("button", { type: "submit", id: "join" }, "Join (j)"),
+        h("button", { type: "submit", id: "join" }, keyLabel("Join (j)")),
         plain("Watch (w)", () => enter("watch"), "watch"),
       ),
     ),
@@ -508,7 +508,12 @@ function standingsEl(c) {
             h(
               "li",
               p.ghost ? "ghost" : p.name === s.me ? "me" : "",
-              h("span", { class: "pname", title: p.name }, p.ghost ? `${p.name} (ghost)` : p.name),
+              h(
+                "span",
+                "who",
+                h("span", { class: "pname", title: p.name }, p.ghost ? `${p.name} (ghost)` : p.name),
+                !p.ghost && p.name === s.me && h("span", "summary", "(you)"),
+              ),
               " ",
               outcome(p.state),
               away(p),
@@ -921,7 +926,7 @@ export function boards(c) {
       plain("your row (y)", mine, "mine"),
       ...pageButtons(page),
     ),
-    form({ class: "row" }, show, lbl("board-code", "Game code (c)"), codeIn, h("button", { type: "submit" }, "Show")),
+    form({ class: "row" }, show, h("label", { class: "lbl", for: "board-code" }, keyLabel("Game code (c)")), codeIn, h("button", { type: "submit" }, "Show")),
     body,
     actions(back(c)),
   );

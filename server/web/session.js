@@ -490,7 +490,7 @@ export class Session {
       const me = now.players.find((p) => p.name === this.me);
       const say = this.touch ? "press Ready" : "press Ready (space)";
       news.push(
-        `rematch: a new deal. ${now.host === this.me ? "You start it once the others are ready" : me ? say : "You watch"}`,
+        `rematch: a new deal; ${now.host === this.me ? "you start it once the others are ready" : me ? say : "you watch"}`,
       );
     }
     if (news.length) this.say(news.join("; "));

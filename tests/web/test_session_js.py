@@ -125,10 +125,10 @@ def test_a_rematch_and_readiness_read_as_lists() -> None:
         },
     )
     keys, touch, host = out["scenarios"]
-    assert keys[2]["status"] == "rematch: a new deal. press Ready (space)"
+    assert keys[2]["status"] == "rematch: a new deal; press Ready (space)"
     assert keys[4]["status"] == "bob and carol are ready"
-    assert touch[2]["status"] == "rematch: a new deal. press Ready"
-    assert host[2]["status"] == "rematch: a new deal. You start it once the others are ready"
+    assert touch[2]["status"] == "rematch: a new deal; press Ready"
+    assert host[2]["status"] == "rematch: a new deal; you start it once the others are ready"
 
 
 def test_finish_is_offered_with_every_card_face_up() -> None:
