@@ -448,7 +448,7 @@ export class Session {
       if (msg.max_players > 1 && (msg.state === "racing" || msg.state === "countdown")) {
         this.say(`back in room ${msg.room}: the race goes on`, "good");
       } else if (msg.max_players > 1) {
-        this.say(`room ${msg.room}: ${msg.players.map((p) => p.name).join(", ")}`);
+        this.say(`room ${msg.room}: ${listed(msg.players.map((p) => p.name))}`);
       }
     }
     if (msg.state !== "racing") this.standWatch(now);
