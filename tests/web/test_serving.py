@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 WEB = ROOT / "server" / "web"
 #: The whole client stays under this: the page and every file served under /static (its
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
-BUDGET = 150 * 1024
+#: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
+#: all, the friend's dead ends) brought it from 151 to 166 KB.
+BUDGET = 165 * 1024
 
 
 @dataclass
