@@ -478,7 +478,7 @@ export function room(c) {
         text += `. Others join with the room code ${r.room} or the link.`;
       } else {
         text = `${r.host} starts the race when everyone is ready`;
-        if (waiting.length) text += `; not ready yet: ${listed(waiting)}`;
+        if (waiting.length) text += `; not ready yet: ${listed(waiting.map((n) => (n === s.me ? "you" : n)))}`;
       }
       note.textContent = text;
       tick();
