@@ -437,7 +437,7 @@ export function room(c) {
         h(
           "p",
           "deal",
-          `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
+          `${rulesText(r.rules)}${r.max_players > 1 ? ` · ${r.max_players} players at most` : ""} · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
           r.code && [" · deal ", h("code", {}, r.code)],
         ),
         r.commitment && h("p", "summary", "Commitment to the deal: ", h("code", "hash", r.commitment)),
@@ -474,8 +474,8 @@ export function room(c) {
       else if (s.isHost) {
         text = waiting.length
           ? `Waiting for ${listed(waiting)} to be ready`
-          : `Everyone is ready: ${s.touch ? "press Start" : "press s to start"}${r.players.length === 1 ? " (a race alone is fine)" : ""}`;
-        text += `. Others join with the room code ${r.room} or the link.`;
+          : `Everyone is ready: ${s.touch ? "press Start" : "press s to start"}${r.players.length === 1 && r.max_players > 1 ? " (a race alone is fine)" : ""}`;
+        if (r.max_players > 1) text += `. Others join with the room code ${r.room} or the link.`;
       } else {
         text = `${r.host} starts the race when everyone is ready`;
         if (waiting.length) text += `; not ready yet: ${listed(waiting.map((n) => (n === s.me ? "you" : n)))}`;

@@ -197,6 +197,9 @@ async def test_the_friend_s_whole_path_on_a_phone(
         assert bob.of("error")[errors:] == []  # no "you are in room ...; leave it first"
         assert bob.of("left")[-1]["room"] == room
         await bob.page.wait_for_selector("text=Racing alice's run as a ghost")
+        # A room of one: no "players at most", no invite to pass on.
+        room_text = await bob.page.locator(".room").inner_text()
+        assert "players at most" not in room_text and "Others join" not in room_text
         await shot(bob, artifacts, "friend-9-ghost")
         assert bob.page.url == f"{base}/"
         await alice.close()
