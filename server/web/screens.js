@@ -584,7 +584,7 @@ export function race(c) {
   const keysBtn = plain("Keys (?)", () => help(c), "keys", "Keys");
   keysBtn.classList.add("kbd-only");
   // Every card face up: the server may play the rest for me (protocol: `finish`).
-  const finish = button("Finish (e)", () => c.send(...s.finish()), { id: "finish" });
+  const finish = button("Finish (a)", () => c.send(...s.finish()), { id: "finish" });
   const waiting = h("p", { class: "note", id: "waiting" });
   const askResign = () => {
     if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
@@ -622,7 +622,7 @@ export function race(c) {
     Escape: () => s.cancel(),
     u: () => s.undo(),
     h: () => s.askHint(),
-    e: () => s.finish(),
+    a: () => s.finish(),
     r: askResign,
     l: doLeave,
   };
@@ -1110,7 +1110,7 @@ const HELP = [
   ["Enter, Space", "tap: the held card home; twice quickly: to a column"],
   ["Esc", "put the card back"],
   ["u", "undo"],
-  ["e", "finish: every card face up, the server plays the rest"],
+  ["a", "finish: every card face up, the server plays the rest"],
   ["h", "a hint, in a room that gives them (your run then ranks last)"],
   ["r", "resign"],
   ["l", "leave the room (back to the lobby)"],
