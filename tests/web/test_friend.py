@@ -378,3 +378,48 @@ async def test_the_first_tap_after_a_touch_drag_is_not_lost(browser: Any, tmp_pa
                 arg=p.of("undone")[-1]["seq"],
             )
         await context.close()
+
+
+async def one_line(player: Player, selector: str) -> None:
+    """Every element matching ``selector`` shows its text on one line (a long name is cut
+    with an ellipsis, not wrapped): its text's line boxes all share one top."""
+    lines = await player.page.evaluate(
+        "(sel) => [...document.querySelectorAll(sel)].filter(e => e.offsetParent).map(e => {"
+        " const r = document.createRange(); r.selectNodeContents(e);"
+        " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; })",
+        selector,
+    )
+    assert lines and all(n == 1 for n in lines), (selector, lines)
+
+
+async def test_long_names_on_a_phone_stay_on_one_line(
+    browser: Any, tmp_path: Path, artifacts: Path
+) -> None:
+    """Issue 28, item 15: names of 20 characters neither wrap nor push the table's replay
+    column off a 390 px screen, in the room, the standings and the results."""
+    async with server_at(tmp_path) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        alice = await Player.open(browser, base, "Alexandrina Longname")
+        room = await create_room(alice)
+        bob = await phone(browser, base, "Bartholomew the 3rd!", f"/r/{room}")
+        await bob.page.fill("#ask-name", bob.name)
+        await bob.page.locator(".ask button[type=submit]").tap()
+        await bob.page.wait_for_selector("#ready")
+        await one_line(bob, ".players .pname")
+        await bob.page.locator("#ready").tap()
+        await alice.page.wait_for_selector("text=Everyone is ready")
+        await alice.page.click("#start")
+        await bob.until(lambda: bob.of("race"), "bob's race")
+        await bob.page.wait_for_selector(".standings .pname")
+        await one_line(bob, ".standings .pname")
+        await fits(bob, ".standings li")
+        for p in (alice, bob):
+            await p.page.locator("#resign").click()
+            await p.page.click("dialog #yes")
+        await bob.until(lambda: bob.of("result"), "the result")
+        await bob.page.wait_for_selector("#headline")
+        await one_line(bob, "td.name")
+        await fits(bob, "table, td button")
+        await shot(bob, artifacts, "friend-long-names")
+        await alice.close()
+        await bob.close()
