@@ -280,12 +280,6 @@ export class Client {
         this.autoJoin = null;
         this.link.send({ t: "watch", room: code });
         s.say(`room ${code} is ${msg.code === "room_full" ? "full" : "racing"}: you watch`);
-      } else if (msg.code === "already_in_room" && !this.autoLeft && s.room && (s.room.state === "finished" || s.raceDone())) {
-        // An older server: my race there is over, so that room is left for the invite's.
-        this.autoLeft = true;
-        this.link.send({ t: "leave" });
-        this.link.send({ t: "join", room: code });
-        s.status = { ...s.status, text: "", serial: s.status.serial + 1 };
       } else if (msg.code === "already_in_room") {
         this.autoJoin = null; // resumed in a room: the invite is not needed
         s.status = { ...s.status, text: "", serial: s.status.serial + 1 };

@@ -234,6 +234,7 @@ async def test_an_invite_opened_from_a_finished_room_joins(browser: Any, tmp_pat
             lambda: bob.of("room") and bob.of("room")[-1]["room"] == room, "bob in alice's room"
         )
         assert bob.of("room")[-1]["you"] == "player"
+        assert bob.of("left")[-1]["room"] == old  # the server left the finished room on the way
         await bob.page.wait_for_selector(f"#room-title >> text=Room {room}")
         assert bob.page.url == f"{base}/r/{room}"
         assert old != room
