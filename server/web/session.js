@@ -449,6 +449,8 @@ export class Session {
         this.say(`back in room ${msg.room}: the race goes on`, "good");
       } else if (msg.max_players > 1) {
         this.say(`room ${msg.room}: ${listed(msg.players.map((p) => p.name))}`);
+      } else if (msg.ghost && msg.state === "lobby") {
+        this.say(`${msg.ghost}'s run as a ghost: start when you are ready`);
       }
     }
     if (msg.state !== "racing") this.standWatch(now);

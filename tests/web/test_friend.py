@@ -197,6 +197,7 @@ async def test_the_friend_s_whole_path_on_a_phone(
         assert bob.of("error")[errors:] == []  # no "you are in room ...; leave it first"
         assert bob.of("left")[-1]["room"] == room
         await bob.page.wait_for_selector("text=Racing alice's run as a ghost")
+        await bob.page.wait_for_selector(".status >> text=alice's run as a ghost: start when")
         # A room of one: no "players at most", no invite to pass on.
         room_text = await bob.page.locator(".room").inner_text()
         assert "players at most" not in room_text and "Others join" not in room_text
