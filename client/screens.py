@@ -775,6 +775,7 @@ class ResultsScreen(RunPicker):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "rematch", "rematch"),
         Binding("a", "again", "again"),
+        Binding("r", "race", "race the run"),
         Binding("b", "board", "leaderboard"),
         Binding("h", "history", "history"),
         Binding("l", "leave", "lobby"),
@@ -804,10 +805,10 @@ class ResultsScreen(RunPicker):
 
     def hints(self) -> str:
         if self._daily():
-            return "a again (practice) · b board · h history · ↑↓ v replay · l lobby · q quit"
+            return "a again (practice) · b board · h history · ↑↓ v replay · r race · l lobby"
         if self.session.may_rematch:
-            return "m rematch · b board · h history · ↑↓ v replay · l lobby · q quit"
-        return "b leaderboard · h history · ↑↓ v replay · l lobby · ? help · q quit"
+            return "m rematch · b board · h history · ↑↓ v replay · r race · l lobby · q quit"
+        return "b leaderboard · h history · ↑↓ v replay · r race · l lobby · q quit"
 
     def runs(self) -> list[tuple[str | None, str]]:
         result = self.session.result
@@ -1652,7 +1653,7 @@ HELP = """\
            open it in a browser, or run yukon play LINK)
   [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step
            [b]Home End g[/b]o to  [b]space[/b] play  [b]s[/b]peed  [b]j[/b] losing  [b]c[/b] link
-  [b]r[/b]        a board row or a replay: race that run, its ghost alongside
+  [b]r[/b]        a run (results, boards, a replay): race it, its ghost alongside
 
 [dim]Esc or ? closes this help[/dim]"""
 
