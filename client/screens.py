@@ -238,7 +238,8 @@ class LobbyScreen(Base):
                     yield Label("Options", classes="label")
                     yield TickBox("undo", value=True, compact=True, id="undo")
                     yield TickBox("hints", value=False, compact=True, id="hints")
-                    yield Label(Text("(h in a race; a hinted win ranks last)", style="#8a8a8a"))
+                    remark = "(h in a race; hinted wins rank after plain ones)"
+                    yield Label(Text(remark, style="#8a8a8a"))
                 with Horizontal(classes="row"):
                     yield Label("Players", classes="label")
                     yield Select(

@@ -57,6 +57,8 @@ TARGET = "#8fdf8f"
 #: The card a hint says to move, and where to.
 HINTED = "#87d7ff"
 EMPTY = "#606060"
+#: The widest a name is drawn in the results' table (cells).
+NAME_CELLS = 22
 
 
 def cut(text: str, width: int) -> str:
@@ -615,7 +617,7 @@ class ResultsView(Live):
             return Text("")
         table = Table(box=None, pad_edge=False, expand=False, header_style="bold #8a8a8a")
         table.add_column("#", justify="right")
-        table.add_column("player", no_wrap=True, max_width=22)
+        table.add_column("player", no_wrap=True, max_width=NAME_CELLS)
         table.add_column("outcome")
         table.add_column("time", justify="right")
         table.add_column("moves", justify="right")
@@ -629,7 +631,7 @@ class ResultsView(Live):
             )
         if result.ghost is not None:  # the recorded run raced, for comparison (protocol 4.23)
             row = self._row(result.ghost, None)
-            row[1] = f"{result.ghost.name} (ghost)"
+            row[1] = cut(result.ghost.name, NAME_CELLS - 8) + " (ghost)"
             table.add_row(*row, style="#8a8a8a")
         return table
 
@@ -638,9 +640,10 @@ class ResultsView(Live):
         outcome = outcome_cell(r.outcome)
         if r.hinted:  # ranked after every run without a hint
             outcome.append(" · hinted", style="#87d7ff")
+        tag = " (you)" if r.name == me else ""
         return [
             str(r.rank),
-            r.name + (" (you)" if r.name == me else ""),
+            cut(r.name, NAME_CELLS - cell_len(tag)) + tag,  # "(you)" is never cut off
             outcome,
             format_ms(r.time_ms),
             str(r.moves),

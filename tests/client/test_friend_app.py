@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 
 from client.app import YukonApp
 from client.screens import NameLinkScreen, NameScreen, RaceScreen
-from protocol.messages import DailyDeal, Finish, Rematch, Welcome
+from protocol.messages import DailyDeal, Finish, RankEntry, Rematch, Result, Welcome
 
 from .helpers import CODE, Referee, fake_app, feed, progress, room, until
 from .test_app import screen_text
@@ -176,3 +176,20 @@ async def test_i_shows_the_names_link_and_c_copies_it() -> None:
         assert app.clipboard == "http://race.example:8765/#token=s3cret-token"
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, NameLinkScreen), "closed")
+
+
+async def test_the_results_keep_you_on_a_long_name() -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        players = ((LONG, True, True), (WIDE, True, True))
+        ranks = (
+            RankEntry(1, WIDE, "resigned", 8_200, 3, 10, 1),
+            RankEntry(2, LONG, "resigned", 6_100, 0, 0, 0),
+        )
+        feed(app, Welcome(1, LONG, "t" * 32, 60), room("racing", players=players))
+        feed(app, Result(CODE, ranks), room("finished", players=players, host=LONG))
+        await until(pilot, lambda: app.current_mode == "results", "the results")
+        await pilot.pause()
+        shown = lines(app)
+        assert any("Carol the Termi… (you)  resigned" in x for x in shown), "\n".join(shown)
+        assert "You finished #2 of 2 (resigned)" in screen_text(app)
