@@ -238,7 +238,7 @@ class LobbyScreen(Base):
                     yield Label("Options", classes="label")
                     yield TickBox("undo", value=True, compact=True, id="undo")
                     yield TickBox("hints", value=False, compact=True, id="hints")
-                    remark = "(h in a race; hinted wins rank after plain ones)"
+                    remark = "(h in a race; hinted wins rank lower)"
                     yield Label(Text(remark, style="#8a8a8a"))
                 with Horizontal(classes="row"):
                     yield Label("Players", classes="label")
