@@ -94,8 +94,12 @@ Button { width: auto; min-width: 8; }
 #code-row { margin: 0 1 1 1; }
 #board-code { width: 41; }
 
-HelpScreen, ConfirmScreen, NameScreen, PasswordScreen, TrustScreen, AlertScreen {
+HelpScreen, ConfirmScreen, NameScreen, PasswordScreen, TrustScreen, AlertScreen,
+NameLinkScreen {
     align: center middle;
+}
+#link-box {
+    width: 78; height: auto; border: round $accent; padding: 1 1; background: $surface;
 }
 #help-box {
     width: 78; height: auto; border: round $accent; padding: 0 1; background: $surface;

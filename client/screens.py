@@ -1822,7 +1822,7 @@ class NameLinkScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         client = host(self)
         link = self.link()
-        with Container(id="name-box") as box:
+        with Container(id="link-box") as box:
             box.border_title = "Your name on another device"
             if link is None:
                 why = (
