@@ -19,6 +19,7 @@ from typing import Any, ClassVar, TypeAlias
 
 import disarm
 import msgpack
+import regex
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -1180,15 +1181,25 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold()
 
 
+#: Every Unicode Default_Ignorable_Code_Point (DerivedCoreProperties.txt), from the
+#: property itself in the ``regex`` library's tables (pinned: Unicode 17.0), not a list.
+#: TR39's data leaves some of them in a skeleton (the Mongolian free variation selectors
+#: U+180B..U+180D and U+180F, the Khmer inherent vowels U+17B4 and U+17B5 are marks, so
+#: rule 3 of docs/protocol.md 4.1 lets them in), and a name with one inside drew like the
+#: name without it (issue 28, item 14).
+_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
+
+
 def name_skeleton(name: str) -> str:
     """The key under which names that look alike are one name: the Unicode TR39 skeleton
     (``disarm.skeleton_key``, digits as TR39 has them: ``1`` and ``I`` read as ``l``,
     ``0`` as ``O``), so that a Cyrillic ``а`` passes for no Latin ``a`` on a board.
-    Invisible characters have no skeleton.
+    Invisible characters have no skeleton: every default-ignorable code point is dropped
+    first (``_IGNORABLE``), whatever TR39's tables say of it.
 
-    Stored (``players.name_skeleton``): a change here (or in disarm's tables, so its
-    version is pinned) needs a migration that recomputes it, as 0006 did."""
-    return disarm.skeleton_key(name, digit_policy="tr39")
+    Stored (``players.name_skeleton``): a change here (or in disarm's or regex's tables, so
+    their versions are pinned) needs a migration that recomputes it, as 0006 and 0010 did."""
+    return disarm.skeleton_key(_IGNORABLE.sub("", name), digit_policy="tr39")
 
 
 def replace(message: Message, **changes: Any) -> Message:

@@ -697,8 +697,9 @@ class RaceServer:
                 hub.hello_refused(
                     effect.conn,
                     code="name_taken",
-                    text=f"the name {effect.name!r} is taken, or looks like one that is;"
-                    " choose another, or say hello with your token",
+                    text=f"the name {effect.name!r} (or one that looks like it) is taken:"
+                    " choose another, or, if it is yours, open your name's link from a"
+                    " device that has it",
                     now=self._now(),
                 )
             )

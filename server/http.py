@@ -332,17 +332,27 @@ _TEMPLATES = jinja2.Environment(
 )
 
 
+def _public_at(wall: float) -> str:
+    """When a day's code goes public, as the page says it: a moment after the last day a
+    date can hold (that of 9999-12-31) has no calendar date, so it is said in words."""
+    try:
+        public = dt.datetime.fromtimestamp(wall, dt.UTC)
+    except (OverflowError, ValueError, OSError):
+        return "after the last day this calendar holds"
+    return f"{public:%H:%M} UTC on {_short_date(public.date())}"
+
+
 def render_board_html(page: DailyPage) -> str:
     """The page as a standalone HTML document (``templates/leaderboard.html``): inline
     style, no script, every stored text escaped (player names are whatever players typed)."""
     date, today = page.date, page.today
-    public = dt.datetime.fromtimestamp(page.public_at, dt.UTC)
     return _TEMPLATES.get_template("leaderboard.html").render(
         page=page,
-        public_at=f"{public:%H:%M} UTC on {_short_date(public.date())}",
+        public_at=_public_at(page.public_at),
         # The arrows never lead past today: nothing about a day shows before it begins.
+        # (Nor past the first or last day a date can hold: issue 28, item 19.)
         previous=min(date - dt.timedelta(days=1), today) if date > dt.date.min else None,
-        following=date + dt.timedelta(days=1) if date < today else None,
+        following=date + dt.timedelta(days=1) if date < min(today, dt.date.max) else None,
         newer=min(page.page - 1, page.pages),
         rest=min(PAGE_SIZE, page.total - page.page * PAGE_SIZE),
         per_page=PAGE_SIZE,

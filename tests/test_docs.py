@@ -136,3 +136,54 @@ def test_the_protocol_counts_the_client_types_it_lists() -> None:
     for heading in re.findall(r"^#### (.*)$", section, flags=re.M):
         headed |= set(re.findall(r"`(\w+)`", heading.split(":")[0]))
     assert headed == set(CLIENT_TYPES)
+
+
+def test_the_daily_seed_example_is_what_the_code_computes() -> None:
+    """Issue 28, item 20: docs/fairness.md's worked example of a daily deal's seed (key,
+    message bytes, candidate numbering, HMAC, seed, code, and which candidate is the day's
+    deal) is what ``server.daily`` computes."""
+    import base64
+    import datetime as dt
+    import hashlib
+    import hmac
+
+    from protocol import GameCode, Rules
+    from server.daily import candidate_code, choose_daily
+
+    text = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
+    block = text.split("<!-- daily seed example -->", 1)[1].split("<!-- end of", 1)[0]
+    lines = [line for line in block.splitlines() if ":" in line and not line.startswith("`")]
+    fields = [(k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in lines)]
+    head = dict(fields[:3])
+    key = re.fullmatch(r'the UTF-8 of "(.*)"', head["key"])
+    assert key is not None
+    secret = key.group(1).encode()
+    date = dt.date.fromisoformat(head["date"])
+    rules = Rules.parse(head["rules"])
+    candidates: list[dict[str, str]] = []
+    for k, v in fields[3:]:
+        if k == "candidate":
+            candidates.append({})
+        if k == "the day's deal":
+            chosen = v
+        else:
+            candidates[-1][k] = v
+    assert [int(c["candidate"]) for c in candidates] == list(range(len(candidates)))
+    for n, c in enumerate(candidates):
+        message = f"yukon-daily:{date.isoformat()}" + (f":{n}" if n else "")
+        assert c["message"] == message
+        digest = hmac.new(secret, message.encode("ascii"), hashlib.sha256).digest()
+        assert c["hmac"] == digest.hex()
+        assert c["seed"] == digest[:16].hex()
+        code = candidate_code(secret, date, rules, n)
+        assert (
+            c["code"]
+            == str(code)
+            == f"YU1-{rules}-" + base64.b32encode(digest[:16]).decode().rstrip("=")
+        )
+        assert GameCode.parse(c["code"]) == code
+    choice = choose_daily(secret, date, rules)
+    assert chosen == f"candidate {choice.candidate}, {choice.code}"
+    assert choice.candidate == len(candidates) - 1
+    assert candidates[-1]["solver"] == "won"
+    assert all(c["solver"].startswith("lost") for c in candidates[:-1])

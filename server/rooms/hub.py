@@ -23,6 +23,7 @@ from protocol.messages import (
     Create,
     Daily,
     Error,
+    Finish,
     Ghost,
     Hello,
     Hint,
@@ -271,6 +272,8 @@ class Hub:
             self._move(c, p, msg.seq, msg.move, now)
         elif isinstance(msg, Undo):
             self._move(c, p, msg.seq, None, now)
+        elif isinstance(msg, Finish):
+            self._play.finish(c, p, msg.seq, now)
         elif isinstance(msg, Create):
             self._play.create(c, p, msg, now)
         elif isinstance(msg, Join):

@@ -828,3 +828,45 @@ async def test_a_past_day_without_a_deal_says_so(db_url: str, tmp_path: Path) ->
         page = (await fetch(server, "/leaderboard?date=2026-11-01")).text
         assert "There was no daily deal on this day" in page
         assert "secret" not in page
+
+
+async def test_no_date_makes_the_leaderboard_fail(db_url: str, tmp_path: Path) -> None:
+    """Issue 28, item 19: ``?date=9999-12-31`` answered 500 with an ``OverflowError``
+    traceback (the day after it, and when its code would go public, are past the last day
+    a date can hold). Every date a ``date`` can hold gets a page, HTML and JSON; and the
+    websocket's ``board`` answers those days too."""
+    async with running_server(db_url, tmp_path, wall_clock=Clock(NOON)) as server:
+        for day in ("9999-12-31", "9999-12-30", "0001-01-01", "0001-01-02", "2026-11-29"):
+            page = await fetch(server, f"/leaderboard?date={day}")
+            assert page.status == 200, (day, page.text[:200])
+            assert "Traceback" not in page.text
+            data = await fetch(server, f"/leaderboard?date={day}&format=json")
+            assert data.status == 200, (day, data.text[:200])
+            assert data.json()["date"] == day
+        late = (await fetch(server, "/leaderboard?date=9999-12-31")).text
+        assert "has not begun" in late
+        assert 'rel="prev" href="/leaderboard?date=2026-11-29"' in late
+        early = (await fetch(server, "/leaderboard?date=0001-01-01")).text
+        assert 'rel="prev"' not in early
+        assert 'rel="next" href="/leaderboard?date=0001-01-02"' in early
+        ann = await open_client(server, "ann")
+        for day in ("9999-12-31", "0001-01-01"):
+            await ann.send(Board("daily", date=day))
+            board = await ann.expect(BoardPage)
+            assert (board.date, board.total, board.code) == (day, 0, None)
+        await ann.ws.close()
+
+
+def test_medals_go_to_wins_only() -> None:
+    """Issue 28, item 10: the gold "1" went to a resignation on a day nobody won. Medals
+    (the classes r1 to r3) mark winning rows only; the ranks are shown as they are."""
+    rows = (
+        BoardEntry(1, 1, "ann", "won", 60_000, 100, 625, 52, 0),
+        BoardEntry(2, 2, "bob", "resigned", 6_000, 3, 10, 1, 0),
+        BoardEntry(3, 3, "cy", "timeout", 90_000, 30, 5, 0, 0),
+    )
+    html = render_board_html(DailyPage(TODAY, TODAY, None, 3, 1, rows, 96, dealt=True))
+    assert re.findall(r'<tr class="(r\d)">', html) == ["r1"]
+    nobody = render_board_html(DailyPage(TODAY, TODAY, None, 2, 1, rows[1:], 96, dealt=True))
+    assert not re.search(r'<tr class="r\d"', nobody)
+    assert [r[0] for r in board_rows(nobody)] == ["2", "3"]
