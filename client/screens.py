@@ -140,6 +140,8 @@ class Title(Live):
         room = session.room
         if self.text in ("room", "results") and room is not None and room.max_players > 1:
             left.append(f" · room {room.room}" if self.text == "results" else f" {room.room}")
+        elif self.text == "room" and room is not None and room.ghost is not None:
+            left.append(f" · racing {room.ghost}'s run (ghost)")
         right = Text()
         if session.me:
             right.append(session.me, style="bold")

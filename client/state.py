@@ -822,6 +822,8 @@ class Session:
                 self.say(f"back in room {msg.room}: the race goes on", "good")
             elif msg.max_players > 1:
                 self.say(f"room {msg.room}: {', '.join(p.name for p in msg.players)}")
+            elif msg.ghost is not None and msg.state == "lobby":
+                self.say(f"racing {msg.ghost}'s run as a ghost: s starts", "good")
         if msg.state != "racing":
             self._stand_watch_clock(now)
         elif self.watch_at is None and self.progress is not None and not self._lost:
@@ -886,7 +888,8 @@ class Session:
             others = [p.name for p in room.players if p.name != self.me]
             if not others:
                 return "rematch: a new deal; s starts it"
-            return f"rematch: a new deal; s starts it once {names_list(others)} say ready"
+            say = "says" if len(others) == 1 else "say"
+            return f"rematch: a new deal; s starts it once {names_list(others)} {say} ready"
         return "rematch: a new deal; space says you are ready"
 
     def _race(self, msg: Race, now: float) -> list[Message]:

@@ -154,6 +154,11 @@ def test_any_player_may_ask_for_the_rematch_and_its_line_is_a_list() -> None:
     host.receive(room("finished", players=players), 0.0)
     host.receive(room("lobby", players=after), 1.0)
     assert host.status.text == "rematch: a new deal; s starts it once bob and carol say ready"
+    pair = Session()
+    pair.receive(Welcome(1, "alice", "t" * 32, 60), 0.0)
+    pair.receive(room("finished", players=players[:2]), 0.0)
+    pair.receive(room("lobby", players=after[:2]), 1.0)
+    assert pair.status.text == "rematch: a new deal; s starts it once bob says ready"
     ready = (("alice", True, True), ("bob", True, True), ("carol", True, True))
     host.receive(room("lobby", players=ready), 2.0)
     assert host.status.text == "bob and carol are ready"

@@ -97,6 +97,8 @@ async def test_a_practice_room_is_for_one_and_has_no_invite_talk() -> None:
         assert "you alone" in text and "1 players" not in text, text
         assert "invite" not in text.lower() and "Others join" not in text, text
         assert "a race alone is fine" not in text
+        assert "room · racing ann's run (ghost)" in lines(app)[0]
+        assert "racing ann's run as a ghost: s starts" in lines(app)[-2]
 
 
 async def test_q_quits_from_the_results_and_asks_mid_race() -> None:
