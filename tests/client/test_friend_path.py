@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from client.screens import ReplayScreen, ResultsScreen
+from client.screens import LeaderboardScreen, ReplayScreen, ResultsScreen
 from protocol.messages import (
     Create,
+    Daily,
+    DailyDeal,
     Leave,
+    Race,
     Resign,
     Result,
     Room,
@@ -19,9 +22,9 @@ from protocol.messages import (
     Start,
 )
 
-from ..server.wire import open_client
+from ..server.wire import open_client, url
 from .helpers import racing, until, winning_line
-from .test_app import play_actions, play_keys, screen_text, sees, server_at
+from .test_app import client_app, online, play_actions, play_keys, screen_text, sees, server_at
 from .test_invite_app import invited
 
 BOTH_READY = (RoomPlayer("ann", True, True), RoomPlayer("carol", True, True))
@@ -123,4 +126,44 @@ async def test_the_friends_path(tmp_path: Path) -> None:
             head = screen_text(app).splitlines()[0]
             assert "score" in head and "moves" in head, head
         await ann.send(Leave())
+        await ann.ws.close()
+
+
+async def test_r_on_the_daily_board_from_the_dailys_results_needs_no_leaving(
+    tmp_path: Path,
+) -> None:
+    """Item 3: after a daily attempt, its board's r races a friend's run at once: the
+    finished daily room is left on the way, never "you are in room X; leave it first"."""
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        await ann.send(Daily())
+        await ann.expect(DailyDeal)
+        await ann.expect(Race)
+        await ann.send(Resign())
+        await ann.expect(Result)
+        app = client_app(url(server), tmp_path, name="carol")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await online(pilot, app)
+            await pilot.press("d")
+            await until(pilot, lambda: "Start now?" in screen_text(app), "the question")
+            await pilot.press("y")
+            await until(pilot, lambda: app.current_mode == "race", "the daily")
+            await pilot.press("r", "y")
+            await until(pilot, lambda: app.current_mode == "results", "the results")
+            await pilot.press("b")
+            await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the board")
+            await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
+            board = app.session.board
+            assert board is not None
+            names = [r.name for r in board.rows]
+            steps = names.index("ann") - names.index("carol")
+            await pilot.press("down", *(["down"] * steps if steps > 0 else ["up"] * -steps))
+            await pilot.press("r")
+            await until(
+                pilot,
+                lambda: app.session.room is not None and app.session.room.ghost == "ann",
+                "the ghost room",
+            )
+            assert app.current_mode == "room" and len(app.screen_stack) == 1
+            assert "leave it first" not in screen_text(app)
         await ann.ws.close()
