@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from client.config import TokenStore
+from client.invite import parse_target
 from client.screens import LeaderboardScreen, ReplayScreen, ResultsScreen
 from protocol.messages import (
     Create,
@@ -167,3 +169,24 @@ async def test_r_on_the_daily_board_from_the_dailys_results_needs_no_leaving(
             assert app.current_mode == "room" and len(app.screen_stack) == 1
             assert "leave it first" not in screen_text(app)
         await ann.ws.close()
+
+
+async def test_a_names_link_brings_the_name_to_another_device(tmp_path: Path) -> None:
+    """Item 13: ``yukon play LINK#token=...`` on a device that never had the name says
+    hello with the link's token and keeps it for that server (a later start needs no link)."""
+    async with server_at(tmp_path) as server:
+        first = await open_client(server)
+        welcome = await first.hello("carol")
+        await first.ws.close()
+        target = parse_target(f"http://127.0.0.1:{server.port}/#token={welcome.token}")
+        assert target.token == welcome.token and target.room is None
+        other = tmp_path / "other-device"
+        app = client_app(target.url, other, name=None, token=target.token)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await online(pilot, app)
+            assert app.session.me == "carol"
+        assert TokenStore(other / "config").names(url(server)) == ["carol"]
+        again = client_app(url(server), other, name=None)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await online(pilot, again)
+            assert again.session.me == "carol"
