@@ -1151,7 +1151,11 @@ def normalize_name(text: str) -> str:
     if not name:
         raise ValueError("a name needs at least one character")
     if len(name) > MAX_NAME:
-        raise ValueError(f"a name is at most {MAX_NAME} characters")
+        # Never cut: a name is for good, so the player chooses what to leave out (issue 28).
+        raise ValueError(
+            f"a name is at most {MAX_NAME} characters, not {len(name)}: nothing is cut,"
+            " choose a shorter one"
+        )
     for ch in name:
         if not ch.isprintable() or unicodedata.category(ch).startswith("C"):
             raise ValueError(f"a name may not contain the character U+{ord(ch):04X}")

@@ -38,6 +38,11 @@ REPLY_MEMORY = 64
 #: the C search); the bound keeps the worst case to a few tens of milliseconds on the
 #: event loop, and a node budget, not a time, gives the same answer on every server.
 FINISH_BUDGET_NODES = 5_000
+#: Searches for a ``finish`` that found no win, per runner and race: past them a
+#: ``finish`` is refused without one, so that no runner can keep the event loop busy with
+#: a search after every move (an honest one rarely needs a second: a position with every
+#: card face up is nearly always won).
+FINISH_SEARCHES = 8
 #: What a runner's ``replies`` keep for a ``finish`` answered with its moves: the answer
 #: to a resend is the runner's race state, as the first answer was (``Room.finish``).
 FINISH_REPLY = "finish"
@@ -90,6 +95,8 @@ class Runner:
     done: bool = False
     #: The player got a hint: a win ranks after every unhinted win (``rank_runners``).
     hinted: bool = False
+    #: ``finish`` searches that found no win in this race (``FINISH_SEARCHES``).
+    finish_misses: int = 0
 
     @property
     def journal(self) -> list[tuple[int, str]]:
@@ -221,11 +228,13 @@ class Race:
             return self._remember(
                 runner, Refused(seq, "cannot_finish", "some cards are still face down")
             )
+        no_win = Refused(seq, "cannot_finish", "no win found from here: play on")
+        if runner.finish_misses >= FINISH_SEARCHES:
+            return self._remember(runner, no_win)
         found = solve(game, budget_nodes=FINISH_BUDGET_NODES)
         if found.verdict != "won" or not found.moves:
-            return self._remember(
-                runner, Refused(seq, "cannot_finish", "no win found from here: play on")
-            )
+            runner.finish_misses += 1
+            return self._remember(runner, no_win)
         ms = self.elapsed_ms(now)
         played = []
         for text in found.moves:

@@ -16,6 +16,9 @@ before the TR39 skeleton (``protocol.messages.name_skeleton``); TR39's tables ke
 first; a name that now looks like an older one keeps its name, token and results, and no
 skeleton (NULL), as 0006 did (docs/limits.md lists them).
 
+**A room's last race.** ``ix_races_room_ended`` finds the newest stored race of a room
+code, which a closed room's invite link shows (``/r/CODE``, docs/protocol.md 1.6).
+
 Revision ID: 0010
 Revises: 0009
 Create Date: 2026-12-02
@@ -159,8 +162,10 @@ def _reskeleton(skeleton: Callable[[str], str]) -> None:
 def upgrade() -> None:
     _rekey_results(key_0010)
     _reskeleton(name_skeleton)
+    op.create_index("ix_races_room_ended", "races", ["room", "ended_at"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_races_room_ended", table_name="races")
     _reskeleton(lambda name: disarm.skeleton_key(name, digit_policy="tr39"))
     _rekey_results(key_0005)

@@ -579,6 +579,12 @@ class Hub:
     def has_room(self, code: str) -> bool:
         return code in self._rooms
 
+    def room_open(self, code: str) -> bool:
+        """An ordinary room with this code is here: one that an invite link joins (a daily
+        or ghost room is private), for ``/r/CODE`` (``server.http``)."""
+        room = self._rooms.get(code)
+        return room is not None and not room.private
+
     def seated(self, player_id: int) -> bool:
         """The player is in a room here (a cluster's resume needs no directory then)."""
         p = self._shared.players.get(player_id)

@@ -199,7 +199,7 @@ class Nodes(Part):
         if self._tokens.get(p.token) is p:
             del self._tokens[p.token]
         self._players.pop(p.id, None)
-        self._out.append(Release(c.guest[0], c.guest[1], None))
+        self._out.append(Release(c.guest[0], c.guest[1], c.bounce))
 
     def bounce(self, route: tuple[str, int], frame: bytes | str) -> None:
         """A frame for a guest released already: back to its gateway, which serves it."""

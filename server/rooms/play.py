@@ -329,6 +329,11 @@ class Play(Part):
             self.refuse(c, refusal)
             return False
         self._send(p, Left(room.code))
+        if c.guest is not None:
+            # A guest of this node, now in no room here: its own node (the gateway) serves
+            # the request, as it would after a ``leave`` (``Nodes.settle`` releases it).
+            c.bounce = self._shared.frame
+            return False
         return True
 
     def expire_player(self, p: _Player, now: float) -> None:

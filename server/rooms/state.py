@@ -144,6 +144,10 @@ class _Conn:
     guest: tuple[str, int] | None = None
     #: A join or watch is being looked up in the cluster's directory (``Locate``).
     locating: bool = False
+    #: A guest's request that left its room here on the way elsewhere (``join``,
+    #: ``create``, ``daily``, ...: ``Play.leave_over``): handed back to its gateway with
+    #: the guest's release (``Nodes.settle``), which serves it as its own node.
+    bounce: bytes | str | None = None
 
 
 @dataclass(eq=False)

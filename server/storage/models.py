@@ -78,6 +78,8 @@ class RaceRow(Base):
     """One race: a room's race, or one player's attempt at a daily deal."""
 
     __tablename__ = "races"
+    #: A room's last race, for its closed invite link (``/r/CODE``, migration 0010).
+    __table_args__ = (Index("ix_races_room_ended", "room", "ended_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     #: The server's id for the race, so a retried write is recognised and not doubled.

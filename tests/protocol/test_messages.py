@@ -715,6 +715,9 @@ def test_a_refused_character_is_named_in_the_message() -> None:
         normalize_name("a\u200bb")
     with pytest.raises(ValueError, match="at most 20"):
         normalize_name("n" * 21)
+    # Issue 28, item 12: a long name is never cut; the text says by how much it is over.
+    with pytest.raises(ValueError, match="at most 20 characters, not 23: nothing is cut"):
+        normalize_name(" " + "n" * 23 + " ")
     with pytest.raises(ValueError, match="at least one"):
         normalize_name(" ")
 

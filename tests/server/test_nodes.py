@@ -230,6 +230,46 @@ def test_a_player_on_another_node_races_in_the_room_and_goes_home_after() -> Non
     assert cl.owner(cl.last(bob, Room).room) == "B"
 
 
+def test_a_guest_whose_race_is_over_goes_on_from_its_own_node() -> None:
+    """Issue 28: a player whose race is over in a room on another node (a guest there)
+    goes straight on to a room on a third node, or to a new room of their own: the owner
+    leaves the room for them (``left``) and hands the request back to their own node,
+    which serves it as after a ``leave``."""
+    cl = Cluster("A", "B", "C")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cy = cl.hello("C", "cy")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    cl.send(bob, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    cl.send(ann, Resign())
+    cl.send(bob, Resign())
+    cl.last(bob, Result)
+    cl.send(cy, Create())
+    elsewhere = cl.last(cy, Room).room
+    assert cl.owner(elsewhere) == "C"
+
+    cl.send(bob, Join(elsewhere))
+    left = [m for m in cl.inbox[bob] if isinstance(m, Left)]
+    assert left == [Left(code)]
+    room = cl.last(bob, Room)
+    assert room.room == elsewhere and [p.name for p in room.players] == ["cy", "bob"]
+    assert [p.name for p in cl.last(ann, Room).players] == ["ann"]
+    assert cl.hubs["A"].connections == 1  # bob's guest there is gone
+    # A spectator (whose race is always over) on another node creates a room of their
+    # own: it is made on their own node, as after a leave.
+    dan = cl.hello("B", "dan")
+    cl.send(dan, Watch(code))
+    assert cl.last(dan, Room).you == "spectator" and cl.hubs["A"].connections == 2
+    cl.send(dan, Create())
+    assert [m for m in cl.inbox[dan] if isinstance(m, Left)] == [Left(code)]
+    assert cl.owner(cl.last(dan, Room).room) == "B"
+    assert cl.hubs["A"].connections == 1
+
+
 def test_a_room_nowhere_is_no_such_room_and_a_spectator_watches_from_another_node() -> None:
     cl = Cluster("A", "B", "C")
     ann = cl.hello("A", "ann")

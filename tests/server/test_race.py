@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -459,3 +460,40 @@ def test_hinted_wins_rank_after_unhinted_wins_and_before_every_non_win() -> None
 
 def test_no_runners_no_ranks() -> None:
     assert rank_runners([], 60000) == ()
+
+
+# -- finish ----------------------------------------------------------------------------------
+
+
+#: Every card face up and no legal move (the black cards up to ten are home, every top
+#: card is red, and no red card is next on its foundation): a position with no win.
+FACE_UP_STUCK = "C T--T AHQH9DKS2H/6HKHTDJC3H/7HADJDQC4H/8H5DQDKC5H/9H6DKD2D/TH7DJS3D/JH8DQS4D"
+
+
+def test_a_finish_that_finds_no_win_searches_only_so_often(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A face-up position without a win costs a search each time: after FINISH_SEARCHES
+    of them in a race a runner's finish is refused without one, since the search runs on
+    the event loop (issue 28). The real solver decides; the test only counts its calls."""
+    from server import race as race_module
+
+    searched: list[str] = []
+    real = race_module.solve
+
+    def counting(game: Game, **budget: int) -> Any:
+        searched.append(game.position())
+        return real(game, **budget)
+
+    monkeypatch.setattr(race_module, "solve", counting)
+    r = Race(GameCode.parse("YU1-C-AAAAAAB"), ["ann"], started=0.0, time_limit_s=60, undo=True)
+    runner = r.runners["ann"]
+    runner.game = Game.from_position(FACE_UP_STUCK)
+    for seq in range(1, race_module.FINISH_SEARCHES + 4):
+        reply = r.finish(runner, seq, 1.0)
+        assert isinstance(reply, Refused)
+        assert (reply.code, reply.reason) == ("cannot_finish", "no win found from here: play on")
+    assert searched == [FACE_UP_STUCK] * race_module.FINISH_SEARCHES
+    assert runner.game.position() == FACE_UP_STUCK and runner.journal == []
+    # A resend gets its refusal again.
+    assert r.replay_of(runner, 3) == Refused(3, "cannot_finish", "no win found from here: play on")
