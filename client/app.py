@@ -10,6 +10,7 @@ two see the app only as the ``Host`` of host.py, and never import this module.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -210,8 +211,12 @@ class YukonApp(App[None]):
             if state is not None and not state.open:
                 self.session.invite = None
                 self.session.say(f"invite link: room {code} is closed", "error")
-                self.push_screen(ClosedRoomScreen(state))
+                # Nothing is said to the server (no name asked) until the player goes
+                # on: to the lobby, or to replay or race a run of the closed room.
+                go_on = asyncio.Event()
+                self.push_screen(ClosedRoomScreen(state, go_on.set))
                 self.sync()
+                await go_on.wait()
         await self.link.run()
 
     async def action_quit(self) -> None:

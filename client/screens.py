@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
+from collections.abc import Callable
 from typing import ClassVar, cast
 
 from rich.console import RenderableType
@@ -148,11 +149,12 @@ class Title(Live):
             right.append(f" @ {self.client.where} ", style="#8a8a8a")
         else:
             right.append(f"{self.client.where} ", style="#8a8a8a")
-        grid = Table.grid(expand=True)
-        grid.add_column(justify="left", no_wrap=True, overflow="ellipsis")
-        grid.add_column(justify="right", no_wrap=True)
-        grid.add_row(left, right)
-        return grid
+        # Who I am stays whole; what this screen is gives way (cut by cells).
+        width = self.size.width or 80
+        room_left = max(0, width - right.cell_len - 1)
+        if left.cell_len > room_left:
+            left.truncate(room_left, overflow="ellipsis")
+        return left + Text(" " * max(0, width - left.cell_len - right.cell_len)) + right
 
 
 class Base(Screen[None]):
@@ -907,7 +909,7 @@ class ClosedTable(Live):
     """A closed room's last race: its ranks, as the results show them."""
 
     DEFAULT_CSS = """
-    ClosedTable { height: auto; padding: 0 1; }
+    ClosedTable { height: 1fr; padding: 0 1; }
     """
 
     def render(self) -> RenderableType:
@@ -954,9 +956,30 @@ class ClosedRoomScreen(RunPicker):
         *PICK_BINDINGS,
     ]
 
-    def __init__(self, state: RoomState) -> None:
+    def __init__(self, state: RoomState, connect: Callable[[], None] | None = None) -> None:
+        """``connect``: called when the player goes on (the app then says hello, asking
+        for a name if it needs one): nothing is asked before the closed room is read."""
         super().__init__()
         self.state = state
+        self.connect = connect
+
+    def _online(self) -> bool:
+        """Replays and ghosts need the server: connect first if not yet (once)."""
+        if self.client.link_state.kind == "online":
+            return True
+        if self.connect is not None:
+            self.connect()
+        self.session.say("connecting: press it again once you are in")
+        self.client.sync()
+        return False
+
+    def action_replay(self) -> None:
+        if self._online():
+            super().action_replay()
+
+    def action_race(self) -> None:
+        if self._online():
+            super().action_race()
 
     def compose(self) -> ComposeResult:
         yield Title("closed room")
@@ -994,6 +1017,8 @@ class ClosedRoomScreen(RunPicker):
         return [(last.race, r.name) for r in last.results] if last is not None else []
 
     def action_back(self) -> None:
+        if self.connect is not None:
+            self.connect()
         self.dismiss()
 
 

@@ -10,13 +10,21 @@ from pathlib import Path
 
 from client.config import TokenStore
 from client.invite import parse_target
-from client.screens import LeaderboardScreen, ReplayScreen, ResultsScreen
+from client.screens import (
+    ClosedRoomScreen,
+    LeaderboardScreen,
+    NameScreen,
+    ReplayScreen,
+    ResultsScreen,
+)
 from protocol.messages import (
     Create,
     Daily,
     DailyDeal,
+    Join,
     Leave,
     Race,
+    Ready,
     Resign,
     Result,
     Room,
@@ -190,3 +198,52 @@ async def test_a_names_link_brings_the_name_to_another_device(tmp_path: Path) ->
         async with again.run_test(size=(80, 24)) as pilot:
             await online(pilot, again)
             assert again.session.me == "carol"
+
+
+async def test_a_closed_rooms_link_says_so_before_any_name(tmp_path: Path) -> None:
+    code, _ = winning_line()
+    async with server_at(tmp_path) as server:
+        ann = await open_client(server, "ann")
+        bob = await open_client(server, "bob")
+        await ann.send(Create(code=code))
+        room: Room = await ann.expect(Room)
+        await bob.send(Join(room.room))
+        await bob.expect(Room)
+        await bob.send(Ready(True))
+        await ann.expect(
+            Room, players=(RoomPlayer("ann", True, True), RoomPlayer("bob", True, True))
+        )
+        await ann.send(Start())
+        for who in (ann, bob):
+            await who.expect(Race)
+            await who.send(Resign())
+        await ann.expect(Result)
+        for who in (ann, bob):
+            await who.send(Leave())
+        await ann.ws.close()
+        await bob.ws.close()
+        app = invited(f"http://127.0.0.1:{server.port}/r/{room.room}", tmp_path, None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, ClosedRoomScreen), "the closed room")
+            await sees(app, f"Room {room.room} is closed", pilot)
+            await sees(app, "Its last race", pilot)
+            text = screen_text(app)
+            assert "ann" in text and "bob" in text and "resigned" in text, text
+            # Read before any name is asked: nothing was said to the server yet.
+            assert not any(isinstance(s, NameScreen) for s in app.screen_stack)
+            assert app.session.me is None
+            # v replays a run of it: that needs the server, and a name first.
+            await pilot.press("down", "v")
+            await until(pilot, lambda: isinstance(app.screen, NameScreen), "the name, now")
+            await pilot.press(*"dora", "enter")
+            await until(pilot, lambda: isinstance(app.screen, ClosedRoomScreen), "back")
+            await online(pilot, app)
+            await pilot.press("v")
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay")
+            await sees(app, "'s run", pilot)
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, ClosedRoomScreen), "the room")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.current_mode == "lobby", "the lobby")
+            assert len(app.screen_stack) == 1
+            assert app.session.room is None and app.session.invite is None
