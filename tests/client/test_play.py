@@ -99,7 +99,7 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     terminal.keys("r")
     terminal.wait_for("Resign this race?")
     terminal.keys("y")
-    screen = terminal.wait_for("You finished #1 of 1")
+    screen = terminal.wait_for("Your race is over (resigned)")
     assert "resigned" in screen and "attempt 1" in screen
 
     terminal.keys("l")
