@@ -31,6 +31,15 @@ __all__ = [
     "CLOSE_REPLACED",
     "CLOSE_TOO_SLOW",
     "MessageError",
+    "Kind",
+    "F",
+    "Int",
+    "Str",
+    "Bool",
+    "Opt",
+    "ListOf",
+    "from_fields",
+    "to_fields",
     "normalize_name",
     "replace",
     "encode",
@@ -84,6 +93,8 @@ __all__ = [
     "HintAnswer",
     "ReplayPage",
     "PostMortemAnswer",
+    "Route",
+    "NODE_ID_CHARS",
     "HINT_VERDICTS",
     "POSTMORTEM_STATUSES",
     "MAX_RACE_ID",
@@ -263,10 +274,10 @@ class Obj(Kind):
     def check(self, value: object, where: str) -> Any:
         if not isinstance(value, dict):
             raise _bad(where, "a map", value)
-        return _build(self.cls, value, where + ".")
+        return from_fields(self.cls, value, where + ".")
 
     def wire(self, value: Any) -> Any:
-        return _fields_to_wire(value)
+        return to_fields(value)
 
 
 @dataclass(frozen=True)
@@ -278,7 +289,10 @@ class F:
     required: bool = True
 
 
-def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+def from_fields(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+    """An instance of ``cls`` (a record with a ``FIELDS`` table) from a decoded map, every
+    field checked; ``MessageError`` names the first bad one. Shared with the cluster's own
+    messages between nodes (``server.rooms.bus``)."""
     kwargs = {}
     for f in cls.FIELDS:
         if f.name in data:
@@ -288,7 +302,8 @@ def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
     return cls(**kwargs)
 
 
-def _fields_to_wire(obj: Any) -> dict[str, Any]:
+def to_fields(obj: Any) -> dict[str, Any]:
+    """A record's fields as a map to encode (``from_fields`` reads it back)."""
     return {f.name: f.kind.wire(getattr(obj, f.name)) for f in obj.FIELDS}
 
 
@@ -321,12 +336,16 @@ class Hello:
         F("name", Opt(Str(64)), False),
         F("token", Opt(Str(128)), False),
         F("password", Opt(Str(128)), False),
+        F("follow", Bool(), False),
     )
     v: int
     name: str | None = None
     token: str | None = None
     #: Only for a private server (``yukon serve --password``).
     password: str | None = None
+    #: The client follows a ``route`` to its room's node (docs/protocol.md 4.25): a client
+    #: that does not say so is served through the cluster's relay, as before.
+    follow: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -553,6 +572,24 @@ class Error:
     code: str
     text: str
     seq: int | None = None
+
+
+#: What a node id may be made of (``route``; ``yukon serve --node-id``): it goes into a
+#: URL's query and a load balancer's backend name as it is.
+NODE_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Your room lives on node ``node``: reconnect with ``?node=<node>`` and resume there
+    (docs/protocol.md 4.25). Sent only to a client whose hello said ``follow``, by the room's
+    own node, when the client reached it through another node: every frame of theirs would
+    otherwise cross the cluster's relay twice."""
+
+    TYPE: ClassVar[str] = "route"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("node", Str(64)), F("room", Str(16)))
+    node: str
+    room: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -1080,6 +1117,7 @@ SERVER_TYPES: dict[str, type[Any]] = {
         HintAnswer,
         ReplayPage,
         PostMortemAnswer,
+        Route,
     )
 }
 
@@ -1095,7 +1133,7 @@ _PACKER = msgpack.Packer(use_bin_type=True)
 def encode(message: Message) -> bytes:
     """The msgpack bytes of a message: a map with ``t`` first, then every field."""
     body: dict[str, Any] = {"t": message.TYPE}
-    body.update(_fields_to_wire(message))
+    body.update(to_fields(message))
     data: bytes = _PACKER.pack(body)
     return data
 
@@ -1124,7 +1162,7 @@ def _decode(data: bytes | str, types: Mapping[str, type[Any]]) -> Message:
     cls = types.get(kind)
     if cls is None:
         raise MessageError("unknown_type", f"unknown message type {kind[:32]!r}")
-    return _build(cls, body)
+    return from_fields(cls, body)
 
 
 def decode_client(data: bytes | str) -> Message:

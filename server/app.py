@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from protocol import Rules
+from protocol.messages import NODE_ID_CHARS
 
 from .cluster import Cluster
 from .connection import RaceServer
@@ -141,7 +142,8 @@ async def open_server(
         node = ""
         hub_args = dict(hub_options or {})
         if options.redis:
-            node = options.node or f"{socket.gethostname()[:20]}-{secrets.token_hex(3)}"
+            host = "".join(ch for ch in socket.gethostname() if ch in NODE_ID_CHARS)[:20]
+            node = options.node or f"{host or 'node'}-{secrets.token_hex(3)}"
             store.owner = node
             relay = Relay(
                 options.redis,

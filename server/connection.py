@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from ssl import SSLContext
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -28,12 +29,14 @@ from websockets.protocol import Event, State
 from protocol.messages import (
     CLOSE_TOO_SLOW,
     MAX_FRAME,
+    NODE_ID_CHARS,
     Error,
     Ghost,
     HintAnswer,
     Message,
     Progress,
     Replay,
+    Route,
     encode,
 )
 from solver import Solution, solve
@@ -371,6 +374,18 @@ class _Connection(ServerConnection):
         self._note_ending()
 
 
+def _asked(ws: ServerConnection) -> str:
+    """The node a client's URL asks for (``?node=ID``: a route it followed, docs/protocol.md
+    4.25), or "". Only a hint: a node serves whoever reaches it."""
+    if ws.request is None:
+        return ""
+    query = urlsplit(ws.request.path).query
+    if "node=" not in query:
+        return ""
+    asked = parse_qs(query).get("node", [""])[-1]
+    return asked if len(asked) <= 64 and NODE_ID_CHARS.issuperset(asked) else ""
+
+
 class RaceServer:
     """Runs a ``Hub`` behind a websocket server and carries out its effects."""
 
@@ -507,7 +522,9 @@ class RaceServer:
         self._outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         log.debug("conn %d open from %s", conn, ws.remote_address)
-        self._apply(self.hub.connect(conn, loop.time(), address=self._address(ws)))
+        self._apply(
+            self.hub.connect(conn, loop.time(), address=self._address(ws), asked=_asked(ws))
+        )
         self.metrics.connections_opened.inc()
         assert isinstance(ws, _Connection)
         ws.write_buffer_limit = self.write_buffer_limit
@@ -560,6 +577,8 @@ class RaceServer:
                     self.metrics.moves_refused.inc()
                 else:
                     continue
+                if conn < 0:  # a guest's: the frame and its answer crossed the relay
+                    self.metrics.moves_relayed.inc()
                 self.metrics.move_ack.observe(done - arrived)
                 return
 
@@ -579,7 +598,9 @@ class RaceServer:
                         if data is None:
                             data = encoded[key] = encode(effect.message)
                         progress = isinstance(effect.message, Progress)
-                        self.cluster.to_guest(effect.conn, data, progress=progress)
+                        if isinstance(effect.message, Route):
+                            self.metrics.routes_sent.inc()
+                        self.cluster.to_guest(effect.conn, key, data, progress=progress)
                     continue
                 data = encoded.get(key)
                 if data is None:
@@ -623,6 +644,8 @@ class RaceServer:
             elif self.cluster is not None:  # Locate, Handover, Forward, Detach, Release,
                 # PasswordFailed
                 self.cluster.effect(effect)
+        if self.cluster is not None:
+            self.cluster.flush_guests()
         self._schedule()
 
     def deliver(self, conn: int, data: bytes, *, progress: bool) -> None:

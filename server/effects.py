@@ -237,6 +237,9 @@ class Handover:
     registered: float
     address: str
     frame: bytes | str | None
+    #: The client follows a ``route``: once its player is seated there, ``node`` tells it
+    #: to connect to it directly (room affinity, docs/cluster.md).
+    follow: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every relayed frame

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from client.board_text import Style, render_board
 from protocol import Game, IllegalMoveError, InvalidMoveError, Rules, YukonError
+from protocol.messages import NODE_ID_CHARS
 
 if TYPE_CHECKING:
     from server.app import ServeOptions
@@ -194,7 +195,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         trusted_proxies=proxies,
         redis=args.redis or None,
         redis_prefix=args.redis_prefix,
-        node=args.node_id or None,
+        node=_node_id(args.node_id),
         hub=HubConfig(
             resume_window_s=args.resume_window,
             password=password or None,
@@ -208,6 +209,16 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             daily_min_age_s=args.daily_min_age * 3600,
         ),
     )
+
+
+def _node_id(text: str | None) -> str | None:
+    """``--node-id``, checked: it goes into URLs (``?node=``) and the load balancer's
+    backend names as it is (docs/protocol.md 4.25)."""
+    if not text:
+        return None
+    if len(text) > 64 or not NODE_ID_CHARS.issuperset(text):
+        raise _UsageError(f"--node-id: {text!r} is not a node id: at most 64 of A-Z a-z 0-9 . _ -")
+    return text
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

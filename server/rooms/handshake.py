@@ -27,9 +27,18 @@ from .play import Play
 from .shared import Part, Shared
 from .state import CLOSE_TRY_LATER, _Conn, _forget_oldest, _Player
 
-__all__ = ["Handshake"]
+__all__ = ["Handshake", "handover"]
 
 log = logging.getLogger("yukon.rooms")
+
+
+def handover(c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> Handover:
+    """The session ``c`` of player ``p`` goes away to ``node``, which holds their room,
+    with ``frame`` first if any. Its client is to be told to connect there if it follows
+    routes and did not ask for ``node`` already (then the balancer ignores the route, and
+    the relay serves it as it would any client)."""
+    follow = c.follow and c.asked != node
+    return Handover(node, c.id, p.id, p.name, p.token, p.registered, c.address, frame, follow)
 
 
 class Handshake(Part):
@@ -47,8 +56,9 @@ class Handshake(Part):
         #: Addresses refused a connection since they were last below their limit (logged).
         self._addr_full: set[str] = set()
 
-    def connect(self, conn: int, now: float, *, address: str = "") -> list[Effect]:
-        """A new connection (from ``address``); it must say hello within ``hello_timeout_s``."""
+    def connect(self, conn: int, now: float, *, address: str = "", asked: str = "") -> list[Effect]:
+        """A new connection (from ``address``, asking for node ``asked``: ``?node=``); it
+        must say hello within ``hello_timeout_s``."""
         c = self._config
         if len(self._conns) >= c.max_connections:
             log.warning("connection limit (%d) reached: refusing %s", c.max_connections, address)
@@ -61,7 +71,7 @@ class Handshake(Part):
                 log.warning("%s holds %d connections: refusing more", key, held)
             return [Close(conn, CLOSE_TRY_LATER, "too many connections from your address")]
         self._addr_conns[key] = held + 1
-        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key)
+        self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key, asked=asked)
         self._timer(now + c.hello_timeout_s, "hello", conn)
         return []
 
@@ -99,6 +109,7 @@ class Handshake(Part):
             )
             self._close(c, CLOSE_VERSION, "unsupported protocol version")
             return
+        c.follow = msg.follow
         if self._config.password is not None:
             self.password.turn(c, msg, now)
             return
@@ -248,9 +259,7 @@ class Handshake(Part):
                 Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
             )
         if p.away is not None:
-            self._out.append(
-                Handover(p.away, c.id, p.id, p.name, p.token, p.registered, c.address, None)
-            )
+            self._out.append(handover(c, p, p.away, None))
             return
         if p.room is not None:  # they get what they missed; the others see them again
             p.room.reconnected(p, now)

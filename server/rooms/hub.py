@@ -138,10 +138,11 @@ class Hub:
         if self._shared.stale:
             self._nodes.begin()
 
-    def connect(self, conn: int, now: float, *, address: str = "") -> list[Effect]:
-        """A new connection (from ``address``); it must say hello within ``hello_timeout_s``."""
+    def connect(self, conn: int, now: float, *, address: str = "", asked: str = "") -> list[Effect]:
+        """A new connection (from ``address``; ``asked``: the node its URL asked for, a
+        route followed); it must say hello within ``hello_timeout_s``."""
         self._shared.now = now
-        return self._handshake.connect(conn, now, address=address)
+        return self._handshake.connect(conn, now, address=address, asked=asked)
 
     def control(self, conn: int, now: float) -> list[Effect]:
         """A ping or a pong from the client. It costs a token of the flood bucket like any
@@ -531,9 +532,11 @@ class Hub:
         address: str,
         frame: bytes | str | None,
         now: float,
+        follow: bool = False,
     ) -> list[Effect]:
         """A session of node ``route[0]`` (its connection ``route[1]``) is a guest here:
-        its player's room is here, or will be (``frame``, a join or watch)."""
+        its player's room is here, or will be (``frame``, a join or watch). ``follow``:
+        once seated, its client is told to connect here (``Nodes.route``)."""
         self._begin(now)
         c = self._nodes.guest_attach(
             route,
@@ -543,9 +546,11 @@ class Hub:
             registered=registered,
             address=address,
             now=now,
+            follow=follow,
         )
         if frame is not None and not c.closed:
             self._handle(c, frame, now)
+        self._nodes.route(c)
         self._nodes.settle(c)
         return self._flush()
 
@@ -557,6 +562,7 @@ class Hub:
             self._nodes.bounce(route, frame)
         elif not c.closed:
             self._handle(c, frame, now)
+            self._nodes.route(c)
             self._nodes.settle(c)
         return self._flush()
 

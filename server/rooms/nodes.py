@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 
-from protocol.messages import CLOSE_REPLACED
+from protocol.messages import CLOSE_REPLACED, Route
 
-from ..effects import Detach, Handover, Release
-from .handshake import Handshake
+from ..effects import Detach, Release, Send
+from .handshake import Handshake, handover
 from .play import Play
 from .shared import Part, Shared
 from .state import CLOSE_RESTARTING, _Conn, _Player
@@ -67,9 +67,7 @@ class Nodes(Part):
     def go_away(self, c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> None:
         """From now on the session's frames go to ``node``, which holds its room."""
         p.away = node
-        self._out.append(
-            Handover(node, c.id, p.id, p.name, p.token, p.registered, c.address, frame)
-        )
+        self._out.append(handover(c, p, node, frame))
 
     def returned(self, c: _Conn) -> None:
         """The owner released the session: its player is in no room there any more."""
@@ -155,6 +153,7 @@ class Nodes(Part):
         registered: float,
         address: str,
         now: float,
+        follow: bool = False,
     ) -> _Conn:
         """A session of another node becomes a guest here, bound to its player (who keeps
         their room, if they have one here: a resume through another node)."""
@@ -164,7 +163,7 @@ class Nodes(Part):
         self._next_guest -= 1
         gid = self._next_guest
         cfg = self._config
-        c = _Conn(gid, now, cfg.bucket_capacity, now, address, guest=route)
+        c = _Conn(gid, now, cfg.bucket_capacity, now, address, guest=route, follow=follow)
         self._conns[gid] = c
         self._shared.guests[route] = gid
         self._shared.routes[gid] = route
@@ -181,6 +180,20 @@ class Nodes(Part):
         log.info("%s is a guest from node %s", name, route[0])
         self._handshake.attach(c, p, now, welcome=False)
         return c
+
+    def route(self, c: _Conn) -> None:
+        """Room affinity: a guest whose client follows routes, once its player is seated in
+        a room here, is told to connect here directly (``route``), once. Sent after what
+        the event sent it (the join's ``room``, a resume's resync), so the client has its
+        answer before it moves; its resume here then finds the player in memory."""
+        p = c.player
+        if not c.follow or c.guest is None or c.closed or p is None or p.conn != c.id:
+            return
+        room = p.room
+        if room is None or room.code not in self._rooms:
+            return
+        c.follow = False
+        self._out.append(Send(c.id, Route(self._shared.node, room.code)))
 
     def guest(self, route: tuple[str, int]) -> _Conn | None:
         gid = self._shared.guests.get(route)

@@ -144,6 +144,12 @@ class _Conn:
     guest: tuple[str, int] | None = None
     #: A join or watch is being looked up in the cluster's directory (``Locate``).
     locating: bool = False
+    #: Its hello said ``follow``: the client reconnects to its room's node when told
+    #: (``route``). On a guest: its gateway asked the owner to tell it (``Nodes.route``).
+    follow: bool = False
+    #: The node the client asked for when it connected (``?node=``), "" if none: a
+    #: balancer that ignores the route brings it elsewhere, and it is not told again.
+    asked: str = ""
     #: A guest's request that left its room here on the way elsewhere (``join``,
     #: ``create``, ``daily``, ...: ``Play.leave_over``): handed back to its gateway with
     #: the guest's release (``Nodes.settle``), which serves it as its own node.

@@ -55,6 +55,7 @@ from protocol.messages import (
     Result,
     Room,
     RoomPlayer,
+    Route,
     Start,
     Undo,
     Undone,
@@ -133,6 +134,7 @@ CLIENT_MESSAGES: list[Any] = [
     Hello(1, "ann"),
     Hello(1, None, "tok-123"),
     Hello(7),
+    Hello(1, None, "tok-123", follow=True),
     Create(rules="RT"),
     Create(code="YU1-C-AAAAAAB", max_players=8, undo=False, time_limit=30),
     Create(),
@@ -189,6 +191,7 @@ SERVER_MESSAGES: list[Any] = [
     ),
     PostMortemAnswer("0a1b2c3d4e5f-17", "bob", "won", None, None, None, (), 88, 95, (6, 9), 2, 9),
     PostMortemAnswer("x-1", "bob", "unknown", 0, None, 40, (), None, None, (), 0, 100_000),
+    Route("node2", "ABCDE"),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -318,14 +321,22 @@ def test_type_names_are_the_t_field() -> None:
             "hint_answer",
             "replay_page",
             "postmortem_answer",
+            "route",
         ]
     )
 
 
 def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
     body = body_of(Hello(1, "ann"))
-    assert list(body) == ["t", "v", "name", "token", "password"]
-    assert body == {"t": "hello", "v": 1, "name": "ann", "token": None, "password": None}
+    assert list(body) == ["t", "v", "name", "token", "password", "follow"]
+    assert body == {
+        "t": "hello",
+        "v": 1,
+        "name": "ann",
+        "token": None,
+        "password": None,
+        "follow": False,
+    }
     assert body_of(Leave()) == {"t": "leave"}
 
 

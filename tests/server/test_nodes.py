@@ -1,8 +1,10 @@
 """Two hubs as two nodes of a cluster, wired by an in-memory relay, on one fake clock.
 
-The relay here does what ``server.relay`` does over Redis: it carries each hub's
-``Locate``, ``Handover``, ``Forward``, ``Detach``, ``Release`` to the other hub's entry
-points, and a guest's ``Send`` and ``Close`` back to its gateway. So the session/room
+The relay here does what ``server.relay`` does over Redis, with the same messages: each
+hub's ``Handover``, ``Forward``, ``Detach``, ``Release`` and a guest's ``Send`` and
+``Close`` become ``server.rooms.bus`` messages (``bus.outgoing``), encoded to bytes and
+decoded again (the real codec), and handed to the other hub (``bus.incoming``); the
+directory (``Locate``, the seat a hello finds) is read off the hubs. So the session/room
 seam (server/rooms/nodes.py) is tested sans I/O: a player on one node races in a room of
 the other, resumes through either, and goes home when they leave.
 """
@@ -25,14 +27,17 @@ from protocol.messages import (
     Leave,
     Left,
     MoveMsg,
+    Progress,
     Race,
     Ready,
     Resign,
     Result,
     Room,
+    Route,
     Start,
     Watch,
     Welcome,
+    decode_server,
     encode,
 )
 from server.effects import (
@@ -51,7 +56,7 @@ from server.effects import (
     Release,
     Send,
 )
-from server.rooms import Hub, HubConfig
+from server.rooms import Hub, HubConfig, bus
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()
@@ -84,8 +89,14 @@ class Cluster:
         self.persisted: list[Persist] = []
         #: What the hubs journaled (storage's part): a takeover rebuilds a race from it.
         self.journal: list[LiveRace | LiveAction] = []
+        #: Rooms the directory places on a node that no longer (or not yet) holds them.
+        self.stale: dict[str, str] = {}
+        #: Messages relayed between the hubs.
+        self.relayed = 0
 
     def owner(self, code: str) -> str | None:
+        if code in self.stale:  # a directory that has not caught up (a takeover under way)
+            return self.stale[code]
         return next((n for n, h in self.hubs.items() if code in h.seats()), None)
 
     def seat(self, player_id: int) -> tuple[str, str] | None:
@@ -96,21 +107,33 @@ class Cluster:
                     return n, code
         return None
 
+    def relay(self, to: str, message: bus.BusMessage) -> None:
+        """One message to node ``to``, through the real codec both ways."""
+        self.relayed += 1
+        got = bus.decode(bus.encode(message))
+        assert got == message
+        if isinstance(got, bus.Deliver):  # frames for the gateway's clients
+            for conn in got.conns:
+                self.inbox[(to, conn)].append(decode_server(got.data))
+            return
+        self.apply(to, bus.incoming(self.hubs[to], got, self.now))
+
     def apply(self, node: str, effects: list[Effect]) -> None:
         hub = self.hubs[node]
         for e in effects:
             if isinstance(e, Send):
-                route = hub.route(e.conn) if e.conn < 0 else (node, e.conn)
-                assert route is not None
-                self.inbox[route].append(e.message)
+                if e.conn < 0:  # a guest's: to its gateway
+                    route = hub.route(e.conn)
+                    assert route is not None
+                    progress = isinstance(e.message, Progress)
+                    self.relay(route[0], bus.Deliver((route[1],), encode(e.message), progress))
+                else:
+                    self.inbox[(node, e.conn)].append(e.message)
             elif isinstance(e, Close):
                 if e.conn < 0:
                     route = hub.route(e.conn)
                     assert route is not None
-                    gw = route[0]
-                    self.apply(
-                        gw, self.hubs[gw].closed_by_owner(route[1], e.code, e.reason, self.now)
-                    )
+                    self.relay(route[0], bus.Shut(route[1], e.code, e.reason))
                 else:
                     self.closed[(node, e.conn)] = e.code
             elif isinstance(e, Authenticate):
@@ -139,39 +162,24 @@ class Cluster:
                 )
             elif isinstance(e, Locate):
                 self.apply(node, hub.located(e.conn, e.code, self.owner(e.code), e.frame, self.now))
-            elif isinstance(e, Handover):
-                self.apply(
-                    e.node,
-                    self.hubs[e.node].guest_attach(
-                        (node, e.conn),
-                        player_id=e.player_id,
-                        name=e.name,
-                        token=e.token,
-                        registered=e.registered,
-                        address=e.address,
-                        frame=e.frame,
-                        now=self.now,
-                    ),
-                )
-            elif isinstance(e, Forward):
-                self.apply(e.node, self.hubs[e.node].guest_frame((node, e.conn), e.frame, self.now))
-            elif isinstance(e, Detach):
-                self.apply(e.node, self.hubs[e.node].guest_detach((node, e.conn), self.now))
-            elif isinstance(e, Release):
-                self.apply(e.node, self.hubs[e.node].returned(e.conn, e.frame, self.now))
+            elif isinstance(e, (Handover, Forward, Detach, Release)):
+                found = bus.outgoing(node, e)
+                assert found is not None
+                self.relay(*found)
             elif isinstance(e, PasswordFailed):  # told to every other node
-                for other, h in list(self.hubs.items()):
+                for other in list(self.hubs):
                     if other != node:
-                        self.apply(other, h.password_failed_elsewhere(e.key, self.now))
+                        self.relay(other, bus.PasswordFail(e.key))
             elif isinstance(e, Journal):
                 self.journal.append(e.entry)
             elif isinstance(e, Persist):
                 self.persisted.append(e)
                 self.apply(node, hub.committed(e.record.race_id, self.now))
 
-    def connect(self, node: str) -> tuple[str, int]:
+    def connect(self, node: str, asked: str = "") -> tuple[str, int]:
         conn = next(self.conns)
-        self.apply(node, self.hubs[node].connect(conn, self.now, address="10.0.0.1"))
+        hub = self.hubs[node]
+        self.apply(node, hub.connect(conn, self.now, address="10.0.0.1", asked=asked))
         return (node, conn)
 
     def send(self, who: tuple[str, int], message: Any) -> None:
@@ -183,9 +191,17 @@ class Cluster:
         node, conn = who
         self.apply(node, self.hubs[node].disconnect(conn, self.now))
 
-    def hello(self, node: str, name: str | None = None, token: str | None = None) -> Any:
-        who = self.connect(node)
-        self.send(who, Hello(1, name=name, token=token))
+    def hello(
+        self,
+        node: str,
+        name: str | None = None,
+        token: str | None = None,
+        *,
+        follow: bool = False,
+        asked: str = "",
+    ) -> Any:
+        who = self.connect(node, asked)
+        self.send(who, Hello(1, name=name, token=token, follow=follow))
         assert isinstance(self.inbox[who][0], Welcome), self.inbox[who]
         return who
 
@@ -228,6 +244,96 @@ def test_a_player_on_another_node_races_in_the_room_and_goes_home_after() -> Non
     assert cl.hubs["A"].connections == 1
     cl.send(bob, Create())
     assert cl.owner(cl.last(bob, Room).room) == "B"
+
+
+def test_a_following_client_is_routed_to_its_rooms_node_and_resumes_there() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob", follow=True)
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    # The join's answer first, then the route: bob's client has its room before it moves.
+    kinds = [type(m).__name__ for m in cl.inbox[bob]]
+    assert kinds[-2:] == ["Room", "Route"], kinds
+    assert cl.inbox[bob][-1] == Route("A", code)
+
+    # The client closes its connection to B and opens one to A (``?node=A``).
+    cl.disconnect(bob)
+    bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
+    assert cl.inbox[bob2][0] == Welcome(1, "bob", "tok-bob", 60, code)
+    assert cl.last(bob2, Room).you == "player"
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob2])  # here already
+    assert cl.hubs["A"].connections == 2  # ann and bob, both A's own
+
+    cl.send(bob2, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    cl.send(bob2, MoveMsg(1, WIN_MOVES[0]))
+    assert cl.last(bob2, Accepted).seq == 1
+
+
+def test_the_route_may_come_before_the_old_session_is_seen_gone() -> None:
+    """The client's new hello on the owner can arrive before its gateway's detach: the
+    guest is replaced (4001 to the old socket, closed already), and nothing is lost."""
+    cl = Cluster("A", "B")
+    ann, bob = _racing_across(cl, follow=True)
+    assert any(isinstance(m, Route) for m in cl.inbox[bob])
+    bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
+    assert cl.last(bob2, Race).seq == 1
+    cl.disconnect(bob)  # the gateway's detach comes late: it must not touch bob2
+    cl.send(bob2, MoveMsg(2, WIN_MOVES[1]))
+    assert cl.last(bob2, Accepted).seq == 2
+    assert [(p.name, p.connected) for p in cl.last(ann, Room).players] == [
+        ("ann", True),
+        ("bob", True),
+    ]
+
+
+def test_a_balancer_that_ignores_the_route_is_not_asked_again_and_the_relay_serves() -> None:
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    # bob's client asked for A (a route it followed) but the balancer brought it to B.
+    bob = cl.hello("B", "bob", follow=True, asked="A")
+    cl.send(ann, Create(code=WIN_CODE))
+    cl.send(bob, Join(cl.last(ann, Room).room))
+    assert cl.last(bob, Room).you == "player"
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob])
+
+
+def test_a_client_that_does_not_follow_is_never_routed() -> None:
+    cl = Cluster("A", "B")
+    _ann, bob = _racing_across(cl)
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob])
+    bob2 = cl.hello("B", token="tok-bob")  # a resume through B: relayed, as before
+    assert cl.last(bob2, Race).seq == 1
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob2])
+
+
+def test_a_resume_through_another_node_routes_a_following_client() -> None:
+    cl = Cluster("A", "B")
+    _ann, bob = _racing_across(cl)
+    cl.disconnect(bob)
+    bob2 = cl.hello("B", token="tok-bob", follow=True)
+    kinds = [type(m).__name__ for m in cl.inbox[bob2]]
+    assert kinds[0] == "Welcome" and kinds[-1] == "Route", kinds
+    assert kinds.index("Race") < kinds.index("Route")
+
+
+def test_nodes_that_disagree_on_where_a_room_is_answer_no_such_room_and_route_nobody() -> None:
+    """The directory names B for a room B does not hold (its lease moved, the room is not
+    rebuilt yet): A hands the join to B, whose guest is not looked up again; the join is
+    refused and the session goes home. No route, no hand-over back and forth."""
+    cl = Cluster("A", "B")
+    bob = cl.hello("A", "bob", follow=True)
+    cl.stale["GHOST"] = "B"
+    cl.send(bob, Join("GHOST"))
+    assert isinstance(cl.inbox[bob][-1], Error) and cl.inbox[bob][-1].code == "no_such_room"
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob])
+    assert cl.hubs["B"].connections == 0 and cl.hubs["A"].peers() == set()
+    # bob is home on A: what he asks next is served there.
+    cl.send(bob, Create())
+    assert cl.owner(cl.last(bob, Room).room) == "A"
 
 
 def test_a_guest_whose_race_is_over_goes_on_from_its_own_node() -> None:
@@ -327,10 +433,10 @@ def test_a_lost_room_closes_its_members_for_a_resume_elsewhere() -> None:
     assert cl.inbox[bob2][-1] == Welcome(1, "bob", "tok-bob", 60)
 
 
-def _racing_across(cl: Cluster) -> tuple[tuple[str, int], tuple[str, int]]:
+def _racing_across(cl: Cluster, *, follow: bool = False) -> tuple[tuple[str, int], tuple[str, int]]:
     """ann on A hosts a race; bob races in it from B (away there, a guest on A)."""
     ann = cl.hello("A", "ann")
-    bob = cl.hello("B", "bob")
+    bob = cl.hello("B", "bob", follow=follow)
     cl.send(ann, Create(code=WIN_CODE))
     cl.send(bob, Join(cl.last(ann, Room).room))
     cl.send(bob, Ready(True))
