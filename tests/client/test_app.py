@@ -51,7 +51,11 @@ async def sees(app: YukonApp, text: str, pilot: Pilot[Any]) -> None:
 
 @contextlib.asynccontextmanager
 async def server_at(tmp_path: Path) -> AsyncIterator[RaceServer]:
-    async with running_server(f"sqlite:///{tmp_path}/c.db", tmp_path) as server:
+    # The default window (60 s), not wire.py's 5 s: on a loaded machine the server's own
+    # start (it chooses the daily deal on a thread) can stall a test's drop for seconds.
+    async with running_server(
+        f"sqlite:///{tmp_path}/c.db", tmp_path, resume_window_s=60.0
+    ) as server:
         yield server
 
 

@@ -71,15 +71,16 @@ class Client:
 
 @contextlib.asynccontextmanager
 async def running_server(
-    db_url: str, tmp_path: Path, **hub_options: Any
+    db_url: str, tmp_path: Path, *, resume_window_s: float = 5.0, **hub_options: Any
 ) -> AsyncIterator[RaceServer]:
-    """The server as ``yukon serve`` wires it, on port 0, with a real database."""
+    """The server as ``yukon serve`` wires it, on port 0, with a real database (and a
+    short resume window, ``resume_window_s``, for the tests of its end)."""
     # A bigger token bucket than the default lets scripted players move as fast as they can.
     # Every test client comes from 127.0.0.1: no per-address limits here (tests of them
     # set their own).
     config = HubConfig(
         countdown_s=0.2,
-        resume_window_s=5.0,
+        resume_window_s=resume_window_s,
         bucket_capacity=200,
         bucket_rate=100,
         max_connections_per_address=0,
