@@ -82,7 +82,7 @@ METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _PATHS = ("/healthz", "/metrics", "/leaderboard")
 #: ``/r/<room code>``: an invite link, the client page, which then joins that room.
-_INVITE = re.compile(r"/r/([^/]*)")
+_INVITE = re.compile(r"/r/(.*)")  # anything under /r/: a player's page, even a bad one
 _ROOM_CODE = re.compile(f"[{ROOM_ALPHABET}]{{5}}", re.IGNORECASE)
 _STATIC = "/static/"
 _NOT_FOUND = "try / (the game), /leaderboard, /healthz or /metrics"

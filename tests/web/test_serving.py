@@ -90,12 +90,14 @@ async def test_the_page_and_its_files(tmp_path: Path) -> None:
             assert static_urls(reply.body, path) == urls
             assert reply.body.replace(b'"../', b'"') == page.body
         closed = "23456" if room != "23456" else "23457"
-        for path in (f"/r/{closed}", "/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/"):
+        for path in (f"/r/{closed}", "/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/", "/r/a/b"):
             reply = await get(server.port, path)
             assert reply.status == 404, path
             text = reply.body.decode()
-            if not path.endswith("/"):  # "/r/K7WQM/" is another path: the generic 404
-                assert "/healthz" not in text and "/metrics" not in text, path
+            # Every link under /r/ is a player's: the room page's 404, never the
+            # generic one that points to /healthz and /metrics.
+            assert "/healthz" not in text and "/metrics" not in text, path
+            assert reply.headers["content-type"] == "text/html; charset=utf-8", path
             if path == f"/r/{closed}":
                 assert reply.headers["content-type"] == "text/html; charset=utf-8"
                 assert "closed" in text
@@ -166,13 +168,17 @@ async def test_no_path_reaches_anything_but_the_client_files(tmp_path: Path) -> 
             "/app.js",
             "/server/web/app.js",
             f"{prefix}/" + "a" * 4000 + ".js",
-            "/r/../static/x",
         ):
             reply = await get(server.port, path)
             assert reply.status == 404, path
             text = reply.body.decode()
             assert text.count("\n") == 1 and len(text) < 400, path
             assert b"import" not in reply.body, path
+        # Under /r/ a path is an invite link, even a bad one: the room page's 404, never a
+        # file.
+        reply = await get(server.port, "/r/../static/x")
+        assert reply.status == 404 and b"import" not in reply.body
+        assert reply.headers["content-type"] == "text/html; charset=utf-8"
         # A NUL or a path too long for the request line never reaches the handler at all.
         reply = await get(server.port, f"{prefix}/{'a' * 9000}.js")
         assert reply.status == 414
