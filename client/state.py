@@ -885,13 +885,17 @@ class Session:
         if race is None:
             return
         race.hint_asked = False
-        race.hinted = True
+        if msg.verdict != "unknown":  # "can't tell" with no move does not mark the run
+            race.hinted = True
         if msg.seq != race.last_seq or race.pending:
             self.say("that hint was for an earlier position: h asks again")
             return
         if msg.verdict == "win" and msg.move is not None:
             race.hint = msg.move
             self.say(f"hint: {move_label(msg.move, ascii=self.ascii)}", "good")
+        elif msg.verdict == "best" and msg.move is not None:
+            race.hint = msg.move
+            self.say(f"hint: best move, not proven: {move_label(msg.move, ascii=self.ascii)}")
         elif msg.verdict == "lost":
             undo = ": u takes a move back" if self.undo_allowed else ""
             self.say(f"hint: no win from here{undo}", "error")

@@ -100,6 +100,12 @@ class Solution:
 
     ``moves`` is the winning line in canonical move notation (empty unless ``won``); it
     replays with ``Game.play`` from ``position``, the starting position.
+
+    ``best`` is, for ``unknown``, the line to the most advanced position the searches
+    reached (most cards on the foundations, then fewest face down; not known to win, and
+    never a dead end the searches proved lost): its first move is the best guess there
+    is when the budget runs out (a hint's ``best`` answer). For ``won`` it is ``moves``;
+    for ``lost``, and where no search got past the start, it is empty.
     """
 
     verdict: Verdict
@@ -107,6 +113,7 @@ class Solution:
     nodes: int
     seconds: float
     position: str
+    best: tuple[str, ...] = ()
 
 
 # -- tables ------------------------------------------------------------------------------
@@ -208,6 +215,8 @@ class _State:
         "take_back",
         "needs",
         "journal",
+        "best",
+        "best_score",
     )
 
     def __init__(self, data: PositionData) -> None:
@@ -245,6 +254,10 @@ class _State:
         self.needs = safe_needs(rules)
         #: The moves played, as undo records: (card, src, dest, count, turned_up or -1).
         self.journal: list[tuple[int, int, int, int, int]] = []
+        #: The journal of the most advanced position a search reached (``_search``), and
+        #: its score (``_progress``; -1 before any).
+        self.best: list[tuple[int, int, int, int, int]] = []
+        self.best_score = -1
 
     def play(self, card: int, dest: int) -> None:
         """Play a legal move (the search inlines this and its undo)."""
@@ -1078,6 +1091,11 @@ def _search(
             # a dead end: nothing to expand, and lost whatever the pile
             proven.add(key)
             continue
+        # The most advanced position so far: what a hint offers when the budget runs out.
+        progress = up << 5 | (31 - sum(down))
+        if progress > st.best_score:
+            st.best_score = progress
+            st.best = journal[:]
         if pile:
             part.add(pk)
             stack.append(expand_pile(pile))
@@ -1147,6 +1165,12 @@ class _Run:
         self.nodes = 0
         self.result: bool | None = None
 
+    def best(self) -> tuple[int, list[tuple[int, int, int, int, int]]]:
+        """The score and journal of the most advanced position this search reached."""
+        if self.core is not None:
+            return self.core.best_score, self.core.best()
+        return self.state.best_score, self.state.best
+
     def advance(self, stop: int) -> None:
         """Search on until about ``stop`` nodes in all, or the end (then ``result``)."""
         if self.result is not None:
@@ -1215,6 +1239,8 @@ def solve(
     run = 0
     result: bool | None = None
     winner = finder
+    # the most advanced position of the finder's finished runs (score, journal)
+    best: tuple[int, list[tuple[int, int, int, int, int]]] = (-1, [])
     finder.advance(min(finder_cap, cap))
     while True:
         if finder.result is True or (finder.result is False and finder.complete):
@@ -1232,6 +1258,8 @@ def solve(
             # the finder's next run
             narrow_exhausted = narrow_exhausted or finder.result is False
             finder_done += finder.nodes
+            if finder.best()[0] > best[0]:
+                best = finder.best()
             run += 1
             finder_cap = _FIRST_RUN << min(run, 20)
             finder = _Run(data, complete=narrow_exhausted or run % 2 == 1, seed=run, proven=proven)
@@ -1244,10 +1272,21 @@ def solve(
     if result is True:
         line = tuple(MOVE_TEXT[card][dest] for card, _, dest, _, _ in st.journal)
         _check_line(start_text, line)
-        return Solution("won", line, nodes, elapsed(), start_text)
+        return Solution("won", line, nodes, elapsed(), start_text, line)
     if result is False:
         return Solution("lost", (), nodes, elapsed(), start_text)
-    return Solution("unknown", (), nodes, elapsed(), start_text)
+    for searched in (proof, finder):
+        if searched.best()[0] > best[0]:
+            best = searched.best()
+    guess = tuple(MOVE_TEXT[card][dest] for card, _, dest, _, _ in best[1])
+    _check_legal(start_text, guess)
+    return Solution("unknown", (), nodes, elapsed(), start_text, guess)
+
+
+def _check_legal(start: str, line: Sequence[str]) -> None:
+    game = Game.from_position(start)
+    for move in line:
+        game.play(move)  # raises on an illegal move: a solver bug
 
 
 def _check_line(start: str, line: Sequence[str]) -> None:

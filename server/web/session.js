@@ -512,6 +512,9 @@ export class Session {
     } else if (msg.verdict === "win" && msg.move) {
       race.hint = msg.move;
       this.say(`hint: ${moveLabel(msg.move)}`, "good");
+    } else if (msg.verdict === "best" && msg.move) {
+      race.hint = msg.move;
+      this.say(`hint: best move, not proven: ${moveLabel(msg.move)}`);
     } else if (msg.verdict === "lost") {
       this.say(`hint: no win from here${this.undoAllowed ? ": u takes a move back" : ""}`, "error");
     } else {
