@@ -61,11 +61,14 @@ def positions(count: int, seed: int, rules: str = "C") -> list[str]:
 
 def measure(samples: list[str], budget: int, slowest: int = 0) -> None:
     timed: list[tuple[float, str, str, int]] = []
+    cpu: list[float] = []
     verdicts = {"won": 0, "lost": 0, "unknown": 0}
     best = 0
     for position in samples:
         started = time.perf_counter()
+        cpu0 = time.process_time()
         solution = solve(position, budget_nodes=budget)
+        cpu.append(1000 * (time.process_time() - cpu0))
         timed.append((time.perf_counter() - started, position, solution.verdict, solution.nodes))
         verdicts[solution.verdict] += 1
         best += solution.verdict == "unknown" and bool(solution.best)
@@ -78,6 +81,11 @@ def measure(samples: list[str], budget: int, slowest: int = 0) -> None:
         f" no move {none}, {none / n:4.1%})"
         f"  median {statistics.median(ms):6.1f}  p90 {percentile(ms, 90):6.1f}"
         f"  p95 {percentile(ms, 95):6.1f}  p99 {percentile(ms, 99):6.1f}  max {ms[-1]:6.1f}"
+    )
+    cpu.sort()
+    print(
+        f"{'':>9}  CPU time of this process, ms: median {statistics.median(cpu):6.1f}"
+        f"  p95 {percentile(cpu, 95):6.1f}  p99 {percentile(cpu, 99):6.1f}  max {cpu[-1]:6.1f}"
     )
     for t, position, verdict, nodes in sorted(timed, reverse=True)[:slowest]:
         print(f"           {1000 * t:7.1f} ms  {verdict:<7} {nodes:>9,} nodes  {position}")

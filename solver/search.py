@@ -51,6 +51,7 @@ __all__ = [
     "solver_moves",
     "safe_needs",
     "search_implementation",
+    "proven_set",
 ]
 
 Verdict = Literal["won", "lost", "unknown"]
@@ -140,6 +141,12 @@ _ZDOWN: list[int] = _splitmix(0x444F574E, 52 * 53)
 _ZFOUND: list[int] = _splitmix(0x464F554E44, 52)
 if _CORE is not None:
     _CORE.set_tables(_ZUP, _ZDOWN, _ZFOUND)
+
+
+def proven_set() -> _Proven:
+    """A fresh set of positions proven lost for ``solve(..., proven=)``: a
+    ``_solvercore.ProvenSet`` where the C search is built, else a ``set``."""
+    return _CORE.ProvenSet() if _CORE is not None else set()
 
 
 def search_implementation() -> Literal["C", "Python"]:
@@ -1203,6 +1210,7 @@ def solve(
     budget_nodes: int | None = None,
     budget_seconds: float | None = None,
     clock: Callable[[], float] | None = None,
+    proven: _Proven | None = None,
 ) -> Solution:
     """Decide a position whose cards are all known: won (with a line), lost, or unknown.
 
@@ -1211,6 +1219,12 @@ def solve(
     ``budget_seconds`` caps the time as measured by ``clock`` (required with it, e.g.
     ``time.perf_counter``). With no budget at all the search runs until it is decided.
     ``seconds`` in the result is measured with ``clock`` (0.0 without one).
+
+    ``proven`` (from ``proven_set()``) keeps the positions proven lost across solves of
+    positions of the same rules: each solve adds what it proves, and later ones skip it
+    (``solver.postmortem`` shares one between the solves along a run). Lost is a property
+    of the position, whatever search proved it, so the verdicts stay proofs; only the
+    node counts change.
     """
     data = _data(game_or_position)
     if budget_seconds is not None and clock is None:
@@ -1230,7 +1244,8 @@ def solve(
     #   one before uncovered: fast, but it proves nothing) and complete.
     # The finder's first run goes alone: it wins most deals within a few thousand nodes.
     # positions known to be lost, shared by all the searches (kept in C with the C search)
-    proven: _Proven = _CORE.ProvenSet() if _CORE is not None else set()
+    if proven is None:
+        proven = proven_set()
     proof = _Run(data, complete=True, seed=0, proven=proven)
     finder = _Run(data, complete=False, seed=0, proven=proven)
     finder_cap = _FIRST_RUN
