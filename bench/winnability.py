@@ -26,6 +26,8 @@ another budget or salt on the same file is refused). ``--deals`` may grow betwee
 One deal in ``--keep-lines`` (default 10) keeps its winning line in the file;
 ``--check`` replays those lines through a fresh engine from each deal's code and
 reports any that do not win. Progress goes to stderr every ``--every`` seconds.
+``--table FILE...`` prints one Markdown table row per checkpoint file (the table in
+docs/solver.md), solving nothing.
 
 This is a measurement, not a test: it never fails on the figures and always exits 0
 (``--check`` exits 1 if a kept line does not win).
@@ -204,6 +206,31 @@ def check(deals: list[Deal]) -> int:
     return bad
 
 
+def table(paths: list[str]) -> None:
+    """One Markdown row per checkpoint file: what it holds, whatever ``--deals`` was."""
+    print(
+        "| rules | budget | deals | won | lost (dead end, search) | unknown"
+        " | winnable (95 % interval) | half-width | solving time |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            header = json.loads(f.readline())
+        deals = list(read_checkpoint(path, header).values())
+        n = len(deals)
+        won = sum(d.verdict == "won" for d in deals)
+        lost = [d for d in deals if d.verdict == "lost"]
+        dead = sum(d.method == "dead-end" for d in lost)
+        unknown = n - won - len(lost)
+        low, high = interval(won, unknown, n)
+        budget = f"{int(str(header['budget_nodes'])):,}"
+        print(
+            f"| {header['rules']} | {budget} | {n:,} | {won / n:.2%} | {len(lost) / n:.2%}"
+            f" ({dead}, {len(lost) - dead}) | {unknown / n:.2%} | {low:.2%} to {high:.2%}"
+            f" | {(high - low) / 2:.2%} | {sum(d.seconds for d in deals):,.0f} s |"
+        )
+
+
 def rules_arg(text: str) -> str:
     try:
         return str(Rules.parse(text))
@@ -234,7 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="replay the kept lines of the checkpoint only"
     )
+    parser.add_argument("--table", nargs="+", metavar="FILE", help="a table of checkpoints")
     args = parser.parse_args(argv)
+    if args.table:
+        table(args.table)
+        return 0
     if args.deals < 1 or args.jobs < 1 or args.budget_nodes < 1:
         parser.error("--deals, --jobs and --budget-nodes must be at least 1")
     header: dict[str, object] = {

@@ -54,5 +54,7 @@ def test_a_run_resumes_from_its_checkpoint_and_replays_its_lines(tmp_path: Path)
     assert len(Path(checkpoint).read_text().splitlines()) == 5
     checked = run(*args, "--check")
     assert checked.returncode == 0 and "0 failed" in checked.stdout, checked.stdout
+    shown = run("--table", checkpoint)
+    assert shown.returncode == 0 and "| C | 20,000 | 4 |" in shown.stdout, shown.stdout
     other = run("--rules", "C", "--budget-nodes", "1000", "--checkpoint", checkpoint)
     assert other.returncode != 0 and "other settings" in other.stderr
