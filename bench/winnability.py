@@ -182,7 +182,7 @@ def report(deals: list[Deal], args: argparse.Namespace, cpu: float) -> None:
         need = (Z95 * Z95 * p * (1 - p)) / (target - unknown / n / 2) ** 2
         print(
             f"for +-{target:.1%}  about {need:,.0f} deals at these rates"
-            f" (about {need * sum(times) / n / 3600:.1f} CPU hours)"
+            f" (about {need * sum(times) / n / 3600:.1f} hours of solving at this run's speed)"
         )
 
 
