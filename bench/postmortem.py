@@ -42,7 +42,7 @@ if __package__ in (None, ""):  # run as ``python bench/postmortem.py``: find ``p
 from bench.engine import cpu_model, percentile
 from protocol import Game, GameCode, Rules
 from solver import search, solve
-from solver.postmortem import postmortem
+from solver.postmortem import ROUNDS, TOTAL_FACTOR, postmortem
 
 #: How many random moves a lost run plays after leaving the solver's line, at most.
 WANDER = 200
@@ -102,15 +102,19 @@ def runs(lost: int, won: int, budget: int, seed: int) -> tuple[list[tuple[str, l
 
 def measure(kind: str, samples: list[tuple[str, list[str]]], budget: int) -> None:
     times: list[float] = []
+    cpu: list[float] = []
     solves: list[int] = []
     statuses: collections.Counter[str] = collections.Counter()
     for code, run in samples:
         started = time.perf_counter()
+        cpu0 = time.process_time()
         answer = postmortem(code, run, budget_nodes=budget)
         times.append(1000 * (time.perf_counter() - started))
+        cpu.append(1000 * (time.process_time() - cpu0))
         solves.append(answer.solves)
         statuses[answer.status] += 1
     times.sort()
+    cpu.sort()
     n = len(times)
     shown = "  ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
     print(
@@ -118,7 +122,10 @@ def measure(kind: str, samples: list[tuple[str, list[str]]], budget: int) -> Non
         f"      unknown {statuses['unknown'] / n:5.1%}  time ms: median"
         f" {statistics.median(times):7.1f}  p95 {percentile(times, 95):7.1f}"
         f"  max {times[-1]:7.1f}  solves: median {statistics.median(solves):g}"
-        f"  max {max(solves)}  actions: median {statistics.median(len(r) for _, r in samples):g}"
+        f"  max {max(solves)}  actions: median {statistics.median(len(r) for _, r in samples):g}\n"
+        f"      CPU time ms (this process; the wall time above includes waiting on a shared"
+        f" machine): median {statistics.median(cpu):7.1f}  p95 {percentile(cpu, 95):7.1f}"
+        f"  max {cpu[-1]:7.1f}"
     )
 
 
@@ -141,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     print("Yukon post-mortem benchmark")
     print(f"python  {platform.python_version()} ({platform.python_implementation()})")
     print(f"cpu     {cpu_model()}, {os.cpu_count()} cores; one process")
-    print(f"search  {search.search_implementation()}; budget {args.budget:,} positions a solve")
+    print(
+        f"search  {search.search_implementation()}; budget {args.budget:,} positions a solve,"
+        f" then {', '.join(f'{r}x' for r in ROUNDS[1:])} for what it leaves undecided,"
+        f" {TOTAL_FACTOR}x in all"
+    )
     lost, won = runs(args.lost, args.won, args.budget, args.seed)
     print(f"setup   {len(lost)} lost and {len(won)} won runs of Classic deals, seed {args.seed}")
     print()

@@ -1004,16 +1004,20 @@ class Session:
         if race is None:
             return
         race.hint_asked = False
-        race.hinted = True
-        room = self.room.room if self.room is not None else None
-        if room is not None and room not in self.hinted_rooms:
-            self.hinted_rooms = [*self.hinted_rooms[-7:], room]
+        if msg.verdict != "unknown":  # "can't tell" with no move does not mark the run
+            race.hinted = True
+            room = self.room.room if self.room is not None else None
+            if room is not None and room not in self.hinted_rooms:
+                self.hinted_rooms = [*self.hinted_rooms[-7:], room]
         if msg.seq != race.last_seq or race.pending:
             self.say("that hint was for an earlier position: h asks again")
             return
         if msg.verdict == "win" and msg.move is not None:
             race.hint = msg.move
             self.say(f"hint: {move_label(msg.move, ascii=self.ascii)}", "good")
+        elif msg.verdict == "best" and msg.move is not None:
+            race.hint = msg.move
+            self.say(f"hint: best move, not proven: {move_label(msg.move, ascii=self.ascii)}")
         elif msg.verdict == "lost":
             undo = ": u takes a move back" if self.undo_allowed else ""
             self.say(f"hint: no win from here{undo}", "error")

@@ -131,9 +131,10 @@ _U63 = 2**63 - 1
 PLAYER_STATES = ("playing", "stuck", "won", "resigned", "timeout", "abandoned")
 #: What a room's state can be.
 ROOM_STATES = ("lobby", "countdown", "racing", "finished")
-#: What a hint can say of a position: a win from it (and its next move), no win, or the
-#: solver could not tell within its budget.
-HINT_VERDICTS = ("win", "lost", "unknown")
+#: What a hint can say of a position: a win from it (and its next move), no win, the
+#: solver could not tell within its budget but offers the best move its search found
+#: (``best``, not proven), or it could not tell and has no move to offer.
+HINT_VERDICTS = ("win", "lost", "best", "unknown")
 #: Which leaderboards there are.
 BOARD_KINDS = ("daily", "deal")
 #: What a post-mortem can say of a run (docs/protocol.md 4.22; ``solver.postmortem``).
@@ -829,8 +830,10 @@ class Result:
 @dataclass(frozen=True, slots=True)
 class HintAnswer:
     """The answer to ``hint``, for the position after the runner's move or undo ``seq``:
-    the next move of a winning line (``win``), no win from there (``lost``), or
-    ``unknown`` (the solver's budget ran out). A client that moved since discards it."""
+    the next move of a winning line (``win``), no win from there (``lost``), the best move
+    the solver found when its budget ran out (``best``: not proven to win), or
+    ``unknown`` (the budget ran out, no move to offer). A client that moved since
+    discards it."""
 
     TYPE: ClassVar[str] = "hint_answer"
     FIELDS: ClassVar[tuple[F, ...]] = (

@@ -837,7 +837,7 @@ class RaceServer:
             effect.player_id,
             effect.request,
             verdict=solution.verdict,
-            moves=solution.moves,
+            moves=solution.best,  # the winning line, or an unknown's best guess
             now=self._now(),
         )
         # Counted (verdict and time) only when the answer goes out, which marks the run as

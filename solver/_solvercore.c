@@ -516,6 +516,10 @@ typedef struct {
     /* the journal */
     JEntry *journal;
     size_t jlen, jcap;
+    /* the journal of the most advanced position reached, and its score (-1: none yet) */
+    JEntry *best;
+    size_t blen, bcap;
+    int best_score;
     /* the search */
     int started, finished, broken, won;
     int64_t nodes, count, tries, hits, stop;
@@ -1527,6 +1531,22 @@ static int search_run(SearchObject *S) {
                 goto error;
             continue;
         }
+        /* the most advanced position so far: what a hint offers when the budget runs out */
+        {
+            int total = 0;
+            for (int x = 0; x < 7; x++)
+                total += down[x];
+            int score = up << 5 | (31 - total);
+            if (score > S->best_score) {
+                if (S->jlen > S->bcap &&
+                    grow((void **)&S->best, &S->bcap, S->jlen, sizeof(JEntry)) < 0)
+                    goto error;
+                if (S->jlen)
+                    memcpy(S->best, S->journal, S->jlen * sizeof(JEntry));
+                S->blen = S->jlen;
+                S->best_score = score;
+            }
+        }
         if (reserve_frame(S) < 0 || reserve_moves(S) < 0)
             goto error;
         F = &S->frames[depth]; /* the frames may have moved */
@@ -1608,6 +1628,8 @@ static void Search_dealloc(SearchObject *S) {
     free_search(S);
     free(S->journal);
     S->journal = NULL;
+    free(S->best);
+    S->best = NULL;
     Py_XDECREF(S->proven);
     Py_TYPE(S)->tp_free((PyObject *)S);
 }
@@ -1917,6 +1939,7 @@ static PyObject *Search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     S->proven = proven;
     S->cset = is_cset ? (ProvenSetObject *)proven : NULL;
     S->prune_from = prune_from;
+    S->best_score = -1;
     PyObject *fast = PySequence_Fast(jitter, "jitter must be a list");
     if (!fast)
         goto fail;
@@ -1981,12 +2004,12 @@ static PyObject *Search_advance(SearchObject *S, PyObject *arg) {
     return PyLong_FromLongLong(S->nodes);
 }
 
-static PyObject *Search_journal(SearchObject *S, PyObject *Py_UNUSED(ignored)) {
-    PyObject *list = PyList_New((Py_ssize_t)S->jlen);
+static PyObject *entries(const JEntry *journal, size_t jlen) {
+    PyObject *list = PyList_New((Py_ssize_t)jlen);
     if (!list)
         return NULL;
-    for (size_t i = 0; i < S->jlen; i++) {
-        JEntry *e = &S->journal[i];
+    for (size_t i = 0; i < jlen; i++) {
+        const JEntry *e = &journal[i];
         PyObject *t = Py_BuildValue("(iiiii)", (int)e->card, (int)e->src, (int)e->dest,
                                     (int)e->n, (int)e->turned);
         if (!t) {
@@ -1996,6 +2019,18 @@ static PyObject *Search_journal(SearchObject *S, PyObject *Py_UNUSED(ignored)) {
         PyList_SET_ITEM(list, (Py_ssize_t)i, t);
     }
     return list;
+}
+
+static PyObject *Search_journal(SearchObject *S, PyObject *Py_UNUSED(ignored)) {
+    return entries(S->journal, S->jlen);
+}
+
+static PyObject *Search_best(SearchObject *S, PyObject *Py_UNUSED(ignored)) {
+    return entries(S->best, S->blen);
+}
+
+static PyObject *Search_get_best_score(SearchObject *S, void *Py_UNUSED(closure)) {
+    return PyLong_FromLong(S->best_score);
 }
 
 static PyObject *Search_get_result(SearchObject *S, void *Py_UNUSED(closure)) {
@@ -2015,6 +2050,8 @@ static PyMethodDef Search_methods[] = {
      "advance(stop) -> int: search on until a node count of at least stop, or the end."},
     {"journal", (PyCFunction)Search_journal, METH_NOARGS,
      "journal() -> list: the undo records of the moves from the start to the current position."},
+    {"best", (PyCFunction)Search_best, METH_NOARGS,
+     "best() -> list: the journal of the most advanced position reached (best_score)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2022,6 +2059,8 @@ static PyGetSetDef Search_getset[] = {
     {"result", (getter)Search_get_result, NULL, "None while running, then True (won) or False.",
      NULL},
     {"nodes", (getter)Search_get_nodes, NULL, "The node count so far.", NULL},
+    {"best_score", (getter)Search_get_best_score, NULL,
+     "The score of best(): cards up << 5 | (31 - cards face down); -1 before any.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

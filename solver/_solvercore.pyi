@@ -29,6 +29,8 @@ class Search:
 
     result: bool | None
     nodes: int
+    #: The score of ``best()``: cards up << 5 | (31 - cards face down); -1 before any.
+    best_score: int
     def __init__(
         self, st: Any, prune_from: int, proven: ProvenSet | set[int], jitter: list[int]
     ) -> None: ...
@@ -36,3 +38,5 @@ class Search:
         """The first call is ``next(gen)``, later ones ``gen.send(stop)``: the node count."""
     def journal(self) -> list[tuple[int, int, int, int, int]]:
         """The undo records of the moves from the start to the current position."""
+    def best(self) -> list[tuple[int, int, int, int, int]]:
+        """The undo records of the moves to the most advanced position reached."""

@@ -20,7 +20,11 @@ texts and ``undo``. The post-mortem follows the run as it was played:
 
 Every solve has a node budget (the server uses the hints' budget), so the answer is the
 same on every machine, and a solve the budget cannot decide is never guessed at: the
-answer is then ``unknown``, with the bounds that were decided. Pure code, like the rest
+answer is then ``unknown``, with the bounds that were decided. What the first budget
+leaves undecided is tried again with larger ones (``ROUNDS``), up to a total of
+``TOTAL_FACTOR`` times the budget in all, and every solve of one post-mortem shares the
+positions proven lost (``solve(..., proven=)``): a deal's proof is not started again
+from nothing for each position of its line. Pure code, like the rest
 of ``solver``: no I/O, no clock; the server runs it in a worker process.
 """
 
@@ -32,9 +36,18 @@ from typing import Literal
 
 from protocol import Game, UndoError
 
-from .search import Solution, kept_moves, par, solve
+from .search import Solution, kept_moves, par, proven_set, solve
 
-__all__ = ["PostMortem", "Status", "STATUSES", "postmortem", "kept_moves", "MAX_SOLVES"]
+__all__ = [
+    "PostMortem",
+    "Status",
+    "STATUSES",
+    "postmortem",
+    "kept_moves",
+    "MAX_SOLVES",
+    "ROUNDS",
+    "TOTAL_FACTOR",
+]
 
 #: What a post-mortem can say of a run.
 Status = Literal["won", "lost", "open", "unwinnable", "unknown"]
@@ -42,9 +55,16 @@ STATUSES: tuple[str, ...] = ("won", "lost", "open", "unwinnable", "unknown")
 
 #: Most solves one post-mortem makes: the deal, the last position, and a binary search
 #: over the line (8 solves for a line of 256 moves), with a few to spare for positions
-#: the budget cannot decide, which are stepped around. Each unknown solve costs the whole
-#: budget, so this bounds the worst case (bench/postmortem.py).
-MAX_SOLVES = 16
+#: the budget cannot decide, which are stepped around, and for solving those again with
+#: a larger budget (``ROUNDS``).
+MAX_SOLVES = 24
+#: The budgets of the rounds, as multiples of ``budget_nodes``: a round solves again, with
+#: its larger budget, only the positions the rounds before left undecided.
+ROUNDS = (1, 8, 40)
+#: The positions all the solves of one post-mortem may search together, as a multiple of
+#: ``budget_nodes`` (so the worst case, bench/postmortem.py: 4 million positions at the
+#: server's 100,000, one to two seconds with the C search).
+TOTAL_FACTOR = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,27 +136,40 @@ def _standing_line(code: str, run: Sequence[str]) -> _Line:
 
 
 class _Solver:
-    """Solves positions of the line once each, within the budget and the cap on solves."""
+    """Solves positions of the line within the round's budget, the cap on solves and the
+    total of positions, sharing the positions proven lost between all its solves.
 
-    def __init__(self, line: _Line, budget_nodes: int, max_solves: int) -> None:
+    A position is solved once per round at most: a decided verdict is kept for good, an
+    ``unknown`` one only until the next round (``next_round``), which may decide it with
+    its larger budget."""
+
+    def __init__(self, line: _Line, budget_nodes: int, max_solves: int, total: int) -> None:
         self.line = line
         self.budget = budget_nodes
         self.max_solves = max_solves
+        self.total = total
         self.known: dict[int, Solution] = {}
+        self.solves = 0
         self.nodes = 0
-
-    @property
-    def solves(self) -> int:
-        return len(self.known)
+        self.proven = proven_set()
 
     def can_solve(self) -> bool:
-        return self.solves < self.max_solves
+        return self.solves < self.max_solves and self.nodes < self.total
+
+    def next_round(self, budget_nodes: int) -> bool:
+        """Forget the unknown verdicts, to be solved again with ``budget_nodes`` (at most
+        what is left of the total); False if nothing is left to do it with."""
+        self.budget = min(budget_nodes, self.total - self.nodes)
+        self.known = {j: s for j, s in self.known.items() if s.verdict != "unknown"}
+        return self.budget > 0 and self.can_solve()
 
     def __call__(self, j: int) -> Solution:
         found = self.known.get(j)
         if found is None:
-            found = solve(self.line.positions[j], budget_nodes=self.budget)
+            budget = max(1, min(self.budget, self.total - self.nodes))
+            found = solve(self.line.positions[j], budget_nodes=budget, proven=self.proven)
             self.known[j] = found
+            self.solves += 1
             self.nodes += found.nodes
         return found
 
@@ -147,24 +180,38 @@ def postmortem(
     *,
     budget_nodes: int,
     max_solves: int = MAX_SOLVES,
+    total_nodes: int | None = None,
 ) -> PostMortem:
     """The post-mortem of the run ``run`` (move texts and ``undo``) on the deal ``code``.
 
-    Each solve searches at most ``budget_nodes`` positions, and at most ``max_solves``
-    solves are made; what they cannot decide is ``unknown``. Raises ``ValueError`` when
-    the run does not replay on the deal.
+    Each solve of the first round searches at most ``budget_nodes`` positions; what it
+    leaves undecided is solved again in later rounds with ``ROUNDS`` times as many. At
+    most ``max_solves`` solves are made, searching at most ``total_nodes`` positions in
+    all (default ``TOTAL_FACTOR * budget_nodes``); what they cannot decide is
+    ``unknown``. Raises ``ValueError`` when the run does not replay on the deal.
     """
     line = _standing_line(code, run)
-    solver = _Solver(line, budget_nodes, max_solves)
+    total = TOTAL_FACTOR * budget_nodes if total_nodes is None else total_nodes
+    solver = _Solver(line, budget_nodes, max_solves, total)
     if line.won:
         return _won(code, line, run, solver)
+    answer = _lost(line, solver)
+    for factor in ROUNDS[1:]:
+        if answer.status != "unknown" or not solver.next_round(factor * budget_nodes):
+            break
+        answer = _lost(line, solver)
+    return _done(solver, answer)
+
+
+def _lost(line: _Line, solver: _Solver) -> PostMortem:
+    """A run that did not win, judged with what ``solver`` can decide in this round."""
     end = len(line.positions) - 1
     last = solver(end)
     if last.verdict == "won":
-        return _done(solver, PostMortem("open", line=last.moves))
+        return PostMortem("open", line=last.moves)
     first = solver(0)
     if first.verdict == "lost":
-        return _done(solver, PostMortem("unwinnable", lost_from=0))
+        return PostMortem("unwinnable", lost_from=0)
     # Find where along the line the win was lost: ``lo`` is the latest position known to
     # be winnable, ``hi`` the earliest known lost (None while not known). A position the
     # budget cannot decide is stepped around: any winnable one later, or lost one
@@ -177,13 +224,10 @@ def postmortem(
         high = end + 1 if hi is None else hi
         choices = [j for j in range(low + 1, high) if j not in undecided]
         if not choices or not solver.can_solve():
-            return _done(
-                solver,
-                PostMortem(
-                    "unknown",
-                    last_winnable=None if lo is None else line.actions[lo],
-                    lost_from=None if hi is None else line.actions[hi],
-                ),
+            return PostMortem(
+                "unknown",
+                last_winnable=None if lo is None else line.actions[lo],
+                lost_from=None if hi is None else line.actions[hi],
             )
         middle = (low + high) // 2
         j = min(choices, key=lambda k: (abs(k - middle), k))
@@ -194,14 +238,11 @@ def postmortem(
             hi = j
         else:
             undecided.add(j)
-    return _done(
-        solver,
-        PostMortem(
-            "lost",
-            last_winnable=line.actions[hi] - 1,
-            losing_move=line.moves[hi - 1],
-            line=solver(lo).moves,
-        ),
+    return PostMortem(
+        "lost",
+        last_winnable=line.actions[hi] - 1,
+        losing_move=line.moves[hi - 1],
+        line=solver(lo).moves,
     )
 
 

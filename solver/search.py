@@ -51,6 +51,7 @@ __all__ = [
     "solver_moves",
     "safe_needs",
     "search_implementation",
+    "proven_set",
 ]
 
 Verdict = Literal["won", "lost", "unknown"]
@@ -100,6 +101,12 @@ class Solution:
 
     ``moves`` is the winning line in canonical move notation (empty unless ``won``); it
     replays with ``Game.play`` from ``position``, the starting position.
+
+    ``best`` is, for ``unknown``, the line to the most advanced position the searches
+    reached (most cards on the foundations, then fewest face down; not known to win, and
+    never a dead end the searches proved lost): its first move is the best guess there
+    is when the budget runs out (a hint's ``best`` answer). For ``won`` it is ``moves``;
+    for ``lost``, and where no search got past the start, it is empty.
     """
 
     verdict: Verdict
@@ -107,6 +114,7 @@ class Solution:
     nodes: int
     seconds: float
     position: str
+    best: tuple[str, ...] = ()
 
 
 # -- tables ------------------------------------------------------------------------------
@@ -133,6 +141,12 @@ _ZDOWN: list[int] = _splitmix(0x444F574E, 52 * 53)
 _ZFOUND: list[int] = _splitmix(0x464F554E44, 52)
 if _CORE is not None:
     _CORE.set_tables(_ZUP, _ZDOWN, _ZFOUND)
+
+
+def proven_set() -> _Proven:
+    """A fresh set of positions proven lost for ``solve(..., proven=)``: a
+    ``_solvercore.ProvenSet`` where the C search is built, else a ``set``."""
+    return _CORE.ProvenSet() if _CORE is not None else set()
 
 
 def search_implementation() -> Literal["C", "Python"]:
@@ -208,6 +222,8 @@ class _State:
         "take_back",
         "needs",
         "journal",
+        "best",
+        "best_score",
     )
 
     def __init__(self, data: PositionData) -> None:
@@ -245,6 +261,10 @@ class _State:
         self.needs = safe_needs(rules)
         #: The moves played, as undo records: (card, src, dest, count, turned_up or -1).
         self.journal: list[tuple[int, int, int, int, int]] = []
+        #: The journal of the most advanced position a search reached (``_search``), and
+        #: its score (``_progress``; -1 before any).
+        self.best: list[tuple[int, int, int, int, int]] = []
+        self.best_score = -1
 
     def play(self, card: int, dest: int) -> None:
         """Play a legal move (the search inlines this and its undo)."""
@@ -1078,6 +1098,11 @@ def _search(
             # a dead end: nothing to expand, and lost whatever the pile
             proven.add(key)
             continue
+        # The most advanced position so far: what a hint offers when the budget runs out.
+        progress = up << 5 | (31 - sum(down))
+        if progress > st.best_score:
+            st.best_score = progress
+            st.best = journal[:]
         if pile:
             part.add(pk)
             stack.append(expand_pile(pile))
@@ -1147,6 +1172,12 @@ class _Run:
         self.nodes = 0
         self.result: bool | None = None
 
+    def best(self) -> tuple[int, list[tuple[int, int, int, int, int]]]:
+        """The score and journal of the most advanced position this search reached."""
+        if self.core is not None:
+            return self.core.best_score, self.core.best()
+        return self.state.best_score, self.state.best
+
     def advance(self, stop: int) -> None:
         """Search on until about ``stop`` nodes in all, or the end (then ``result``)."""
         if self.result is not None:
@@ -1179,6 +1210,7 @@ def solve(
     budget_nodes: int | None = None,
     budget_seconds: float | None = None,
     clock: Callable[[], float] | None = None,
+    proven: _Proven | None = None,
 ) -> Solution:
     """Decide a position whose cards are all known: won (with a line), lost, or unknown.
 
@@ -1187,6 +1219,12 @@ def solve(
     ``budget_seconds`` caps the time as measured by ``clock`` (required with it, e.g.
     ``time.perf_counter``). With no budget at all the search runs until it is decided.
     ``seconds`` in the result is measured with ``clock`` (0.0 without one).
+
+    ``proven`` (from ``proven_set()``) keeps the positions proven lost across solves of
+    positions of the same rules: each solve adds what it proves, and later ones skip it
+    (``solver.postmortem`` shares one between the solves along a run). Lost is a property
+    of the position, whatever search proved it, so the verdicts stay proofs; only the
+    node counts change.
     """
     data = _data(game_or_position)
     if budget_seconds is not None and clock is None:
@@ -1206,7 +1244,8 @@ def solve(
     #   one before uncovered: fast, but it proves nothing) and complete.
     # The finder's first run goes alone: it wins most deals within a few thousand nodes.
     # positions known to be lost, shared by all the searches (kept in C with the C search)
-    proven: _Proven = _CORE.ProvenSet() if _CORE is not None else set()
+    if proven is None:
+        proven = proven_set()
     proof = _Run(data, complete=True, seed=0, proven=proven)
     finder = _Run(data, complete=False, seed=0, proven=proven)
     finder_cap = _FIRST_RUN
@@ -1215,6 +1254,8 @@ def solve(
     run = 0
     result: bool | None = None
     winner = finder
+    # the most advanced position of the finder's finished runs (score, journal)
+    best: tuple[int, list[tuple[int, int, int, int, int]]] = (-1, [])
     finder.advance(min(finder_cap, cap))
     while True:
         if finder.result is True or (finder.result is False and finder.complete):
@@ -1232,6 +1273,8 @@ def solve(
             # the finder's next run
             narrow_exhausted = narrow_exhausted or finder.result is False
             finder_done += finder.nodes
+            if finder.best()[0] > best[0]:
+                best = finder.best()
             run += 1
             finder_cap = _FIRST_RUN << min(run, 20)
             finder = _Run(data, complete=narrow_exhausted or run % 2 == 1, seed=run, proven=proven)
@@ -1244,10 +1287,21 @@ def solve(
     if result is True:
         line = tuple(MOVE_TEXT[card][dest] for card, _, dest, _, _ in st.journal)
         _check_line(start_text, line)
-        return Solution("won", line, nodes, elapsed(), start_text)
+        return Solution("won", line, nodes, elapsed(), start_text, line)
     if result is False:
         return Solution("lost", (), nodes, elapsed(), start_text)
-    return Solution("unknown", (), nodes, elapsed(), start_text)
+    for searched in (proof, finder):
+        if searched.best()[0] > best[0]:
+            best = searched.best()
+    guess = tuple(MOVE_TEXT[card][dest] for card, _, dest, _, _ in best[1])
+    _check_legal(start_text, guess)
+    return Solution("unknown", (), nodes, elapsed(), start_text, guess)
+
+
+def _check_legal(start: str, line: Sequence[str]) -> None:
+    game = Game.from_position(start)
+    for move in line:
+        game.play(move)  # raises on an illegal move: a solver bug
 
 
 def _check_line(start: str, line: Sequence[str]) -> None:

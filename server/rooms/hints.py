@@ -88,9 +88,12 @@ class Hints(Part):
         moves: tuple[str, ...],
         now: float,
     ) -> None:
-        """The solver decided a hint's position: ``verdict`` ``won`` (with the winning line
-        ``moves``), ``lost`` or ``unknown``. Remember it, and answer the player if they
-        still race the race they asked in (the answer names the position's ``seq``)."""
+        """The solver worked out a hint's position: ``verdict`` ``won`` (``moves`` is the
+        winning line), ``lost``, or ``unknown`` (``moves`` is then the line to the most
+        advanced position its search reached, ``Solution.best``: its first move is
+        answered as ``best``, not proven; none, ``unknown``). Remember it, and answer the
+        player if they still race the race they asked in (the answer names the position's
+        ``seq``)."""
         job = self._take_job(player_id, request)
         if job is None:
             return
@@ -98,6 +101,8 @@ class Hints(Part):
         known: tuple[str, str | None]
         if verdict == "won" and moves:
             known = ("win", moves[0])
+        elif verdict == "unknown" and moves:
+            known = ("best", moves[0])  # only this position: the line is not known to win
         else:
             known = ("lost" if verdict == "lost" else "unknown", None)
         if p.hint_uid == job.uid:  # (not if the player has asked in another race since)
@@ -151,8 +156,10 @@ class Hints(Part):
     def _give(
         self, room: Room[_Player], p: _Player, runner: Runner, answer: HintAnswer, now: float
     ) -> None:
-        """Send a hint; the first one a runner receives marks their run as hinted."""
+        """Send a hint; the first one a runner receives that tells something (a move, or
+        no win) marks their run as hinted. ``unknown`` tells nothing: it marks nothing."""
         if p.conn is None:  # not received: kept in the cache for when they ask again
             return
-        room.hinted(p, runner, now)
+        if answer.verdict != "unknown":
+            room.hinted(p, runner, now)
         self._send(p, answer)

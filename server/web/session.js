@@ -602,6 +602,9 @@ export class Session {
     } else if (msg.verdict === "win" && msg.move) {
       race.hint = msg.move;
       this.say(`hint: ${moveLabel(msg.move)}`, "good");
+    } else if (msg.verdict === "best" && msg.move) {
+      race.hint = msg.move;
+      this.say(`hint: best move, not proven: ${moveLabel(msg.move)}`);
     } else if (msg.verdict === "lost") {
       const back = this.touch ? "Undo takes a move back" : "u takes a move back";
       this.say(`hint: no win from here${this.undoAllowed ? `: ${back}` : ""}`, "error");

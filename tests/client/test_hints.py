@@ -108,6 +108,19 @@ def test_no_win_and_cannot_tell_are_said_plainly() -> None:
     assert racing(session).hint is None
 
 
+def test_a_best_move_shows_as_not_proven_and_cannot_tell_does_not_mark() -> None:
+    session, _ = racing_session()
+    session.ask_hint()
+    session.receive(HintAnswer(0, "unknown", None), 4.0)
+    assert not racing(session).hinted  # nothing was given: the run is not marked
+    session.ask_hint()
+    move = first_move()
+    session.receive(HintAnswer(0, "best", move), 4.5)
+    race = racing(session)
+    assert race.hint == move and race.hinted
+    assert session.status.text.startswith("hint: best move, not proven: ")
+
+
 def test_no_hints_where_the_room_gives_none() -> None:
     session, _ = racing_session(hints=False)
     assert session.ask_hint() == []

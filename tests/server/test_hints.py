@@ -69,7 +69,7 @@ def work_out(cl: Clients, effects: Iterable[Effect]) -> list[Effect]:
                 job.player_id,
                 job.request,
                 verdict=solution.verdict,
-                moves=solution.moves,
+                moves=solution.best,  # as server.connection passes it
                 now=cl.now,
             )
         )
@@ -271,6 +271,48 @@ def test_cannot_tell_within_the_budget() -> None:
     effects = cl.send(ann, Hint(), at=cl.race_start + 1)
     assert solves(effects)[0].budget_nodes == 1
     assert answers(work_out(cl, effects), ann) == [HintAnswer(0, "unknown", None)]
+
+
+def test_the_best_move_found_when_the_budget_runs_out() -> None:
+    """A budget too small to decide still reached positions past the runner's: the first
+    move towards the most advanced one is answered as ``best`` (not proven), for that
+    position only, and it marks the run."""
+    cl = Clients(HubConfig(hint_budget_nodes=10))
+    conns = race(cl, ["ann", "bob"], hints=True)
+    ann, bob = conns["ann"], conns["bob"]
+    effects = cl.send(ann, Hint(), at=cl.race_start + 1)
+    [answer] = answers(work_out(cl, effects), ann)
+    assert (answer.seq, answer.verdict) == (0, "best")
+    assert answer.move in Game.from_code(WIN_CODE).legal_moves()
+    assert answers(cl.send(ann, Hint()), ann) == [answer]  # known: not solved again
+    cl.move(ann, answer.move)
+    assert len(solves(cl.send(ann, Hint()))) == 1  # not known to win: solved anew
+    cl.send(ann, Resign(), at=cl.now + 1)
+    [record] = persists(cl.send(bob, Resign(), at=cl.now + 1))
+    assert {r.name: r.hinted for r in record.results} == {"ann": True, "bob": False}
+
+
+def test_an_answer_that_tells_nothing_does_not_mark_the_run() -> None:
+    """Issue 28, item 9: "can't tell" with no move gave the runner nothing, so their run
+    is not marked hinted (and the journal records no hint); a later answer that tells
+    something does mark it."""
+    cl = Clients(HubConfig(hint_budget_nodes=1))
+    conns = race(cl, ["ann", "bob"], hints=True)
+    ann, bob = conns["ann"], conns["bob"]
+    effects = cl.send(ann, Hint(), at=cl.race_start + 1)
+    assert answers(work_out(cl, effects), ann) == [HintAnswer(0, "unknown", None)]
+    assert answers(cl.send(ann, Hint()), ann) == [HintAnswer(0, "unknown", None)]
+    assert not [e for e in cl.journal if isinstance(e, LiveAction) and e.action == "hint"]
+    cl.send(ann, Resign(), at=cl.now + 1)
+    [record] = persists(cl.send(bob, Resign(), at=cl.now + 1))
+    assert [r.hinted for r in record.results] == [False, False]
+
+    cl2 = Clients()
+    ann = race(cl2, ["ann"], hints=True, code=STUCK_CODE)["ann"]
+    effects = cl2.send(ann, Hint(), at=cl2.race_start + 1)
+    assert answers(work_out(cl2, effects), ann) == [HintAnswer(0, "lost", None)]
+    [record] = persists(cl2.send(ann, Resign(), at=cl2.now + 1))
+    assert record.results[0].hinted is True  # "no win from here" tells something
 
 
 def test_too_many_hints_at_once_are_refused_for_now() -> None:

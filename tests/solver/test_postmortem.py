@@ -6,7 +6,8 @@ import pytest
 
 from protocol import Game
 from solver import par, solve
-from solver.postmortem import kept_moves, postmortem
+from solver.postmortem import MAX_SOLVES, TOTAL_FACTOR, kept_moves, postmortem
+from solver.search import proven_set
 
 BUDGET = 100_000
 #: Classic deals the solver wins, and moves that lose them (found by solving every legal
@@ -123,3 +124,33 @@ def test_a_run_that_does_not_replay_is_refused() -> None:
         postmortem(DEAL_B, ["KS>F"], budget_nodes=BUDGET)
     with pytest.raises(ValueError):
         postmortem(DEAL_B, ["undo"], budget_nodes=BUDGET)
+
+
+def test_what_the_first_budget_leaves_undecided_later_rounds_decide() -> None:
+    """Solves the first budget cannot decide are made again with larger ones (``ROUNDS``),
+    within the total of positions; the verdict is then a proof like any other."""
+    line = line_of(DEAL_B)
+    run = [*line[:13], "TS>4"]
+    only_first = postmortem(DEAL_B, run, budget_nodes=10, total_nodes=160)
+    assert only_first.status == "unknown" and only_first.nodes <= 160 + 16 * 10
+    answer = postmortem(DEAL_B, run, budget_nodes=10)
+    assert (answer.status, answer.last_winnable, answer.losing_move) == ("lost", 13, "TS>4")
+    assert answer.solves <= MAX_SOLVES and answer.nodes <= TOTAL_FACTOR * 10 + 4096
+
+
+def test_solves_sharing_what_is_proven_lost_agree_and_search_less() -> None:
+    """One set of positions proven lost kept across solves (as a post-mortem's solves
+    share it): the same verdicts, fewer positions the second time."""
+    position = Game.from_code(LOST_DEAL).position()
+    game = Game.from_code(DEAL_B)
+    for move in line_of(DEAL_B)[:13]:
+        game.play(move)
+    game.play("TS>4")
+    for start in (game.position(), position):
+        alone = solve(start, budget_nodes=BUDGET)
+        shared = proven_set()
+        first = solve(start, budget_nodes=BUDGET, proven=shared)
+        again = solve(start, budget_nodes=BUDGET, proven=shared)
+        assert alone == first
+        assert again.verdict == first.verdict == "lost"
+        assert again.nodes <= first.nodes

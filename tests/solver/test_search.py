@@ -279,6 +279,23 @@ def test_a_node_budget_runs_out() -> None:
     assert solution.nodes <= 1
 
 
+@pytest.mark.parametrize("deal", [25, 186, 270])
+def test_an_unknown_verdict_offers_the_most_advanced_line_found(deal: int) -> None:
+    """``best``: a line of legal moves to a position at least as advanced as any other
+    the searches expanded, not known to win; empty for a lost deal, the line for a won."""
+    solution = solve(Game.from_deal(deal, "C"), budget_nodes=50_000)
+    assert solution.verdict == "unknown" and solution.moves == ()
+    game = Game.from_deal(deal, "C")
+    start_up = sum(parse_position(game.position()).foundations)
+    for move in solution.best:
+        game.play(move)
+    assert solution.best and not game.is_won()
+    assert sum(parse_position(game.position()).foundations) >= start_up
+    assert solve(Game.from_deal(39, "C")).best == ()
+    won = solve(Game.from_deal(1, "C"))
+    assert won.best == won.moves != ()
+
+
 def test_a_time_budget_runs_out_on_the_injected_clock() -> None:
     ticks = itertools.count()
 

@@ -66,6 +66,9 @@ def side_by_side(
             assert compiled.advance(stop) == nodes, (kind, turn, stop)
             assert compiled.nodes == nodes, kind
             assert compiled.result is result, kind
+            # the most advanced position so far: a hint's best guess (Solution.best)
+            assert compiled.best_score == py_state.best_score, kind
+            assert compiled.best() == py_state.best, kind
         assert set_proven == py_proven
         assert len(c_proven) == len(py_proven)
         assert set(c_proven) == py_proven
