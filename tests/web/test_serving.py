@@ -90,7 +90,15 @@ async def test_the_page_and_its_files(tmp_path: Path) -> None:
             assert static_urls(reply.body, path) == urls
             assert reply.body.replace(b'"../', b'"') == page.body
         closed = "23456" if room != "23456" else "23457"
-        for path in (f"/r/{closed}", "/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/", "/r/a/b"):
+        for path in (
+            f"/r/{closed}",
+            "/r/K7WQ",
+            "/r/K7WQMM",
+            "/r/K0WQM",
+            "/r/",
+            "/r/K7WQM/",
+            "/r/a/b",
+        ):
             reply = await get(server.port, path)
             assert reply.status == 404, path
             text = reply.body.decode()
