@@ -389,8 +389,9 @@ class Hub:
         moves: tuple[str, ...],
         now: float,
     ) -> list[Effect]:
-        """The solver decided a hint's position: ``verdict`` ``won`` (with the winning line
-        ``moves``), ``lost`` or ``unknown`` (``Hints.ready``)."""
+        """The solver judged a hint's position: ``verdict`` ``won`` (``moves`` the winning
+        line), ``lost``, or ``unknown`` (``moves`` the way to the most advanced position
+        its search reached, answered as ``best``, or none) (``Hints.ready``)."""
         self._begin(now)
         self._hints.ready(player_id, request, verdict=verdict, moves=moves, now=now)
         return self._flush()
