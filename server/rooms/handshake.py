@@ -25,7 +25,7 @@ from ..limits import address_key
 from .password import Password
 from .play import Play
 from .shared import Part, Shared
-from .state import CLOSE_TRY_LATER, _Conn, _forget_oldest, _Player
+from .state import CLOSE_TRY_LATER, REPLACED_KEPT_S, _Conn, _forget_oldest, _Player
 
 __all__ = ["Handshake", "handover"]
 
@@ -239,9 +239,13 @@ class Handshake(Part):
             old = self._conns[p.conn]
             self._close(old, CLOSE_REPLACED, "replaced by a newer connection")
             old.player = None
-            if old.guest is not None:  # its gateway closes it; nothing more comes from it
+            if old.guest is not None:  # its gateway closes it
                 self._shared.drop_guest(old)
                 del self._conns[old.id]
+                # A client that followed a route says hello here before its gateway has
+                # relayed all it sent there: those frames still come, and are this
+                # player's (``Nodes.late``), not a stranger's to send back.
+                self._shared.replaced[old.guest] = (p.id, now + REPLACED_KEPT_S)
         p.conn = c.id
         p.gone_at = None
         c.player = p

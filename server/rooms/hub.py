@@ -560,7 +560,11 @@ class Hub:
         self._begin(now)
         c = self._nodes.guest(route)
         if c is None:
-            self._nodes.bounce(route, frame)
+            moved = self._nodes.late(route, now)
+            if moved is not None:  # sent before its client followed a route here
+                self._handle(moved, frame, now)
+            else:
+                self._nodes.bounce(route, frame)
         elif not c.closed:
             self._handle(c, frame, now)
             self._nodes.route(c)

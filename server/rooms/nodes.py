@@ -214,6 +214,22 @@ class Nodes(Part):
         self._players.pop(p.id, None)
         self._out.append(Release(c.guest[0], c.guest[1], c.bounce))
 
+    def late(self, route: tuple[str, int], now: float) -> _Conn | None:
+        """The connection a frame of a guest gone since is for, if its player replaced it
+        with a connection here (a route followed) within ``REPLACED_KEPT_S``: what the
+        client sent before it moved (a ``ready``, a move) is still the player's."""
+        replaced = self._shared.replaced
+        if not replaced:
+            return None
+        for key in [k for k, (_, until) in replaced.items() if until <= now]:
+            del replaced[key]
+        found = replaced.get(route)
+        if found is None:
+            return None
+        p = self._players.get(found[0])
+        c = self._conns.get(p.conn) if p is not None and p.conn is not None else None
+        return c if c is not None and not c.closed and c.player is p else None
+
     def bounce(self, route: tuple[str, int], frame: bytes | str) -> None:
         """A frame for a guest released already: back to its gateway, which serves it."""
         self._out.append(Release(route[0], route[1], frame))

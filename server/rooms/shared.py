@@ -80,6 +80,10 @@ class Shared:
         #: Guests gone during the event at hand: their routes are kept until the next one,
         #: so that the I/O layer can still send them what this one sent (``drop_guest``).
         self.stale: list[int] = []
+        #: Routes of guests replaced by a newer connection of their player here (a route
+        #: followed), with the player's id and until when frames still relayed on the old
+        #: route are served as that player's (``Nodes.late``).
+        self.replaced: dict[tuple[str, int], tuple[int, float]] = {}
 
     def drop_guest(self, c: _Conn) -> None:
         """A guest is done here (released, gone, or replaced by a newer session)."""

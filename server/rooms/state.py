@@ -43,6 +43,9 @@ CLOSE_RESTARTING = 1012
 #: address may have, or cannot check a password soon enough.
 CLOSE_TRY_LATER = 1013
 
+#: How long frames still relayed for a guest replaced by its player's direct connection
+#: (a route followed) are served as that player's: the relay's delay, with room to spare.
+REPLACED_KEPT_S = 10.0
 #: Addresses remembered for per-address limits and password failures, each; beyond, the
 #: oldest are forgotten (an attacker rotating addresses must not grow them without bound).
 _MAX_REMEMBERED = 10_000

@@ -290,6 +290,31 @@ def test_the_route_may_come_before_the_old_session_is_seen_gone() -> None:
     ]
 
 
+def test_what_the_client_sent_just_before_it_moved_is_still_its_players() -> None:
+    """bob says ready on B right after his join's answer, and follows the route at once:
+    his hello on A replaces his guest there before B's relay brings the ready. That late
+    frame is bob's (his connection on A takes it), not a stranger's to bounce (the load
+    bench found such readies lost: rooms that never started)."""
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob", follow=True)
+    cl.send(ann, Create(code=WIN_CODE))
+    cl.send(bob, Join(cl.last(ann, Room).room))
+    assert isinstance(cl.inbox[bob][-1], Route)
+    bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")  # the new socket first
+    late = encode(Ready(True))  # then the frame B relays, sent before the move
+    cl.apply("A", cl.hubs["A"].guest_frame(("B", bob[1]), late, cl.now))
+    assert [(p.name, p.ready) for p in cl.last(ann, Room).players] == [
+        ("ann", True),
+        ("bob", True),
+    ]
+    assert cl.last(bob2, Room).players[1].ready
+    # Later than that, a frame on the old route is not bob's any more: sent back home.
+    cl.now += 11
+    effects = cl.hubs["A"].guest_frame(("B", bob[1]), encode(Ready(False)), cl.now)
+    assert [type(e).__name__ for e in effects] == ["Release"]
+
+
 def test_a_balancer_that_ignores_the_route_is_not_asked_again_and_the_relay_serves() -> None:
     cl = Cluster("A", "B")
     ann = cl.hello("A", "ann")
