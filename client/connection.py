@@ -8,7 +8,10 @@
   ``Events.link_status`` what the connection is doing, in one line a player understands
   (refused, wrong protocol version, name taken, the server closed with code X);
 * after a dropped connection it reconnects with backoff and resumes with the token: the
-  server answers with the resync (``room``, ``race``, ``progress``) and the race goes on.
+  server answers with the resync (``room``, ``race``, ``progress``) and the race goes on;
+* on a cluster it follows ``route`` (docs/protocol.md 4.24): it reconnects at once with
+  ``?node=ID`` to the node that holds its room and resumes there, so that its frames do
+  not cross the cluster's relay; to the app that is a resync like any other.
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
 version, another connection of the same player (4001), an address that is not a URL.
@@ -29,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import (
@@ -50,6 +53,7 @@ from protocol.messages import (
     Hello,
     Message,
     MessageError,
+    Route,
     Welcome,
     decode_server,
     encode,
@@ -65,6 +69,11 @@ log = logging.getLogger("yukon.client")
 BACKOFF: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 #: How long the server may take to answer a hello (it looks the player up in its database).
 HELLO_TIMEOUT = 15.0
+#: Routes followed within ``ROUTE_WINDOW`` seconds at most: a cluster whose nodes disagree
+#: on where a room lives (a takeover under way) must not bounce a client between them; past
+#: it the client stays where it is, served through the relay.
+ROUTE_LIMIT = 3
+ROUTE_WINDOW = 60.0
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,16 @@ def _describe_os_error(exc: BaseException, where: str) -> str:
     return f"cannot reach {where}: {text}"
 
 
+def with_node(url: str, node: str | None) -> str:
+    """``url`` with its query parameter ``node`` set to ``node`` (or removed: None), the
+    rest of the URL as it was: where a client that follows a ``route`` connects."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "node"]
+    if node is not None:
+        query.append(("node", node))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
 class _Stop(Exception):
     """End this connection attempt: ``kind`` (retrying, need_name, failed) and why."""
 
@@ -207,6 +226,12 @@ class Connection:
         self._went_online = False
         self.status = LinkStatus("connecting", f"connecting to {url}")
         self.player: str | None = None
+        #: The node that holds this player's room, once a ``route`` named it: later
+        #: connections ask for it (``?node=``) until one fails to open.
+        self.node: str | None = None
+        #: Routes followed (for tests and the log), and when (``ROUTE_LIMIT``).
+        self.routes = 0
+        self._routed: list[float] = []
 
     @property
     def where(self) -> str:
@@ -428,9 +453,10 @@ class Connection:
         """One connection, from opening to its end: ``(kind, what happened)``."""
         tls = self._tls()
         tls_option: dict[str, Any] = {"ssl": tls} if tls is not None else {}
+        url = with_node(self.url, self.node) if self.node is not None else self.url
         try:
             ws = await connect(
-                self.url,
+                url,
                 max_size=MAX_FRAME * 4,
                 compression=None,
                 open_timeout=10,
@@ -461,10 +487,14 @@ class Connection:
             )
         except InvalidStatus as exc:
             code = exc.response.status_code
+            if self.node is not None:  # the room's node may be gone: any node will do
+                self.node = None
+                return "retrying", f"{self.where} answered HTTP {code}"
             return "retrying", f"{self.where} is not a Yukon race server (HTTP {code})"
         except InvalidHandshake as exc:
             return "retrying", f"{self.where} did not answer as a websocket server ({exc})"
         except (OSError, TimeoutError) as exc:
+            self.node = None  # the room's node may be gone: any node will do
             return "retrying", _describe_os_error(exc, self.where)
         except WebSocketException as exc:
             return "retrying", f"cannot connect to {self.where}: {exc}"
@@ -510,7 +540,7 @@ class Connection:
             return None  # a newer server's message, or garbage: not ours to show
 
     def _hello_msg(self, name: str | None, token: str | None) -> Hello:
-        return Hello(PROTOCOL_VERSION, name, token, self.password)
+        return Hello(PROTOCOL_VERSION, name, token, self.password, follow=True)
 
     async def _hello(self, ws: ClientConnection) -> Welcome:
         token = self._token
@@ -561,6 +591,17 @@ class Connection:
                     msg = decode_server(data)
                 except MessageError:
                     continue
+                if isinstance(msg, Route):  # the room lives on another node: go there
+                    now = asyncio.get_running_loop().time()
+                    self._routed = [t for t in self._routed if t > now - ROUTE_WINDOW]
+                    if len(self._routed) >= ROUTE_LIMIT:
+                        continue  # bounced too often lately: stay, the relay serves
+                    self._routed.append(now)
+                    self.node = msg.node
+                    self.routes += 1
+                    self._fresh = True  # at once, no backoff: the place is kept meanwhile
+                    log.info("moving to node %s, which holds room %s", msg.node, msg.room)
+                    break  # nothing more is read here: the resync comes from the node
                 self._deliver(msg)
         finally:
             self._ws = None
@@ -569,6 +610,8 @@ class Connection:
                 await writer
         if self._closing:
             return "closed", "disconnected"
+        if self._fresh and self.node is not None:
+            return "connecting", f"moving to the server of your room on {self.where}"
         return self._closed(ws.close_code, ws.close_reason or "")
 
     async def _write(self, ws: ClientConnection) -> None:

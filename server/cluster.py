@@ -68,6 +68,12 @@ class Cluster:
         #: may hand a member's resume over in between: it waits for the room.
         self._held: list[list[Any]] = []
         self._held_routes: set[tuple[str, int]] = set()
+        #: The frame being sent to guests (``to_guest``): its message's id, its bytes,
+        #: whether it is a ``progress``, and the guests it goes to by gateway.
+        self._group_key: int | None = None
+        self._group_data = b""
+        self._group_progress = False
+        self._group: dict[str, list[int]] = {}
 
     @property
     def paused(self) -> bool:
@@ -378,8 +384,10 @@ class Cluster:
 
     def effect(self, e: Effect) -> None:
         """A cluster effect of the hub, carried out."""
+        self.flush_guests()
         relay = self.relay
         if isinstance(e, Forward):
+            self.server.metrics.frames_forwarded.inc()
             relay.publish(e.node, ["frame", self.node, e.conn, e.frame])
         elif isinstance(e, Locate):
             task = asyncio.create_task(self._locate(e))
@@ -425,12 +433,37 @@ class Cluster:
             return
         self.server.apply(self.hub.located(e.conn, e.code, owner, e.frame, self._now()))
 
-    def to_guest(self, conn: int, data: bytes, *, progress: bool) -> None:
+    def to_guest(self, conn: int, key: int, data: bytes, *, progress: bool) -> None:
+        """A frame (``data``, the message whose id is ``key``) for guest ``conn``. A room
+        sends one message to each of its members in turn: the guests of one gateway that
+        get the same message one after another are sent it in one relay message (fan-out
+        per node, ``sendm``), so a room's ``progress`` crosses Redis once per gateway, not
+        once per member. Held until another message comes (``flush_guests``)."""
         route = self.hub.route(conn)
-        if route is not None:
-            self.relay.publish(route[0], ["send", route[1], data, progress])
+        if route is None:
+            return
+        if key != self._group_key:
+            self.flush_guests()
+            self._group_key, self._group_data, self._group_progress = key, data, progress
+        self._group.setdefault(route[0], []).append(route[1])
+
+    def flush_guests(self) -> None:
+        """Publish the frame held for guests (``to_guest``): before anything else goes to
+        a gateway, so that each guest's frames keep their order."""
+        if not self._group:
+            self._group_key = None
+            return
+        data, progress = self._group_data, self._group_progress
+        for node, conns in self._group.items():
+            if len(conns) == 1:
+                self.relay.publish(node, ["send", conns[0], data, progress])
+            else:
+                self.relay.publish(node, ["sendm", conns, data, progress])
+        self._group = {}
+        self._group_key = None
 
     def close_guest(self, conn: int, code: int, reason: str) -> None:
+        self.flush_guests()
         route = self.hub.route(conn)
         if route is not None:
             self.relay.publish(route[0], ["close", route[1], code, reason])
@@ -467,6 +500,11 @@ class Cluster:
         effects: Iterable[Effect]
         if kind == "send":
             self.server.deliver(m[1], m[2], progress=bool(m[3]))
+            return
+        if kind == "sendm":
+            progress = bool(m[3])
+            for conn in m[1]:
+                self.server.deliver(conn, m[2], progress=progress)
             return
         if kind == "frame":
             route = (m[1], m[2])

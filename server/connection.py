@@ -36,6 +36,7 @@ from protocol.messages import (
     Message,
     Progress,
     Replay,
+    Route,
     encode,
 )
 from solver import Solution, solve
@@ -576,6 +577,8 @@ class RaceServer:
                     self.metrics.moves_refused.inc()
                 else:
                     continue
+                if conn < 0:  # a guest's: the frame and its answer crossed the relay
+                    self.metrics.moves_relayed.inc()
                 self.metrics.move_ack.observe(done - arrived)
                 return
 
@@ -595,7 +598,9 @@ class RaceServer:
                         if data is None:
                             data = encoded[key] = encode(effect.message)
                         progress = isinstance(effect.message, Progress)
-                        self.cluster.to_guest(effect.conn, data, progress=progress)
+                        if isinstance(effect.message, Route):
+                            self.metrics.routes_sent.inc()
+                        self.cluster.to_guest(effect.conn, key, data, progress=progress)
                     continue
                 data = encoded.get(key)
                 if data is None:
@@ -639,6 +644,8 @@ class RaceServer:
             elif self.cluster is not None:  # Locate, Handover, Forward, Detach, Release,
                 # PasswordFailed
                 self.cluster.effect(effect)
+        if self.cluster is not None:
+            self.cluster.flush_guests()
         self._schedule()
 
     def deliver(self, conn: int, data: bytes, *, progress: bool) -> None:

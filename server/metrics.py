@@ -113,6 +113,26 @@ class Metrics:
         self.connections_opened = Counter(
             "yukon_connections_opened_total", "Websocket connections opened.", registry=registry
         )
+        #: A cluster's relay (docs/cluster.md): moves this node answered for a player
+        #: connected to another node (their frames crossed Redis both ways), frames of its
+        #: own clients it relayed to another node, and routes it sent (room affinity).
+        #: Shown only by a node: a server alone never counts them.
+        cluster = registry if node else None
+        self.moves_relayed = Counter(
+            "yukon_moves_relayed_total",
+            "Moves and undos answered here for a player connected to another node (relayed).",
+            registry=cluster,
+        )
+        self.frames_forwarded = Counter(
+            "yukon_frames_forwarded_total",
+            "Frames of this node's clients relayed to the node that holds their room.",
+            registry=cluster,
+        )
+        self.routes_sent = Counter(
+            "yukon_routes_sent_total",
+            "Clients told to reconnect to this node, which holds their room (route).",
+            registry=cluster,
+        )
         if live is not None:
             registry.register(
                 _Read(

@@ -1080,3 +1080,106 @@ def test_haproxy_in_front_of_a_cluster_races_players_from_two_nodes_in_one_room(
         for port in nodes.values():
             assert metric(port, "yukon_moves_accepted_total") >= 6
     assert "Traceback" not in log_a.rest() + log_b.rest()
+
+
+class _Seen:
+    """What a real client's connection (``client.connection.Connection``) tells its app."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self.changed = asyncio.Event()
+
+    def link_message(self, message: Any) -> None:
+        self.messages.append(message)
+        self.changed.set()
+
+    def link_status(self, status: Any) -> None:
+        self.changed.set()
+
+    async def until(self, check: Any) -> None:
+        async def wait() -> None:
+            while not check():
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(wait(), WAIT)
+
+    def last(self, kind: type) -> Any:
+        found = [m for m in self.messages if isinstance(m, kind)]
+        return found[-1] if found else None
+
+
+def test_haproxy_routes_a_following_client_to_its_rooms_node(
+    fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    """Room affinity through the real HAProxy with deploy/haproxy.cfg: bob's client reaches
+    node2, joins a room of node1, is told so (``route``), reconnects with ``?node=node1``
+    and the proxy sends it there; from then on its moves are node1's own, none relayed."""
+    from client.connection import Connection
+    from protocol.messages import Accepted, Create, Join, MoveMsg, Race, Ready, Room, Start
+    from tests.server.wire import winning_line
+
+    db = migrated(fresh_postgres, tmp_path)
+    redis_url, prefix = deploy_redis
+    node = ("--redis", redis_url, "--redis-prefix", prefix)
+    code, line = winning_line()
+    with (
+        Unhealthy() as sick,
+        yukon_node(tmp_path / "a", db, *node, "--node-id", "node1") as (port_a, log_a),
+        yukon_node(tmp_path / "b", db, *node, "--node-id", "node2") as (port_b, log_b),
+        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
+            lb_port,
+            _,
+        ),
+    ):
+        lb = f"ws://127.0.0.1:{lb_port}/"
+
+        async def scenario() -> None:
+            seen_ann, seen_bob = _Seen(), _Seen()
+            # Each asks the proxy for a node by id, as a client that followed a route does.
+            ann = Connection(lb + "?node=node1", seen_ann, name="ann")
+            bob = Connection(lb + "?node=node2", seen_bob, name="bob")
+            tasks = [asyncio.create_task(c.run()) for c in (ann, bob)]
+            try:
+                await seen_ann.until(lambda: ann.online)
+                await seen_bob.until(lambda: bob.online)
+                assert metric(port_b, "yukon_connections_opened_total") == 1
+                ann.send(Create(code=code))
+                await seen_ann.until(lambda: seen_ann.last(Room) is not None)
+                room = seen_ann.last(Room).room
+                bob.send(Join(room))
+                # The join is answered through node2's relay, then bob moves to node1.
+                await seen_bob.until(lambda: bob.routes == 1 and bob.online)
+                assert bob.node == "node1"
+                await seen_bob.until(lambda: seen_bob.last(Room) is not None)
+                assert metric(port_a, "yukon_routes_sent_total") == 1
+                assert metric(port_a, "yukon_connections_opened_total") == 2
+                bob.send(Ready(True))
+                await seen_ann.until(
+                    lambda: (
+                        (r := seen_ann.last(Room)) is not None
+                        and len(r.players) == 2
+                        and all(p.ready and p.connected for p in r.players)
+                    )
+                )
+                ann.send(Start())
+                await seen_bob.until(lambda: seen_bob.last(Race) is not None)
+                for seq, move in enumerate(line[:8], start=1):
+                    bob.send(MoveMsg(seq, move))
+                    await seen_bob.until(
+                        lambda seq=seq: any(
+                            isinstance(m, Accepted) and m.seq == seq for m in seen_bob.messages
+                        )
+                    )
+            finally:
+                for c in (ann, bob):
+                    await c.close()
+                for t in tasks:
+                    with contextlib.suppress(BaseException):
+                        await asyncio.wait_for(t, WAIT)
+
+        asyncio.run(scenario())
+        assert metric(port_a, "yukon_moves_accepted_total") == 8
+        assert metric(port_a, "yukon_moves_relayed_total") == 0  # bob's were node1's own
+        assert metric(port_b, "yukon_frames_forwarded_total") <= 1  # the join at most
+    assert "Traceback" not in log_a.rest() + log_b.rest()

@@ -1,8 +1,14 @@
 // The websocket to the race server as docs/protocol.md asks: msgpack frames (1.3), a hello
 // on every connection (4.2), reconnecting with backoff after a drop (6.1), so that a resume
-// (4.15) follows by itself. Nothing of rooms or races: messages go to `onMessage`.
+// (4.15) follows by itself; on a cluster, following a `route` to the node that holds the
+// room (4.24), a resume like any other. Nothing of rooms or races: messages go to
+// `onMessage`.
 
 import { encode, decode } from "./vendor/msgpack.mjs";
+
+/** Routes followed within a minute at most: nodes that disagree on where a room lives (a
+ * takeover under way) must not bounce us between them; past it we stay, relayed. */
+const ROUTE_LIMIT = 3;
 
 /** Close codes after which the protocol says not to reconnect on our own (section 6.1). */
 const FINAL = new Set([4000, 4001]);
@@ -38,6 +44,14 @@ export function appBase(path = window.location.pathname) {
   return invite ? invite[1] : path.slice(0, path.lastIndexOf("/") + 1);
 }
 
+/** `url` with its query parameter `node` set to `node` (or removed: null). */
+export function withNode(url, node) {
+  const u = new URL(url);
+  if (node === null) u.searchParams.delete("node");
+  else u.searchParams.set("node", node);
+  return u.toString();
+}
+
 /** The websocket URL of the server that served this page (ws: or wss: like the page). */
 export function serverUrl(loc = window.location) {
   return `${loc.protocol === "https:" ? "wss:" : "ws:"}//${loc.host}${appBase(loc.pathname)}`;
@@ -56,6 +70,9 @@ export class Link {
     this.wait = 0;
     this.timer = 0;
     this.stopped = true;
+    /** The node that holds our room, once a `route` named it: later sockets ask for it. */
+    this.node = null;
+    this.routed = [];
   }
 
   /** Connect (again) now, if there is something to say hello with. */
@@ -76,15 +93,16 @@ export class Link {
     if (ws) ws.close(1000);
   }
 
-  open() {
-    const ws = new WebSocket(this.url);
+  open(moving = false) {
+    const ws = new WebSocket(this.node === null ? this.url : withNode(this.url, this.node));
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     this.online = false;
-    this.onStatus("connecting", "connecting…");
+    let welcomed = false;
+    this.onStatus("connecting", moving ? "moving to your room's server…" : "connecting…");
     ws.onopen = () => {
       // The hello goes at once: a registration must never be left hanging (protocol 4.2).
-      const hello = { t: "hello", v: 1 };
+      const hello = { t: "hello", v: 1, follow: true };
       const token = keep.get("token");
       if (token) hello.token = token;
       else hello.name = this.name;
@@ -101,7 +119,24 @@ export class Link {
         return; // the server sends only msgpack maps; anything else is ignored
       }
       if (msg === null || typeof msg !== "object" || typeof msg.t !== "string") return;
+      if (msg.t === "route") {
+        // Our room lives on another node: go there at once, and resume (protocol 4.24),
+        // unless routes bounced us three times this minute (nodes that disagree on where
+        // the room is, a takeover under way): then stay, the relay serves us here.
+        const now = Date.now();
+        this.routed = this.routed.filter((t) => t > now - 60_000);
+        if (typeof msg.node === "string" && this.routed.length < ROUTE_LIMIT) {
+          this.routed.push(now);
+          this.node = msg.node;
+          this.ws = null; // what still comes on this socket is not ours any more
+          this.online = false;
+          ws.close(1000);
+          this.open(true);
+        }
+        return;
+      }
       if (msg.t === "welcome") {
+        welcomed = true;
         keep.set("token", msg.token);
         this.name = null;
         this.online = true;
@@ -114,6 +149,8 @@ export class Link {
       if (ws !== this.ws) return;
       this.ws = null;
       this.online = false;
+      // The room's node may be gone: the next socket asks any node (4.24).
+      if (!welcomed) this.node = null;
       if (this.stopped) return;
       if (FINAL.has(event.code)) {
         this.stopped = true;

@@ -6,17 +6,20 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection, serve
 
 from client.config import Identity, TokenStore
-from client.connection import Connection, LinkStatus, describe_close
+from client.connection import Connection, LinkStatus, describe_close, with_node
 from protocol.messages import (
     Error,
     Hello,
+    Left,
     Message,
     Room,
     RoomPlayer,
+    Route,
     Welcome,
     decode_client,
     encode,
@@ -126,7 +129,7 @@ async def test_hello_with_a_name_saves_the_token_and_messages_flow(tmp_path: Pat
             await events.until(lambda: room in events.messages)
             assert conn.online and events.saw("online", "as alice")
             assert isinstance(events.messages[0], Welcome)
-    assert hellos == [Hello(1, "alice", None)]
+    assert hellos == [Hello(1, "alice", None, follow=True)]  # it follows routes
     assert store.load(url) == Identity("alice", "T" * 32)
     assert events.statuses[-1].kind == "closed"
 
@@ -323,3 +326,110 @@ async def test_a_private_server_without_the_password_asks_for_it() -> None:
         async with running(Connection(url, events, name="alice", password="sesame")):
             await events.until(lambda: events.saw("online"))
     assert [h.password for h in hellos] == [None, "sesame", "sesame"]
+
+
+def test_with_node_sets_the_node_parameter_and_keeps_the_rest() -> None:
+    assert with_node("ws://h:8765", "n2") == "ws://h:8765?node=n2"
+    assert with_node("ws://h:8765/", "n2") == "ws://h:8765/?node=n2"
+    assert with_node("wss://h/yukon/?a=1&node=n1", "n3") == "wss://h/yukon/?a=1&node=n3"
+    assert with_node("ws://h/?node=n1&a=1", None) == "ws://h/?a=1"
+
+
+async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
+    """On ``route`` the client closes, reconnects without backoff with ``?node=``, says
+    hello with its token, and the app gets the resync from there; what still came on the
+    old connection after the route is not shown."""
+    hellos: list[Hello] = []
+    paths: list[str] = []
+    room = Room("K7WQM", "player", "ann", "lobby", "C", None, 4, True, 1800, (), 0)
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        assert ws.request is not None
+        paths.append(ws.request.path)
+        hello = await read_hello(ws, hellos)
+        await ws.send(welcome("alice", hello.token or "T" * 32))
+        if n == 1:
+            await ws.send(encode(room))
+            await ws.send(encode(Route("node-2", "K7WQM")))
+            await ws.send(encode(Error("stale", "sent after the route: never shown")))
+        else:
+            await ws.send(
+                encode(Room("K7WQM", "player", "ann", "lobby", "C", None, 4, True, 1800, (), 1))
+            )
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url + "/", events, name="alice", backoff=(30.0,))
+        async with running(conn):
+            await events.until(lambda: len(hellos) == 2 and conn.online)
+            await events.until(lambda: sum(isinstance(m, Room) for m in events.messages) == 2)
+            assert conn.node == "node-2" and conn.routes == 1
+    assert paths == ["/", "/?node=node-2"]
+    assert hellos[1] == Hello(1, None, "T" * 32, follow=True)
+    assert not any(isinstance(m, (Route, Error)) for m in events.messages)
+    assert not events.saw("retrying")  # one quick reconnect, no backoff (it is 30 s here)
+
+
+async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_address() -> None:
+    """The routed node is gone (the balancer answers 503): the next attempt uses the plain
+    address, where any node takes the player back."""
+    paths: list[str] = []
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        assert ws.request is not None
+        paths.append(ws.request.path)
+        await read_hello(ws, hellos)
+        await ws.send(welcome())
+        if n == 1:
+            await ws.send(encode(Route("gone", "K7WQM")))
+        await ws.wait_closed()
+
+    async def refuse(connection: ServerConnection, request: Any) -> Any:
+        if "node=gone" in request.path:
+            return connection.respond(503, "no server is available\n")
+        return None
+
+    events = Recorder()
+    async with serve(_counting(script), "127.0.0.1", 0, process_request=refuse) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        conn = Connection(f"ws://127.0.0.1:{port}", events, name="alice", backoff=(0.05,))
+        async with running(conn):
+            await events.until(lambda: len(hellos) == 2)
+            assert conn.node is None
+    assert paths == ["/", "/"]  # the 503 was refused before the handler ran
+
+
+def _counting(script: Script) -> Callable[[ServerConnection], Awaitable[None]]:
+    count = 0
+
+    async def handler(ws: ServerConnection) -> None:
+        nonlocal count
+        count += 1
+        await script(ws, count)
+
+    return handler
+
+
+async def test_routes_that_bounce_are_followed_three_times_a_minute_at_most() -> None:
+    """Nodes that disagree on where a room lives (a takeover under way) may route a client
+    back and forth: it follows three routes a minute, then stays, relayed."""
+    paths: list[str] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        assert ws.request is not None
+        paths.append(ws.request.path)
+        await read_hello(ws, [])
+        await ws.send(welcome())
+        await ws.send(encode(Route("n1" if n % 2 else "n2", "K7WQM")))
+        await ws.send(encode(Left("K7WQM")))  # read only by a client that stayed
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(30.0,))
+        async with running(conn):
+            await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
+            assert len(paths) == 4 and conn.routes == 3
+    assert paths == ["/", "/?node=n1", "/?node=n2", "/?node=n1"]

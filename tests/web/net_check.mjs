@@ -1,0 +1,89 @@
+// Drives server/web/net.js's Link with a stand-in WebSocket (the browser's API, no
+// network): what it sends, where it connects, what reaches the app. Reads nothing; prints
+// one JSON object of what it saw, for tests/web/test_net_js.py.
+import { encode, decode } from "../../server/web/vendor/msgpack.mjs";
+
+const sockets = [];
+class FakeSocket {
+  static OPEN = 1;
+  constructor(url) {
+    this.url = url;
+    this.sent = [];
+    this.closed = null;
+    this.readyState = 0;
+    sockets.push(this);
+  }
+  send(data) {
+    this.sent.push(decode(data));
+  }
+  close(code) {
+    this.closed = code ?? 1005;
+  }
+  // the server's side
+  open() {
+    this.readyState = 1;
+    this.onopen?.();
+  }
+  deliver(msg) {
+    this.onmessage?.({ data: encode(msg).slice().buffer });
+  }
+  drop(code) {
+    this.readyState = 3;
+    this.onclose?.({ code });
+  }
+}
+globalThis.WebSocket = FakeSocket;
+const store = new Map();
+globalThis.localStorage = {
+  getItem: (k) => (store.has(k) ? store.get(k) : null),
+  setItem: (k, v) => store.set(k, v),
+  removeItem: (k) => store.delete(k),
+};
+globalThis.setTimeout = (fn) => {
+  fn();
+  return 0;
+};
+
+const { Link, withNode } = await import("../../server/web/net.js");
+const seen = { messages: [], statuses: [] };
+const link = new Link({
+  url: "ws://lb.example:8765/",
+  onMessage: (m) => seen.messages.push(m.t),
+  onStatus: (kind, text) => seen.statuses.push(kind + ": " + text),
+});
+link.name = "ann";
+link.start();
+const first = sockets[0];
+first.open();
+first.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: null });
+first.deliver({ t: "room", room: "K7WQM" });
+first.deliver({ t: "route", node: "node-2", room: "K7WQM" });
+first.deliver({ t: "error", code: "stale" }); // after the route: not for the app
+const second = sockets[1];
+second.open();
+second.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: "K7WQM" });
+const afterMove = { node: link.node, online: link.online };
+// A drop mid-race: the next socket asks for the node again.
+second.drop(1006);
+const third = sockets[2];
+// That one fails before any welcome (the node is gone): the one after asks any node.
+third.drop(1006);
+const fourth = sockets[3];
+
+console.log(
+  JSON.stringify({
+    hellos: [first.sent[0], second.sent[0]],
+    urls: sockets.map((s) => s.url),
+    firstClosed: first.closed,
+    messages: seen.messages,
+    afterMove,
+    lastNode: link.node,
+    moving: seen.statuses.filter((s) => s.includes("moving")).length,
+    withNode: [
+      withNode("ws://h:8765/", "n2"),
+      withNode("wss://h/yukon/?a=1&node=n1", "n3"),
+      withNode("ws://h/?node=n1", null),
+    ],
+    fourth: fourth ? fourth.url : null,
+  }),
+);

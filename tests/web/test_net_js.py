@@ -1,0 +1,35 @@
+"""``server/web/net.js`` follows a ``route`` (docs/protocol.md 4.24) as the protocol asks.
+
+Run under Node with a stand-in WebSocket (``net_check.mjs``): the hello says ``follow``;
+on ``route`` the socket is closed and a new one opens at once with ``?node=``, and the
+app sees neither the route nor what came after it on the old socket; later sockets ask
+for the node again until one fails before its welcome.
+"""
+
+from __future__ import annotations
+
+from .node import HERE, run_node
+
+
+def test_a_route_moves_the_socket_to_the_rooms_node_and_resumes() -> None:
+    seen = run_node(HERE / "net_check.mjs", None)
+    first, second = seen["hellos"]
+    assert first == {"t": "hello", "v": 1, "follow": True, "name": "ann"}
+    assert second == {"t": "hello", "v": 1, "follow": True, "token": "TOK"}
+    assert seen["urls"][:3] == [
+        "ws://lb.example:8765/",
+        "ws://lb.example:8765/?node=node-2",
+        "ws://lb.example:8765/?node=node-2",
+    ]
+    assert seen["firstClosed"] == 1000
+    assert seen["messages"] == ["welcome", "room", "welcome"]
+    assert seen["afterMove"] == {"node": "node-2", "online": True}
+    assert seen["moving"] == 1
+    # A socket to the node that failed before its welcome: the next asks any node.
+    assert seen["lastNode"] is None
+    assert seen["fourth"] == "ws://lb.example:8765/"
+    assert seen["withNode"] == [
+        "ws://h:8765/?node=n2",
+        "wss://h/yukon/?a=1&node=n3",
+        "ws://h/",
+    ]
