@@ -96,6 +96,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from bench.engine import cpu_model, percentile
 from bench.haproxy import Balancer, server_names
+from client.connection import ROUTE_LIMIT, ROUTE_WINDOW
 from protocol import Game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -356,11 +357,11 @@ class Player:
     #: The node its URL asks for (``?node=``): the last ``route`` it followed.
     node: str | None = None
     follows: int = 0
-    #: Each follow's seconds: opening the new connection, its hello to the welcome (and a
-    #: race's resync).
-    follow_steps: list[tuple[float, float]] = field(default_factory=list)
-    #: Routes to the node it had just followed (the balancer ignored ``node``): not
-    #: followed again, the relay serves it (4.24).
+    #: Each follow's seconds: from the join to the route (nan: not after a join), opening
+    #: the new connection, its hello to the welcome (and a race's resync).
+    follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
+    #: Routes not followed, the relay serving the player: to the node it had just
+    #: followed (the balancer ignored ``node``, 4.24), or past ROUTE_LIMIT a minute.
     routes_ignored: int = 0
     #: Moves and undos this player sent (each ``seq`` once), sent again after a resume or
     #: a follow, and answered ``accepted``/``undone`` (a lost one sent again counts once).
@@ -383,6 +384,8 @@ class Player:
     #: Clear while the player moves to another node: what it sends waits for the move.
     _settled: asyncio.Event = field(default_factory=asyncio.Event)
     _follow_failed: BaseException | None = None
+    _route_at: float = 0.0
+    _routed: list[float] = field(default_factory=list)
     _follow_task: asyncio.Task[None] | None = None
     _backlog: list[dict[str, Any]] = field(default_factory=list)
     _news: asyncio.Event = field(default_factory=asyncio.Event)
@@ -429,6 +432,14 @@ class Player:
                     if msg["node"] == self.node:  # the balancer ignored ?node= (4.24)
                         self.routes_ignored += 1
                         continue
+                    # As the terminal client: at most ROUTE_LIMIT routes a ROUTE_WINDOW,
+                    # past it the relay serves (nodes that disagree must not bounce it).
+                    now = time.monotonic()
+                    self._routed = [x for x in self._routed if x > now - ROUTE_WINDOW]
+                    if len(self._routed) >= ROUTE_LIMIT:
+                        self.routes_ignored += 1
+                        continue
+                    self._routed.append(now)
                     moved = True
                     self._begin_follow(ws, msg)
                     continue
@@ -472,6 +483,7 @@ class Player:
         """On ``route``: from now on nothing is sent until the player is on the room's
         node; the old connection's reader keeps draining it (ignoring what comes)."""
         self._settled.clear()
+        self._route_at = time.perf_counter()
         if self.join_sent is not None:  # the join's room is the one on the new node
             self.join_room_at = None
             self.join_followed = True
@@ -496,7 +508,8 @@ class Player:
             elif self.want_ready:
                 await self._ready_again(seen, timeout)
             self.follows += 1
-            self.follow_steps.append((t2 - t1, time.perf_counter() - t2))
+            joined = self._route_at - self.join_sent if self.join_sent is not None else math.nan
+            self.follow_steps.append((joined, t2 - t1, time.perf_counter() - t2))
         except BaseException as exc:
             self._follow_failed = exc
             self.errors.append(f"follow: {type(exc).__name__}: {exc}")
@@ -858,10 +871,10 @@ class WorkerReport:
     #: a ``route`` moved to the room's node, and those that reached it at once.
     join_followed: list[float] = field(default_factory=list)
     join_direct: list[float] = field(default_factory=list)
-    #: Routes followed and ignored (to the node just followed), follows that failed, and
+    #: Routes followed and not followed (Player.routes_ignored), follows that failed, and
     #: each follow's steps (``Player.follow_steps``).
     follows: int = 0
-    follow_steps: list[tuple[float, float]] = field(default_factory=list)
+    follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
     routes_ignored: int = 0
     follow_failures: int = 0
     ready_again: int = 0
@@ -1113,7 +1126,7 @@ class RunFigures:
     join_followed: list[float] = field(default_factory=list)
     join_direct: list[float] = field(default_factory=list)
     follows: int = 0
-    follow_steps: list[tuple[float, float]] = field(default_factory=list)
+    follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
     routes_ignored: int = 0
     follow_failures: int = 0
     #: Followers whose lobby showed them not ready after the follow: ``ready`` sent again.
@@ -1428,16 +1441,19 @@ def show_cluster(f: RunFigures) -> None:
             f" {per_move:.1f} us per answered move"
         )
         print(
-            f"  routes                     {f.follows} followed, {f.routes_ignored} ignored"
-            f" (to the node just followed), {f.follow_failures} follows failed,"
+            f"  routes                     {f.follows} followed, {f.routes_ignored} not followed"
+            f" (to the node just followed, or past {ROUTE_LIMIT} a minute),"
+            f" {f.follow_failures} follows failed,"
             f" {f.ready_again} lobbies showed a follower not ready (ready said again)"
             + ("" if f.follow else " (the players do not follow: --no-follow)")
         )
         if f.follow_steps:
-            steps = [ms([x[i] for x in f.follow_steps], 50) for i in range(2)]
+            steps = [
+                ms([x[i] for x in f.follow_steps if not math.isnan(x[i])], 50) for i in range(3)
+            ]
             print(
-                f"  a follow's steps, p50      connect {steps[0]:.2f} ms,"
-                f" hello to welcome {steps[1]:.2f} ms"
+                f"  a moved join's steps, p50  join to route {steps[0]:.2f} ms, connect"
+                f" {steps[1]:.2f} ms, hello to welcome {steps[2]:.2f} ms"
             )
         moved, stayed = f.join_followed, f.join_direct
         print(

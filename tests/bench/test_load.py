@@ -142,7 +142,7 @@ def test_a_short_run_of_two_nodes_through_haproxy_follows_the_routes() -> None:
     needed("HAProxy", haproxy_problem())
     out = short_run()
     assert "through HAProxy (deploy/haproxy.cfg)" in out, out
-    followed = re.search(r"routes +(\d+) followed, (\d+) ignored.*, (\d+) follows failed", out)
+    followed = re.search(r"routes +(\d+) followed, (\d+) not followed.*, (\d+) follows failed", out)
     assert followed, out
     # Half the guests of 4 rooms at least reached another node than their room's first
     # (leastconn over 2 nodes), and every route was followed.
