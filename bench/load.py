@@ -6,6 +6,7 @@ Run from the repository root::
     python -m bench.load --players 2000 --rate 1          # 2,000 players, a move a second
     python -m bench.load --db postgresql --players 400 --rate 0 --duration 20
     python -m bench.load --nodes 3 --players 600 --rate 2 --no-echo  # a cluster of 3
+    python -m bench.load --nodes 3 --players 960 --rate 1 --no-echo --direct  # no HAProxy
 
 The server runs as its own process (``python -m yukon serve --port 0``, the flood limit
 raised with ``YUKON_MSG_RATE``/``YUKON_MSG_BURST``), pinned to ``--server-cpus`` (CPU 0);
@@ -42,13 +43,34 @@ slower from one minute to the next.
 With ``--nodes N`` the server is a cluster (docs/cluster.md): N ``yukon serve --redis``
 nodes, started one after the other on one fresh PostgreSQL database and the Redis at
 ``--redis`` under a key prefix of the run's own (``--redis-prefix``, its keys deleted at
-the end), every node pinned to ``--server-cpus``. Player ``i``, member ``j`` of room
-``r``, connects to node ``(r + j) mod N``: the hosts take the nodes in turn, so rooms live
-on every node, and each room's members are spread over the nodes as a load balancer
-spreads them, so some reach their room's node and the others are relayed. Besides the
-figures above it prints each node's CPU per move answered in its rooms, the latency of
-local and relayed players and the difference (what the relay adds), Redis's CPU, and what
-the measured CPU per move means for sizing a cluster (``show_capacity``).
+the end), every node pinned to ``--server-cpus``, each named as a server of
+``deploy/haproxy.cfg`` (``--node-id node1``, ``node2``...). By default the players reach
+them as real clients do: through the real ``haproxy`` running the shipped config, only
+its addresses changed to loopback (``bench.haproxy``), pinned to ``--lb-cpus`` (the
+players' CPU unless told), each player from a loopback address of its own (the config
+holds one address to 64 connections). Every player's hello says ``follow``; a guest whose
+join reached another node than its room's is told ``route`` by the room's node, closes
+that connection, reconnects at once with ``?node=<id>`` (which the config sends to that
+node) and resumes there (docs/protocol.md 4.24): the race's ``seq`` says which of its
+moves the node has, the rest are sent again, none played twice; a route to the node it
+just followed, or past the terminal client's three a minute, is not followed (the relay
+serves it). ``--no-follow`` keeps the players where HAProxy put them (a client written
+from the older docs). ``--direct`` skips HAProxy: player ``i``, member ``j`` of room
+``r``, connects to node ``(r + j) mod N``, so rooms live on every node and each room's
+members are spread over the nodes (half the answers relayed, the relay's worst case).
+
+Besides the figures above a cluster run prints each node's CPU per move answered in its
+rooms and how many of those it relayed (both from the nodes' own /metrics:
+``yukon_moves_accepted_total``, ``yukon_moves_refused_total``,
+``yukon_moves_relayed_total``), the latency of local and relayed players and the
+difference (what the relay adds), Redis's CPU, and what the measured CPU per move means
+for sizing a cluster (``show_capacity``). Through HAProxy it also prints HAProxy's own
+CPU per answered move, the routes followed, the join latency of the guests a route moved
+(from ``join`` sent to the ``room`` on the room's node, after the follow) against those
+whose join reached the room's node at once, and a moved join's steps; and over the whole
+run, the moves the players sent and saw accepted against the nodes' count of accepted
+moves (equal when none is lost or applied twice). Rooms form ``--form-concurrency`` at a
+time per player process (people arrive over time).
 
 It prints one block of figures per server and the targets of issue 7. It is a
 measurement, not a test: it always exits 0 unless it could not run at all. Every process
@@ -1239,6 +1261,7 @@ def measure(
                 echo,
                 args.client_cpus,
                 args.seed * 1000 + w,
+                form_concurrency=max(1, args.form_concurrency),
                 follow=follow,
                 local_addrs=addrs[chunk],
             )
@@ -1605,6 +1628,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
     parser.add_argument("--procs", type=int, default=2, help="player processes (default 2)")
     parser.add_argument("--room-size", type=int, default=4, help="players per room (4)")
+    parser.add_argument(
+        "--form-concurrency",
+        type=int,
+        default=16,
+        help="rooms forming at once in each player process (16): their joins are measured",
+    )
     parser.add_argument("--server-cpus", type=parse_cpus, default={0}, help="default 0")
     parser.add_argument("--client-cpus", type=parse_cpus, default={1}, help="default 1")
     parser.add_argument("--no-echo", dest="echo", action="store_false", help="skip the echo run")
