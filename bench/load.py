@@ -1127,6 +1127,8 @@ class RunFigures:
     remote_latencies: list[float] = field(default_factory=list)
     nodes: list[NodeFigures] = field(default_factory=list)
     redis_cpu: float | None = None
+    #: The Redis server's commands over the window: calls and microseconds, by name.
+    redis_commands: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Rooms' creates refused ``unavailable`` and sent again while the rooms formed.
     create_retries: int = 0
     #: Players closed with 1012 during the run (their room dropped by its node).
@@ -1218,6 +1220,7 @@ def measure(
     echo: bool,
     label: str,
     redis_cpu: Callable[[], float] | None = None,
+    redis_commands: Callable[[], dict[str, tuple[int, int]]] | None = None,
     balancer: Balancer | None = None,
 ) -> RunFigures:
     """One run against one server, or against the nodes of a cluster (a list), the
@@ -1296,11 +1299,13 @@ def measure(
         time.sleep(max(0.0, begin - time.monotonic()))
         cpu0 = [cpu_seconds(s.pid) for s in nodes]
         redis0 = redis_cpu() if redis_cpu is not None else 0.0
+        commands0 = redis_commands() if redis_commands is not None else {}
         lb0 = lb_cpu()
         counts0 = counts()
         time.sleep(max(0.0, end - time.monotonic()))
         cpu1 = [cpu_seconds(s.pid) for s in nodes]
         redis1 = redis_cpu() if redis_cpu is not None else 0.0
+        commands1 = redis_commands() if redis_commands is not None else {}
         lb1 = lb_cpu()
         counts1 = counts()
         rss_racing = [rss_kib(s.pid) for s in nodes]
@@ -1350,6 +1355,11 @@ def measure(
         remote_latencies=[x for r in reports for x in r.remote_latencies],
         nodes=node_figures,
         redis_cpu=(redis1 - redis0) / args.duration if redis_cpu is not None else None,
+        redis_commands={
+            name: (calls - commands0.get(name, (0, 0))[0], usec - commands0.get(name, (0, 0))[1])
+            for name, (calls, usec) in commands1.items()
+            if calls > commands0.get(name, (0, 0))[0]
+        },
         balancer_cpu=(lb1 - lb0) / args.duration if balancer is not None else None,
         follow=follow,
         join_followed=[x for r in reports for x in r.join_followed],
@@ -1457,6 +1467,16 @@ def show_cluster(f: RunFigures) -> None:
             f"  Redis server               CPU {100 * f.redis_cpu:.0f} % of a core,"
             f" {per_move:.1f} us per answered move (every client of that Redis counts)"
         )
+        top = sorted(f.redis_commands.items(), key=lambda x: -x[1][1])[:5]
+        if top and answered:
+            print(
+                "  Redis commands' own time   "
+                + ", ".join(
+                    f"{name} {usec / answered:.2f} us ({calls / f.window_s:.0f}/s)"
+                    for name, (calls, usec) in top
+                )
+                + " per answered move (a script's own calls count in it and by name)"
+            )
     if f.balancer_cpu is not None:
         per_move = 1e6 * f.balancer_cpu * f.window_s / answered if answered else math.nan
         print(
@@ -1730,11 +1750,14 @@ def private_redis(workdir: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
+def redis_prefix(
+    url: str,
+) -> Iterator[tuple[str, Callable[[], float], Callable[[], dict[str, tuple[int, int]]]]]:
     """A key prefix of this run's own in the Redis at ``url`` (the nodes' keys and
-    channels all carry it), and a reading of the Redis server's CPU time in seconds (INFO
-    cpu: every client of that server counts, not only this run's nodes). The prefix's
-    keys are deleted at the end; nothing else in that Redis is touched."""
+    channels all carry it), a reading of the Redis server's CPU time in seconds (INFO
+    cpu: every client of that server counts, not only this run's nodes), and one of its
+    commands' calls and microseconds so far (INFO commandstats: where that CPU goes). The
+    prefix's keys are deleted at the end; nothing else in that Redis is touched."""
     import redis
 
     prefix = f"yukon-bench-{os.getpid()}-{secrets.token_hex(3)}:"
@@ -1746,8 +1769,15 @@ def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
             info = client.info("cpu")
             return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
+        def commands() -> dict[str, tuple[int, int]]:
+            info = client.info("commandstats")
+            return {
+                name.removeprefix("cmdstat_"): (int(v["calls"]), int(v["usec"]))
+                for name, v in info.items()
+            }
+
         try:
-            yield prefix, cpu
+            yield prefix, cpu, commands
         finally:
             keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
             for i in range(0, len(keys), 1000):
@@ -1766,7 +1796,7 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
         url = args.redis
         if url == "private":
             url = stack.enter_context(private_redis(Path(tmp)))
-        prefix, redis_cpu = stack.enter_context(redis_prefix(url))
+        prefix, redis_cpu, redis_commands = stack.enter_context(redis_prefix(url))
         nodes: list[ServerProcess] = []
         try:
             # One after the other: the first migrates the fresh database before it listens.
@@ -1796,7 +1826,13 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                 stack.callback(balancer.stop)
                 label += ", through HAProxy (deploy/haproxy.cfg)"
             figures = measure(
-                nodes, args, echo=False, label=label, redis_cpu=redis_cpu, balancer=balancer
+                nodes,
+                args,
+                echo=False,
+                label=label,
+                redis_cpu=redis_cpu,
+                redis_commands=redis_commands,
+                balancer=balancer,
             )
             tracebacks = [line for node in nodes for line in node.tracebacks()]
             logs = [line for node in nodes for line in node.lines]
