@@ -1584,6 +1584,66 @@ def show_capacity(runs: list[RunFigures]) -> None:
         )
 
 
+#: Targets of issue 26 (a cluster through HAProxy, 960 players at a move a second): the
+#: answers relayed, Redis's CPU per answered move, the nodes 100,000 racers need, and what
+#: the move to the room's node adds to a join at p99. (The fifth, CPU per answered move
+#: over all nodes at most 1.15 times one node's, compares two runs: docs/performance.md.)
+TARGET_RELAYED = 0.05
+TARGET_REDIS_US = 5.0
+TARGET_NODES = 40
+TARGET_JOIN_ADDED_P99_MS = 50.0
+
+
+def sizing(runs: list[RunFigures]) -> int | None:
+    """The nodes 100,000 racers at a move a second need at these runs' median CPU per
+    answered move, every node run at NODE_BUSY of its core."""
+    per_move = statistics.median(f.cpu_us_per_move for f in runs)
+    if not per_move > 0:
+        return None
+    return math.ceil(TARGET_RACERS / (NODE_BUSY * 1e6 / per_move))
+
+
+def show_cluster_targets(runs: list[RunFigures]) -> None:
+    """Issue 26's targets, on the medians of these runs."""
+    print()
+    print("targets (issue 26; medians over the runs):")
+    shares = [f.relayed_share for f in runs]
+    if all(x is not None for x in shares):
+        share = statistics.median(x or 0.0 for x in shares)
+        print(
+            f"  answers relayed            {100 * share:.1f} %   <= {100 * TARGET_RELAYED:g} %:"
+            f" {verdict(share <= TARGET_RELAYED)}"
+        )
+    redis = [
+        1e6 * f.redis_cpu * f.window_s / (f.accepted + f.refused)
+        for f in runs
+        if f.redis_cpu is not None and f.accepted + f.refused
+    ]
+    if redis:
+        us = statistics.median(redis)
+        print(
+            f"  Redis CPU per answered move {us:.1f} us   <= {TARGET_REDIS_US:g} us:"
+            f" {verdict(us <= TARGET_REDIS_US)}"
+        )
+    nodes = sizing(runs)
+    if nodes is not None:
+        print(
+            f"  nodes for {TARGET_RACERS:,} racers   {nodes}   <= {TARGET_NODES}:"
+            f" {verdict(nodes <= TARGET_NODES)}"
+        )
+    added = [ms(f.join_followed, 99) - ms(f.join_direct, 99) for f in runs]
+    if not any(math.isnan(x) for x in added):
+        p99 = statistics.median(added)
+        print(
+            f"  the move adds to a join, p99 {p99:.1f} ms   <= {TARGET_JOIN_ADDED_P99_MS:g} ms:"
+            f" {verdict(p99 <= TARGET_JOIN_ADDED_P99_MS)}"
+        )
+    print(
+        "  CPU per answered move over all nodes <= 1.15 x one node's: compare this run's"
+        " with --nodes 1's (the same command)"
+    )
+
+
 def median_of(values: list[float]) -> str:
     """The median, and with more than one value the values it is the median of."""
     text = f"{statistics.median(values):.2f}"
@@ -1939,6 +1999,7 @@ def main(argv: list[str] | None = None) -> int:
     print(line)
     if args.nodes:
         show_capacity([f for _, f in pairs])
+        show_cluster_targets([f for _, f in pairs])
     print()
     print("targets (issue 7):")
     ratios = [
