@@ -451,7 +451,9 @@ class Player:
                 if t == "route":
                     if not self.follow or ws is not self.ws:
                         continue
-                    if msg["node"] == self.node:  # the balancer ignored ?node= (4.24)
+                    if msg["node"] == self.node or not self._settled.is_set():
+                        # The balancer ignored ?node= (4.24), or a route came while the
+                        # player was still moving (nodes that disagree): the relay serves.
                         self.routes_ignored += 1
                         continue
                     # As the terminal client: at most ROUTE_LIMIT routes a ROUTE_WINDOW,
