@@ -9,7 +9,7 @@
   (refused, wrong protocol version, name taken, the server closed with code X);
 * after a dropped connection it reconnects with backoff and resumes with the token: the
   server answers with the resync (``room``, ``race``, ``progress``) and the race goes on;
-* on a cluster it follows ``route`` (docs/protocol.md 4.24): it reconnects at once with
+* on a cluster it follows ``route`` (docs/protocol.md 4.25): it reconnects at once with
   ``?node=ID`` to the node that holds its room and resumes there, so that its frames do
   not cross the cluster's relay; to the app that is a resync like any other.
 

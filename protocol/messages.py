@@ -19,6 +19,7 @@ from typing import Any, ClassVar, TypeAlias
 
 import disarm
 import msgpack
+import regex
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -30,6 +31,15 @@ __all__ = [
     "CLOSE_REPLACED",
     "CLOSE_TOO_SLOW",
     "MessageError",
+    "Kind",
+    "F",
+    "Int",
+    "Str",
+    "Bool",
+    "Opt",
+    "ListOf",
+    "from_fields",
+    "to_fields",
     "normalize_name",
     "replace",
     "encode",
@@ -59,6 +69,7 @@ __all__ = [
     "Replay",
     "PostMortem",
     "Ghost",
+    "Finish",
     # server -> client
     "Welcome",
     "Error",
@@ -263,10 +274,10 @@ class Obj(Kind):
     def check(self, value: object, where: str) -> Any:
         if not isinstance(value, dict):
             raise _bad(where, "a map", value)
-        return _build(self.cls, value, where + ".")
+        return from_fields(self.cls, value, where + ".")
 
     def wire(self, value: Any) -> Any:
-        return _fields_to_wire(value)
+        return to_fields(value)
 
 
 @dataclass(frozen=True)
@@ -278,7 +289,10 @@ class F:
     required: bool = True
 
 
-def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+def from_fields(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
+    """An instance of ``cls`` (a record with a ``FIELDS`` table) from a decoded map, every
+    field checked; ``MessageError`` names the first bad one. Shared with the cluster's own
+    messages between nodes (``server.rooms.bus``)."""
     kwargs = {}
     for f in cls.FIELDS:
         if f.name in data:
@@ -288,7 +302,8 @@ def _build(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
     return cls(**kwargs)
 
 
-def _fields_to_wire(obj: Any) -> dict[str, Any]:
+def to_fields(obj: Any) -> dict[str, Any]:
+    """A record's fields as a map to encode (``from_fields`` reads it back)."""
     return {f.name: f.kind.wire(getattr(obj, f.name)) for f in obj.FIELDS}
 
 
@@ -328,7 +343,7 @@ class Hello:
     token: str | None = None
     #: Only for a private server (``yukon serve --password``).
     password: str | None = None
-    #: The client follows a ``route`` to its room's node (docs/protocol.md 4.24): a client
+    #: The client follows a ``route`` to its room's node (docs/protocol.md 4.25): a client
     #: that does not say so is served through the cluster's relay, as before.
     follow: bool = False
 
@@ -401,6 +416,18 @@ class MoveMsg:
 @dataclass(frozen=True, slots=True)
 class Undo:
     TYPE: ClassVar[str] = "undo"
+    FIELDS: ClassVar[tuple[F, ...]] = (_seq,)
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Let the server play out the win once no card of your game is face down (every card
+    is known to you already, so its moves reveal nothing); numbered like a move, so that a
+    resend is answered, not played twice. Answered with ``race``, or ``refused``
+    ``cannot_finish`` (docs/protocol.md 4.24)."""
+
+    TYPE: ClassVar[str] = "finish"
     FIELDS: ClassVar[tuple[F, ...]] = (_seq,)
     seq: int
 
@@ -555,7 +582,7 @@ NODE_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 @dataclass(frozen=True, slots=True)
 class Route:
     """Your room lives on node ``node``: reconnect with ``?node=<node>`` and resume there
-    (docs/protocol.md 4.24). Sent only to a client whose hello said ``follow``, by the room's
+    (docs/protocol.md 4.25). Sent only to a client whose hello said ``follow``, by the room's
     own node, when the client reached it through another node: every frame of theirs would
     otherwise cross the cluster's relay twice."""
 
@@ -1067,6 +1094,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Replay,
         PostMortem,
         Ghost,
+        Finish,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
@@ -1105,7 +1133,7 @@ _PACKER = msgpack.Packer(use_bin_type=True)
 def encode(message: Message) -> bytes:
     """The msgpack bytes of a message: a map with ``t`` first, then every field."""
     body: dict[str, Any] = {"t": message.TYPE}
-    body.update(_fields_to_wire(message))
+    body.update(to_fields(message))
     data: bytes = _PACKER.pack(body)
     return data
 
@@ -1134,7 +1162,7 @@ def _decode(data: bytes | str, types: Mapping[str, type[Any]]) -> Message:
     cls = types.get(kind)
     if cls is None:
         raise MessageError("unknown_type", f"unknown message type {kind[:32]!r}")
-    return _build(cls, body)
+    return from_fields(cls, body)
 
 
 def decode_client(data: bytes | str) -> Message:
@@ -1161,7 +1189,11 @@ def normalize_name(text: str) -> str:
     if not name:
         raise ValueError("a name needs at least one character")
     if len(name) > MAX_NAME:
-        raise ValueError(f"a name is at most {MAX_NAME} characters")
+        # Never cut: a name is for good, so the player chooses what to leave out (issue 28).
+        raise ValueError(
+            f"a name is at most {MAX_NAME} characters, not {len(name)}: nothing is cut,"
+            " choose a shorter one"
+        )
     for ch in name:
         if not ch.isprintable() or unicodedata.category(ch).startswith("C"):
             raise ValueError(f"a name may not contain the character U+{ord(ch):04X}")
@@ -1191,15 +1223,25 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold()
 
 
+#: Every Unicode Default_Ignorable_Code_Point (DerivedCoreProperties.txt), from the
+#: property itself in the ``regex`` library's tables (pinned: Unicode 17.0), not a list.
+#: TR39's data leaves some of them in a skeleton (the Mongolian free variation selectors
+#: U+180B..U+180D and U+180F, the Khmer inherent vowels U+17B4 and U+17B5 are marks, so
+#: rule 3 of docs/protocol.md 4.1 lets them in), and a name with one inside drew like the
+#: name without it (issue 28, item 14).
+_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
+
+
 def name_skeleton(name: str) -> str:
     """The key under which names that look alike are one name: the Unicode TR39 skeleton
     (``disarm.skeleton_key``, digits as TR39 has them: ``1`` and ``I`` read as ``l``,
     ``0`` as ``O``), so that a Cyrillic ``а`` passes for no Latin ``a`` on a board.
-    Invisible characters have no skeleton.
+    Invisible characters have no skeleton: every default-ignorable code point is dropped
+    first (``_IGNORABLE``), whatever TR39's tables say of it.
 
-    Stored (``players.name_skeleton``): a change here (or in disarm's tables, so its
-    version is pinned) needs a migration that recomputes it, as 0006 did."""
-    return disarm.skeleton_key(name, digit_policy="tr39")
+    Stored (``players.name_skeleton``): a change here (or in disarm's or regex's tables, so
+    their versions are pinned) needs a migration that recomputes it, as 0006 and 0010 did."""
+    return disarm.skeleton_key(_IGNORABLE.sub("", name), digit_policy="tr39")
 
 
 def replace(message: Message, **changes: Any) -> Message:

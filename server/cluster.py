@@ -18,13 +18,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .effects import Detach, Effect, Forward, Handover, Locate, PasswordFailed, Release
+from .effects import Effect, Locate, PasswordFailed
 from .heartbeat import BEAT_EVERY_S, Heartbeat
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
 from .replays import live_ghost
+from .rooms import bus
 from .storage.sql import SqlStore
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class Cluster:
         #: Guests that came while a takeover ran (their ``attach``, then their frames), in
         #: order. The lease names this node before the room is rebuilt here, so a gateway
         #: may hand a member's resume over in between: it waits for the room.
-        self._held: list[list[Any]] = []
+        self._held: list[bus.BusMessage] = []
         self._held_routes: set[tuple[str, int]] = set()
         #: The frame being sent to guests (``to_guest``): its message's id, its bytes,
         #: whether it is a ``progress``, and the guests it goes to by gateway.
@@ -348,7 +348,7 @@ class Cluster:
                 return None
             raise
         if old is not None and old[0] != self.node:
-            self.relay.publish(old[0], ["kick", old[1]])
+            self.relay.publish(old[0], bus.encode(bus.Kick(old[1])))
         if seated:
             return None
         code = await self.relay.seat(player_id)
@@ -383,38 +383,26 @@ class Cluster:
     # -- effects out ------------------------------------------------------------------------
 
     def effect(self, e: Effect) -> None:
-        """A cluster effect of the hub, carried out."""
+        """A cluster effect of the hub, carried out: a message to another node
+        (``bus.outgoing``), a look-up in the directory, or a wrong password told to all."""
         self.flush_guests()
-        relay = self.relay
-        if isinstance(e, Forward):
-            self.server.metrics.frames_forwarded.inc()
-            relay.publish(e.node, ["frame", self.node, e.conn, e.frame])
-        elif isinstance(e, Locate):
+        if isinstance(e, Locate):
             task = asyncio.create_task(self._locate(e))
             self.server.keep(task)
-        elif isinstance(e, Handover):
-            relay.publish(
-                e.node,
-                [
-                    "attach",
-                    self.node,
-                    e.conn,
-                    e.player_id,
-                    e.name,
-                    e.token,
-                    e.registered,
-                    e.address,
-                    e.frame,
-                    e.follow,
-                ],
-            )
-        elif isinstance(e, Detach):
-            relay.publish(e.node, ["detach", self.node, e.conn])
-        elif isinstance(e, Release):
-            relay.publish(e.node, ["home", e.conn, e.frame])
-        elif isinstance(e, PasswordFailed):
+            return
+        if isinstance(e, PasswordFailed):
+            data = bus.encode(bus.PasswordFail(e.key))
             for node in self.others:
-                relay.publish(node, ["pwfail", e.key])
+                self.relay.publish(node, data)
+            return
+        found = bus.outgoing(self.node, e)
+        if found is None:
+            log.warning("cluster: no message for %s", type(e).__name__)
+            return
+        node, message = found
+        if isinstance(message, bus.Frame):
+            self.server.metrics.frames_forwarded.inc()
+        self.relay.publish(node, bus.encode(message))
 
     async def _locate(self, e: Locate) -> None:
         try:
@@ -455,10 +443,7 @@ class Cluster:
             return
         data, progress = self._group_data, self._group_progress
         for node, conns in self._group.items():
-            if len(conns) == 1:
-                self.relay.publish(node, ["send", conns[0], data, progress])
-            else:
-                self.relay.publish(node, ["sendm", conns, data, progress])
+            self.relay.publish(node, bus.encode(bus.Deliver(tuple(conns), data, progress)))
         self._group = {}
         self._group_key = None
 
@@ -466,7 +451,7 @@ class Cluster:
         self.flush_guests()
         route = self.hub.route(conn)
         if route is not None:
-            self.relay.publish(route[0], ["close", route[1], code, reason])
+            self.relay.publish(route[0], bus.encode(bus.Shut(route[1], code, reason)))
 
     # -- messages in ------------------------------------------------------------------------
 
@@ -479,13 +464,17 @@ class Cluster:
         self.relay_gaps += 1
         self.server.apply(self.hub.relay_gap(self._now()))
 
-    def on_message(self, m: list[Any]) -> None:
-        """A relay message from another node; a new guest waits while a takeover runs
-        (``_held``), and so do its frames."""
-        kind = m[0]
-        if kind in ("attach", "frame", "detach"):
-            route = (m[1], m[2])
-            if (kind == "attach" and self._taking) or route in self._held_routes:
+    def on_message(self, data: bytes) -> None:
+        """A relay message from another node (``bus``); a new guest waits while a takeover
+        runs (``_held``), and so do its frames. One this node cannot read is dropped."""
+        try:
+            m = bus.decode(data)
+        except bus.BusError as exc:
+            log.warning("relay: a message was dropped: %s", exc)
+            return
+        if isinstance(m, (bus.Attach, bus.Frame, bus.DetachMsg)):
+            route = (m.gateway, m.conn)
+            if (isinstance(m, bus.Attach) and self._taking) or route in self._held_routes:
                 if not self._held:  # a takeover stuck (a database lock) must not hold
                     # every guest of this node: after HOLD_LIMIT_S they are served as
                     # they are (one whose room is not here yet goes home, and resumes)
@@ -495,46 +484,15 @@ class Cluster:
                 return
         self._handle(m)
 
-    def _handle(self, m: list[Any]) -> None:
-        hub, now, kind = self.hub, self._now(), m[0]
-        effects: Iterable[Effect]
-        if kind == "send":
-            self.server.deliver(m[1], m[2], progress=bool(m[3]))
+    def _handle(self, m: bus.BusMessage) -> None:
+        if isinstance(m, bus.Deliver):
+            for conn in m.conns:
+                self.server.deliver(conn, m.data, progress=m.progress)
             return
-        if kind == "sendm":
-            progress = bool(m[3])
-            for conn in m[1]:
-                self.server.deliver(conn, m[2], progress=progress)
-            return
-        if kind == "frame":
-            route = (m[1], m[2])
-            effects = hub.guest_frame(route, m[3], now)
-            guest = hub.guest_conn(route)
+        now = self._now()
+        effects = bus.incoming(self.hub, m, now)
+        if isinstance(m, bus.Frame):
+            guest = self.hub.guest_conn((m.gateway, m.conn))
             if guest is not None:  # a relayed move is this node's to count, as its own are
                 self.server.count_moves(effects, guest, now, self._now())
-        elif kind == "attach":
-            effects = hub.guest_attach(
-                (m[1], m[2]),
-                player_id=m[3],
-                name=m[4],
-                token=m[5],
-                registered=m[6],
-                address=m[7],
-                frame=m[8],
-                now=now,
-                follow=bool(m[9]) if len(m) > 9 else False,
-            )
-        elif kind == "detach":
-            effects = hub.guest_detach((m[1], m[2]), now)
-        elif kind == "close":
-            effects = hub.closed_by_owner(m[1], m[2], m[3], now)
-        elif kind == "home":
-            effects = hub.returned(m[1], m[2], now)
-        elif kind == "kick":
-            effects = hub.kick(m[1], now)
-        elif kind == "pwfail":
-            effects = hub.password_failed_elsewhere(m[1], now)
-        else:
-            log.warning("relay: unknown message %r", kind)
-            return
         self.server.apply(effects)

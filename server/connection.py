@@ -376,7 +376,7 @@ class _Connection(ServerConnection):
 
 def _asked(ws: ServerConnection) -> str:
     """The node a client's URL asks for (``?node=ID``: a route it followed, docs/protocol.md
-    4.24), or "". Only a hint: a node serves whoever reaches it."""
+    4.25), or "". Only a hint: a node serves whoever reaches it."""
     if ws.request is None:
         return ""
     query = urlsplit(ws.request.path).query
@@ -720,8 +720,9 @@ class RaceServer:
                 hub.hello_refused(
                     effect.conn,
                     code="name_taken",
-                    text=f"the name {effect.name!r} is taken, or looks like one that is;"
-                    " choose another, or say hello with your token",
+                    text=f"the name {effect.name!r} (or one that looks like it) is taken:"
+                    " choose another, or, if it is yours, open your name's link from a"
+                    " device that has it",
                     now=self._now(),
                 )
             )

@@ -141,6 +141,10 @@ def utc_date(timestamp: float) -> dt.date:
     return dt.datetime.fromtimestamp(timestamp, dt.UTC).date()
 
 
+#: A UTC day in seconds (UTC has no leap seconds in Python's timestamps).
+_DAY_S = 86_400
+
+
 def _midnight(date: dt.date) -> float:
     return dt.datetime.combine(date, dt.time(), dt.UTC).timestamp()
 
@@ -161,7 +165,9 @@ def code_public_at(date: dt.date) -> float:
     the server resumes after a restart does not charge the time it was down, so the hub
     also ends any attempt of the day still running at this moment.)
     """
-    return _midnight(date + dt.timedelta(days=1)) + DAILY_TIME_LIMIT_S + PUBLICATION_MARGIN_S
+    # The next midnight as seconds, not as ``date + 1 day``: that date does not exist after
+    # 9999-12-31, and a leaderboard may be asked for any date (issue 28, item 19).
+    return _midnight(date) + _DAY_S + DAILY_TIME_LIMIT_S + PUBLICATION_MARGIN_S
 
 
 def code_public(date: dt.date, wall: float) -> bool:

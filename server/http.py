@@ -30,6 +30,7 @@ import email.utils
 import functools
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from http import HTTPStatus
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode
+from urllib.parse import parse_qs, quote, unquote, urlencode
 
 import jinja2
 from websockets.asyncio.server import ServerConnection
@@ -51,7 +52,9 @@ from .connection import RaceServer
 from .daily import code_public, code_public_at, day_begun, utc_date
 from .replays import message_json
 from .rooms import ROOM_ALPHABET
-from .storage.sql import Board, BoardEntry, describe_error
+from .storage.sql import Board, BoardEntry, RoomRace, describe_error
+
+log = logging.getLogger("yukon.http")
 
 __all__ = [
     "HttpPages",
@@ -332,17 +335,83 @@ _TEMPLATES = jinja2.Environment(
 )
 
 
+def _public_at(wall: float) -> str:
+    """When a day's code goes public, as the page says it: a moment after the last day a
+    date can hold (that of 9999-12-31) has no calendar date, so it is said in words."""
+    try:
+        public = dt.datetime.fromtimestamp(wall, dt.UTC)
+    except (OverflowError, ValueError, OSError):
+        return "after the last day this calendar holds"
+    return f"{public:%H:%M} UTC on {_short_date(public.date())}"
+
+
+def room_json(code: str, is_open: bool, last: RoomRace | None) -> dict[str, Any]:
+    """``/r/CODE?format=json`` (docs/protocol.md 1.6)."""
+    race: dict[str, Any] | None = None
+    if last is not None:
+        race = {
+            "race": last.race,
+            "code": last.code,
+            "finished_ms": round(last.finished_at.timestamp() * 1000),
+            "results": [
+                {
+                    "rank": r.rank,
+                    "name": r.name,
+                    "outcome": r.outcome,
+                    "time_ms": r.time_ms,
+                    "moves": r.moves,
+                    "score": r.score,
+                    "foundations": r.foundations,
+                    "hinted": r.hinted,
+                }
+                for r in last.results
+            ],
+        }
+    return {"room": code, "open": is_open, "last_race": race}
+
+
+def render_room_html(code: str | None, last: RoomRace | None, bad: str | None) -> str:
+    """A closed room's page (``templates/room.html``): its last race, each runner's
+    replay a link; or, with ``bad``, a malformed invite link's. No script, names escaped."""
+    return _TEMPLATES.get_template("room.html").render(
+        code=code,
+        last=last,
+        bad=bad,
+        time=format_time,
+        replay=lambda race, name: REPLAY_PREFIX + quote(race, safe="") + "/" + quote(name, safe=""),
+        finished=(
+            None if last is None else f"{last.finished_at.astimezone(dt.UTC):%d %b %Y, %H:%M} UTC"
+        ),
+    )
+
+
+def _page(status: HTTPStatus, html: str) -> Response:
+    """One of the server's own HTML pages (not the client's): inline style, no script."""
+    return _response(
+        status,
+        html.encode(),
+        "text/html; charset=utf-8",
+        cache="no-cache",
+        extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
+    )
+
+
+def _json(status: HTTPStatus, data: dict[str, Any]) -> Response:
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return _response(status, body, "application/json; charset=utf-8", cache="no-cache")
+
+
 def render_board_html(page: DailyPage) -> str:
     """The page as a standalone HTML document (``templates/leaderboard.html``): inline
     style, no script, every stored text escaped (player names are whatever players typed)."""
     date, today = page.date, page.today
-    public = dt.datetime.fromtimestamp(page.public_at, dt.UTC)
     return _TEMPLATES.get_template("leaderboard.html").render(
         page=page,
-        public_at=f"{public:%H:%M} UTC on {_short_date(public.date())}",
+        public_at=_public_at(page.public_at),
         # The arrows never lead past today: nothing about a day shows before it begins.
+        # (Nor past the first or last day a date can hold: issue 28, item 19.)
         previous=min(date - dt.timedelta(days=1), today) if date > dt.date.min else None,
-        following=date + dt.timedelta(days=1) if date < today else None,
+        following=date + dt.timedelta(days=1) if date < min(today, dt.date.max) else None,
         newer=min(page.page - 1, page.pages),
         rest=min(PAGE_SIZE, page.total - page.page * PAGE_SIZE),
         per_page=PAGE_SIZE,
@@ -393,6 +462,17 @@ class HttpPages:
         # Origin-form ("/path?query") is all a browser, a probe or Prometheus sends.
         path, _, query = request.path.partition("?")
         try:
+            invite = _INVITE.fullmatch(path)
+            if invite is not None:
+                if request.method not in ("GET", "HEAD"):
+                    raise HttpError(
+                        HTTPStatus.METHOD_NOT_ALLOWED,
+                        f"{request.method} is not allowed here; only GET (and HEAD)",
+                        allow="GET, HEAD",
+                    )
+                return await self.invite(
+                    invite.group(1), query, request.headers.get("If-None-Match")
+                )
             web = self._web_route(path)
             if web is None and path not in _PATHS and not path.startswith(REPLAY_PREFIX):
                 raise HttpError(HTTPStatus.NOT_FOUND, f"no page at {_shown(path)}; {_NOT_FOUND}")
@@ -425,15 +505,6 @@ class HttpPages:
         """
         if path == "/":
             return ""
-        invite = _INVITE.fullmatch(path)
-        if invite is not None:
-            if _ROOM_CODE.fullmatch(invite.group(1)) is None:
-                raise HttpError(
-                    HTTPStatus.NOT_FOUND,
-                    f"no room code {_shown(invite.group(1))}: an invite link is /r/ and the"
-                    f" room's 5 characters from {ROOM_ALPHABET}",
-                )
-            return WebClient.INVITE
         if path.startswith(_STATIC):
             version, _, name = path[len(_STATIC) :].partition("/")
             if version == self.web.version and name in self.web.files:
@@ -444,6 +515,56 @@ class HttpPages:
                 f" {_STATIC}{self.web.version}/ (reload the page)",
             )
         return None
+
+    async def invite(self, raw: str, query: str, if_none_match: str | None) -> Response:
+        """``/r/CODE``, a room's invite link (docs/protocol.md 1.6). An open room: the
+        client's page, which joins it. A closed one (or a malformed code): a page that says
+        so and shows the room's last race, with a replay link per runner, before any name
+        is asked (issue 28, item 5); ``?format=json`` says the same to other clients."""
+        fmt = "json" if parse_qs(query).get("format") == ["json"] else "html"
+        if _ROOM_CODE.fullmatch(raw) is None:
+            text = (
+                f"no room code {_shown(raw)}: an invite link is /r/ and the room's 5"
+                f" characters from {ROOM_ALPHABET}"
+            )
+            if fmt == "json":
+                return _json(HTTPStatus.NOT_FOUND, {"error": "no_such_room", "text": text})
+            return _page(HTTPStatus.NOT_FOUND, render_room_html(None, None, text))
+        code = raw.upper()
+        is_open = await self._room_open(code)
+        if is_open and fmt == "html":
+            return self.web.respond(WebClient.INVITE, if_none_match)
+        last = await self._last_race(code)
+        if fmt == "json":
+            return _json(HTTPStatus.OK, room_json(code, is_open, last))
+        return _page(HTTPStatus.NOT_FOUND, render_room_html(code, last, None))
+
+    async def _room_open(self, code: str) -> bool:
+        """A node holds an ordinary room with this code: this server's hub, or on a cluster
+        the directory's owner of the code (``relay.owner``). When the directory cannot say,
+        the room counts as open: the client's page then learns it from the websocket."""
+        if self.server.hub.room_open(code):
+            return True
+        cluster = self.server.cluster
+        if cluster is None:
+            return False
+        try:
+            owner = await asyncio.wait_for(cluster.relay.owner(code), self.query_timeout)
+        except Exception as exc:
+            log.info("/r/%s: the directory did not answer (%s)", code, describe_error(exc))
+            return True
+        return owner is not None
+
+    async def _last_race(self, code: str) -> RoomRace | None:
+        """The room code's newest stored race, or None (also when the database does not
+        answer in time: the page still says whether the room is open)."""
+        try:
+            return await asyncio.wait_for(
+                self.server.store.last_room_race(room=code), self.query_timeout
+            )
+        except Exception as exc:
+            log.info("/r/%s: no last race (%s)", code, describe_error(exc))
+            return None
 
     async def healthz(self) -> Response:
         """200 "ok" only when the database answers: a server without its database cannot

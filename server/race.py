@@ -17,13 +17,35 @@ from typing import Any, TypeVar
 
 from protocol import Game, GameCode, IllegalMoveError, InvalidMoveError, UndoError
 from protocol.messages import Accepted, PlayerProgress, RankEntry, Refused, Undone
+from solver import solve
 
-__all__ = ["PlayerState", "Runner", "Race", "Ghost", "rank_runners", "REPLY_MEMORY"]
+__all__ = [
+    "PlayerState",
+    "Runner",
+    "Race",
+    "Ghost",
+    "rank_runners",
+    "REPLY_MEMORY",
+    "FINISH_BUDGET_NODES",
+]
 
 log = logging.getLogger("yukon.race")
 
 #: How many recent replies a runner keeps so that a resent ``seq`` is answered again.
 REPLY_MEMORY = 64
+#: Positions the solver may search for a ``finish`` (docs/protocol.md 4.24). Every card is
+#: face up then, and a winning line is found within a few dozen positions (1 to 20 ms with
+#: the C search); the bound keeps the worst case to a few tens of milliseconds on the
+#: event loop, and a node budget, not a time, gives the same answer on every server.
+FINISH_BUDGET_NODES = 5_000
+#: Searches for a ``finish`` that found no win, per runner and race: past them a
+#: ``finish`` is refused without one, so that no runner can keep the event loop busy with
+#: a search after every move (an honest one rarely needs a second: a position with every
+#: card face up is nearly always won).
+FINISH_SEARCHES = 8
+#: What a runner's ``replies`` keep for a ``finish`` answered with its moves: the answer
+#: to a resend is the runner's race state, as the first answer was (``Room.finish``).
+FINISH_REPLY = "finish"
 
 
 class PlayerState(enum.StrEnum):
@@ -71,8 +93,10 @@ class Runner:
     undos: int = 0
     #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
     done: bool = False
-    #: The player got a hint: ranked after every runner who did not (``rank_runners``).
+    #: The player got a hint: a win ranks after every unhinted win (``rank_runners``).
     hinted: bool = False
+    #: ``finish`` searches that found no win in this race (``FINISH_SEARCHES``).
+    finish_misses: int = 0
 
     @property
     def journal(self) -> list[tuple[int, str]]:
@@ -152,9 +176,10 @@ class Race:
     # -- actions ------------------------------------------------------------------------
 
     def replay_of(self, runner: Runner, seq: int) -> Accepted | Refused | Undone | None:
-        """The answer already given to ``seq``, so a resend is answered, not played twice."""
+        """The answer already given to ``seq``, so a resend is answered, not played twice
+        (None also for a ``finish`` that played its moves: ``finished_by``)."""
         kept = runner.replies.get(seq)
-        if kept is None:
+        if kept is None or kept[0] == FINISH_REPLY:
             return None
         kind: type[Accepted | Refused | Undone] = _REPLY_TYPES[kept[0]]
         return kind(*kept[1:])
@@ -183,6 +208,45 @@ class Race:
                 elapsed_ms=ms,
             ),
         )
+
+    @staticmethod
+    def finished_by(runner: Runner, seq: int) -> bool:
+        """``seq`` was a ``finish`` that played its moves (its answer is the race state)."""
+        kept = runner.replies.get(seq)
+        return kept is not None and kept[0] == FINISH_REPLY
+
+    def finish(self, runner: Runner, seq: int, now: float) -> list[str] | Refused:
+        """Play out the runner's game when no card of it is face down: a winning line from
+        the solver, within ``FINISH_BUDGET_NODES``, played move by move on the runner's
+        game as accepted moves, all at the clock of the request (docs/protocol.md 4.24).
+        Returns the moves played (each to be journaled), or the refusal.
+
+        Nothing is revealed: every card of the position is face up, so the player knows
+        it already; the line is only the bookkeeping the player would otherwise click."""
+        game = runner.game
+        if any(game.face_down_count(n) for n in range(1, 8)):
+            return self._remember(
+                runner, Refused(seq, "cannot_finish", "some cards are still face down")
+            )
+        no_win = Refused(seq, "cannot_finish", "no win found from here: play on")
+        if runner.finish_misses >= FINISH_SEARCHES:
+            return self._remember(runner, no_win)
+        found = solve(game, budget_nodes=FINISH_BUDGET_NODES)
+        if found.verdict != "won" or not found.moves:
+            runner.finish_misses += 1
+            return self._remember(runner, no_win)
+        ms = self.elapsed_ms(now)
+        played = []
+        for text in found.moves:
+            move = game.play(text).move
+            runner.note(ms, move)
+            played.append(move)
+        self._settle(runner, ms)
+        runner.last_seq = seq
+        runner.replies[seq] = (FINISH_REPLY,)
+        if len(runner.replies) > REPLY_MEMORY:
+            runner.replies.popitem(last=False)
+        return played
 
     def undo(self, runner: Runner, seq: int, now: float) -> Undone | Refused:
         if not self.undo_allowed:
@@ -305,13 +369,15 @@ class Race:
 
 
 def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
-    """Winners by time then moves; then the rest by cards on foundations, score, then time;
-    every runner who got a hint after every runner who did not, in the same order.
+    """Winners without a hint by time then moves, then winners with one in the same order;
+    then every runner who did not win, hinted or not, by cards on foundations, score, then
+    time, the later first (docs/protocol.md 4.12). So ranks and headlines tell one story
+    (issue 28): every win above every non-win, and giving up early never gains a place.
 
     Runners with equal keys share a rank and the next rank skips (1, 1, 3).
     """
 
-    def key(r: Runner) -> tuple[bool, int, int, int, int]:
+    def key(r: Runner) -> tuple[int, int, int, int]:
         time_ms = r.time_ms if r.time_ms is not None else limit_ms
         game = r.game
         won = r.state is PlayerState.WON
@@ -320,7 +386,7 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
     ordered = sorted(runners, key=key)
     entries = []
     rank = 0
-    previous: tuple[bool, int, int, int, int] | None = None
+    previous: tuple[int, int, int, int] | None = None
     for position, r in enumerate(ordered, start=1):
         k = key(r)
         if k != previous:
@@ -343,12 +409,13 @@ def rank_runners(runners: list[Runner], limit_ms: int) -> tuple[RankEntry, ...]:
 
 def _key(
     hinted: bool, won: bool, time_ms: int, moves: int, foundations: int, score: int
-) -> tuple[bool, int, int, int, int]:
-    """The order of ``rank_runners``: unhinted first; winners by time then moves; the
-    rest by cards on foundations, score, then time."""
+) -> tuple[int, int, int, int]:
+    """The order of ``rank_runners`` (and of ``storage.models.board_key``): unhinted wins,
+    then hinted wins, each by time then moves; then every other run by cards on
+    foundations, score, then time (later first)."""
     if won:
-        return (hinted, 0, time_ms, moves, 0)
-    return (hinted, 1, -foundations, -score, time_ms)
+        return (1 if hinted else 0, time_ms, moves, 0)
+    return (2, -foundations, -score, -time_ms)
 
 
 class Ghost:

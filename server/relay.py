@@ -16,7 +16,7 @@ A node (docs/cluster.md) keeps in Redis, under one prefix:
 - ``session:{player_id}``: the node and connection of a player's latest session;
 - ``daily:{date}:{rules}``: who chooses that day's deal (a lock);
 
-and listens on the channel ``node:{id}`` for relay messages (msgpack arrays). Nothing
+and listens on the channel ``node:{id}`` for relay messages (``server.rooms.bus``). Nothing
 here is the only copy of anything: PostgreSQL holds the races, and fences their writes.
 Every call either answers or raises ``RelayDown``; publishing never waits.
 """
@@ -112,7 +112,7 @@ class Relay:
         node: str,
         *,
         prefix: str = "yukon:",
-        on_message: Callable[[list[Any]], None],
+        on_message: Callable[[bytes], None],
         on_gap: Callable[[], None] = lambda: None,
     ) -> None:
         self.url = url
@@ -198,9 +198,10 @@ class Relay:
 
     # -- the relay ----------------------------------------------------------------------------
 
-    def publish(self, node: str, message: list[Any]) -> None:
-        """Queue a message for ``node``; a task sends queued messages in pipelines."""
-        self._outgoing.append((self.key("node", node), msgpack.packb(message, use_bin_type=True)))
+    def publish(self, node: str, data: bytes) -> None:
+        """Queue a message (``server.rooms.bus``, encoded) for ``node``; a task sends queued
+        messages in pipelines."""
+        self._outgoing.append((self.key("node", node), data))
         if len(self._outgoing) > OUTGOING_LIMIT:
             self._outgoing.popleft()
         self._wake.set()
@@ -242,8 +243,7 @@ class Relay:
                         continue
                     self.received += 1
                     try:
-                        message = msgpack.unpackb(data, raw=False)
-                        self.on_message(message)
+                        self.on_message(data)
                     except Exception:
                         log.exception("relay: a message failed")
             except (RedisError, OSError) as exc:

@@ -334,6 +334,7 @@ class Output:
 
     def __init__(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stdout is not None
+        self.proc = proc
         self._stream = proc.stdout
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
@@ -1085,6 +1086,7 @@ class _Seen:
 
     def __init__(self) -> None:
         self.messages: list[Any] = []
+        self.statuses: list[str] = []
         self.changed = asyncio.Event()
 
     def link_message(self, message: Any) -> None:
@@ -1092,6 +1094,7 @@ class _Seen:
         self.changed.set()
 
     def link_status(self, status: Any) -> None:
+        self.statuses.append(f"{time.monotonic():.2f} {status.kind}: {status.text}")
         self.changed.set()
 
     async def until(self, check: Any) -> None:
@@ -1100,11 +1103,37 @@ class _Seen:
                 self.changed.clear()
                 await self.changed.wait()
 
-        await asyncio.wait_for(wait(), WAIT)
+        try:
+            await asyncio.wait_for(wait(), WAIT)
+        except TimeoutError:
+            raise AssertionError(
+                f"not seen within {WAIT} s; the last: {self.messages[-6:]}; {self.statuses}"
+            ) from None
 
     def last(self, kind: type) -> Any:
         found = [m for m in self.messages if isinstance(m, kind)]
         return found[-1] if found else None
+
+
+@contextlib.contextmanager
+def affinity_cluster(
+    db: str, redis: tuple[str, str], tmp_path: Path, *extra: str
+) -> Iterator[tuple[str, tuple[int, Output], tuple[int, Output]]]:
+    """Two real nodes of one cluster, ``node1`` and ``node2`` (ids as the shipped config's
+    backends name them), and ``node3`` unhealthy, behind the real HAProxy with
+    deploy/haproxy.cfg: the proxy's websocket URL, and each node's port and output."""
+    redis_url, prefix = redis
+    node = ("--redis", redis_url, "--redis-prefix", prefix, *extra)
+    with (
+        Unhealthy() as sick,
+        yukon_node(tmp_path / "a", db, *node, "--node-id", "node1") as (port_a, log_a),
+        yukon_node(tmp_path / "b", db, *node, "--node-id", "node2") as (port_b, log_b),
+        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
+            lb_port,
+            _,
+        ),
+    ):
+        yield f"ws://127.0.0.1:{lb_port}/", (port_a, log_a), (port_b, log_b)
 
 
 def test_haproxy_routes_a_following_client_to_its_rooms_node(
@@ -1118,19 +1147,8 @@ def test_haproxy_routes_a_following_client_to_its_rooms_node(
     from tests.server.wire import winning_line
 
     db = migrated(fresh_postgres, tmp_path)
-    redis_url, prefix = deploy_redis
-    node = ("--redis", redis_url, "--redis-prefix", prefix)
     code, line = winning_line()
-    with (
-        Unhealthy() as sick,
-        yukon_node(tmp_path / "a", db, *node, "--node-id", "node1") as (port_a, log_a),
-        yukon_node(tmp_path / "b", db, *node, "--node-id", "node2") as (port_b, log_b),
-        haproxy_in_front(tmp_path, {"node1": port_a, "node2": port_b, "node3": sick.port}) as (
-            lb_port,
-            _,
-        ),
-    ):
-        lb = f"ws://127.0.0.1:{lb_port}/"
+    with affinity_cluster(db, deploy_redis, tmp_path) as (lb, (port_a, log_a), (port_b, log_b)):
 
         async def scenario() -> None:
             seen_ann, seen_bob = _Seen(), _Seen()
@@ -1181,3 +1199,100 @@ def test_haproxy_routes_a_following_client_to_its_rooms_node(
         assert metric(port_a, "yukon_moves_relayed_total") == 0  # bob's were node1's own
         assert metric(port_b, "yukon_frames_forwarded_total") <= 1  # the join at most
     assert "Traceback" not in log_a.rest() + log_b.rest()
+
+
+def test_haproxy_with_affinity_a_killed_rooms_node_loses_no_player_and_no_move(
+    fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    """Room affinity on, through the real HAProxy: both runners are on node1, which holds
+    their room (bob was routed there). ``kill -9`` node1 mid-race: both clients come back
+    through the proxy (the route to node1 fails, so they ask any node), node2 takes the
+    race over, each resends what node1 had accepted and not journaled, and the race ends
+    with every accepted move of both stored once."""
+    from client.connection import Connection
+    from protocol.messages import Accepted, Create, Join, MoveMsg, Race, Ready, Result, Room, Start
+    from tests.server.test_cluster import stored_results
+    from tests.server.wire import winning_line
+
+    db = migrated(fresh_postgres, tmp_path)
+    code, line = winning_line()
+    half = len(line) // 2
+    # A test plays faster than a person: the flood bucket must not close it.
+    fast = ("--msg-rate", "500", "--msg-burst", "500")
+    with affinity_cluster(db, deploy_redis, tmp_path, *fast) as (lb, (_, log_a), (_, log_b)):
+
+        async def run_to(c: Any, seen: _Seen, moves: range) -> None:
+            for seq in moves:
+                assert c.send(MoveMsg(seq, line[seq - 1])), (seq, seen.statuses[-3:])
+                await seen.until(
+                    lambda seq=seq: any(
+                        isinstance(m, Accepted) and m.seq == seq for m in seen.messages
+                    )
+                )
+
+        async def scenario() -> float:
+            seen = {"ann": _Seen(), "bob": _Seen()}
+            ann = Connection(lb + "?node=node1", seen["ann"], name="ann", backoff=(0.5, 1.0))
+            bob = Connection(lb + "?node=node2", seen["bob"], name="bob", backoff=(0.5, 1.0))
+            clients = {"ann": ann, "bob": bob}
+            tasks = [asyncio.create_task(c.run()) for c in clients.values()]
+            try:
+                for name, c in clients.items():
+                    await seen[name].until(lambda c=c: c.online)
+                ann.send(Create(code=code))
+                await seen["ann"].until(lambda: seen["ann"].last(Room) is not None)
+                bob.send(Join(seen["ann"].last(Room).room))
+                await seen["bob"].until(lambda: bob.routes == 1 and bob.online)
+                bob.send(Ready(True))
+                await seen["ann"].until(
+                    lambda: (
+                        (r := seen["ann"].last(Room)) is not None
+                        and len(r.players) == 2
+                        and all(p.ready and p.connected for p in r.players)
+                    )
+                )
+                ann.send(Start())
+                for name in clients:
+                    await seen[name].until(lambda name=name: seen[name].last(Race) is not None)
+                await asyncio.gather(
+                    *(run_to(c, seen[n], range(1, half + 1)) for n, c in clients.items())
+                )
+                races = {n: len([m for m in seen[n].messages if isinstance(m, Race)]) for n in seen}
+                killed = time.monotonic()
+                log_a.proc.kill()  # kill -9: no goodbye, no journal flush
+                # Each client comes back by itself, and gets its race as it stands.
+                for n in clients:
+                    await seen[n].until(
+                        lambda n=n: (
+                            len([m for m in seen[n].messages if isinstance(m, Race)]) > races[n]
+                        )
+                    )
+                back = time.monotonic() - killed
+                for n, c in clients.items():
+                    kept = seen[n].last(Race).seq
+                    assert kept <= half
+                    # What the dead node accepted but never journaled, resent (4.19).
+                    await run_to(c, seen[n], range(kept + 1, len(line) + 1))
+                for n in clients:
+                    await seen[n].until(lambda n=n: seen[n].last(Result) is not None)
+                result = seen["ann"].last(Result)
+                assert sorted(r.outcome for r in result.ranks) == ["won", "won"]
+                return back
+            finally:
+                for c in clients.values():
+                    await c.close()
+                for t in tasks:
+                    with contextlib.suppress(BaseException):
+                        await asyncio.wait_for(t, WAIT)
+
+        try:
+            back = asyncio.run(scenario())
+        except BaseException:  # the surviving node's log, to see why
+            log_b.proc.terminate()
+            print("--- node2\n" + log_b.rest())
+            raise
+        print(f"players back racing {back:.1f} s after the kill")
+        assert back < 10.0, f"players back racing {back:.1f} s after the kill"
+        stored = asyncio.run(stored_results(db, code))
+        assert sorted(r.actions for r in stored) == [tuple(line), tuple(line)]
+    assert "Traceback" not in log_b.rest()

@@ -103,3 +103,87 @@ def test_worked_examples_are_what_the_server_sends() -> None:
         if name == "7.4":  # recorded with a fake clock: its times are exact too
             assert in_doc.splitlines() == text.splitlines(), f"section {name} is out of date"
         assert normalised(in_doc) == normalised(text), f"section {name} is out of date"
+
+
+_NUMBERS = {
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "twenty-one": 21,
+}
+
+
+def test_the_protocol_counts_the_client_types_it_lists() -> None:
+    """Issue 28, item 20: section 1.4's count of client types, section 3.3's count and list,
+    and the headings of section 3.1 all agree with the code's ``CLIENT_TYPES``."""
+    from protocol.messages import CLIENT_TYPES, SERVER_TYPES
+
+    text = PROTOCOL.read_text(encoding="utf-8")
+    said = re.search(r"not one of the ([a-z-]+) client types of section 3\.1", text)
+    assert said is not None
+    assert _NUMBERS[said.group(1)] == len(CLIENT_TYPES)
+    listed = re.search(r"\| message types, client → server \((\d+)\) \| (.*) \|", text)
+    assert listed is not None
+    assert int(listed.group(1)) == len(CLIENT_TYPES)
+    assert set(re.findall(r"`(\w+)`", listed.group(2))) == set(CLIENT_TYPES)
+    served = re.search(r"\| message types, server → client \((\d+)\) \| (.*) \|", text)
+    assert served is not None
+    assert int(served.group(1)) == len(SERVER_TYPES)
+    assert set(re.findall(r"`(\w+)`", served.group(2))) == set(SERVER_TYPES)
+    section = text.split("### 3.1 Client → server", 1)[1].split("### 3.2", 1)[0]
+    headed = set()
+    for heading in re.findall(r"^#### (.*)$", section, flags=re.M):
+        headed |= set(re.findall(r"`(\w+)`", heading.split(":")[0]))
+    assert headed == set(CLIENT_TYPES)
+
+
+def test_the_daily_seed_example_is_what_the_code_computes() -> None:
+    """Issue 28, item 20: docs/fairness.md's worked example of a daily deal's seed (key,
+    message bytes, candidate numbering, HMAC, seed, code, and which candidate is the day's
+    deal) is what ``server.daily`` computes."""
+    import base64
+    import datetime as dt
+    import hashlib
+    import hmac
+
+    from protocol import GameCode, Rules
+    from server.daily import candidate_code, choose_daily
+
+    text = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
+    block = text.split("<!-- daily seed example -->", 1)[1].split("<!-- end of", 1)[0]
+    lines = [line for line in block.splitlines() if ":" in line and not line.startswith("`")]
+    fields = [(k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in lines)]
+    head = dict(fields[:3])
+    key = re.fullmatch(r'the UTF-8 of "(.*)"', head["key"])
+    assert key is not None
+    secret = key.group(1).encode()
+    date = dt.date.fromisoformat(head["date"])
+    rules = Rules.parse(head["rules"])
+    candidates: list[dict[str, str]] = []
+    for k, v in fields[3:]:
+        if k == "candidate":
+            candidates.append({})
+        if k == "the day's deal":
+            chosen = v
+        else:
+            candidates[-1][k] = v
+    assert [int(c["candidate"]) for c in candidates] == list(range(len(candidates)))
+    for n, c in enumerate(candidates):
+        message = f"yukon-daily:{date.isoformat()}" + (f":{n}" if n else "")
+        assert c["message"] == message
+        digest = hmac.new(secret, message.encode("ascii"), hashlib.sha256).digest()
+        assert c["hmac"] == digest.hex()
+        assert c["seed"] == digest[:16].hex()
+        code = candidate_code(secret, date, rules, n)
+        assert (
+            c["code"]
+            == str(code)
+            == f"YU1-{rules}-" + base64.b32encode(digest[:16]).decode().rstrip("=")
+        )
+        assert GameCode.parse(c["code"]) == code
+    choice = choose_daily(secret, date, rules)
+    assert chosen == f"candidate {choice.candidate}, {choice.code}"
+    assert choice.candidate == len(candidates) - 1
+    assert candidates[-1]["solver"] == "won"
+    assert all(c["solver"].startswith("lost") for c in candidates[:-1])

@@ -213,7 +213,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
 
 def _node_id(text: str | None) -> str | None:
     """``--node-id``, checked: it goes into URLs (``?node=``) and the load balancer's
-    backend names as it is (docs/protocol.md 4.24)."""
+    backend names as it is (docs/protocol.md 4.25)."""
     if not text:
         return None
     if len(text) > 64 or not NODE_ID_CHARS.issuperset(text):

@@ -34,12 +34,9 @@ class Dailies(Part):
         self._play = play
 
     def ask(self, c: _Conn, p: _Player, now: float) -> None:
-        room = p.room
-        own = room is not None and room.daily is not None and room.ghost is None
-        if room is not None and own and room.state == "finished":
-            room.remove_member(p, now)  # a finished attempt makes way for the next
-        elif room is not None:
-            self._error(c, "already_in_room", f"you are in room {room.code}; leave it first")
+        # A room whose race is over for the player (their finished attempt, a finished
+        # race elsewhere) makes way for the attempt: left, with ``left`` (issue 28).
+        if not self._play.leave_over(c, p, now):
             return
         if p.daily_pending:
             self._error(c, "wrong_state", "your daily deal is on its way")

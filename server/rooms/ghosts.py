@@ -43,8 +43,9 @@ class Ghosts(Part):
         if p.daily_pending:
             self._error(c, "wrong_state", "your daily deal is on its way")
             return
-        if p.room is not None:
-            self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
+        # A room whose race is over for the player makes way: left now, with ``left``,
+        # before the database is asked (issue 28).
+        if not self._play.leave_over(c, p, self._shared.now):
             return
         limit = self._config.max_queries_per_connection
         if c.queries >= limit:

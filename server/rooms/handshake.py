@@ -27,16 +27,18 @@ from .play import Play
 from .shared import Part, Shared
 from .state import CLOSE_TRY_LATER, _Conn, _forget_oldest, _Player
 
-__all__ = ["Handshake", "follows"]
+__all__ = ["Handshake", "handover"]
 
 log = logging.getLogger("yukon.rooms")
 
 
-def follows(c: _Conn, node: str) -> bool:
-    """Whether the session ``c``, going away to ``node``, is to be told to connect there:
-    its client follows routes, and did not ask for ``node`` already (then the balancer
-    ignores the route, and the relay serves it as it would any client)."""
-    return c.follow and c.asked != node
+def handover(c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> Handover:
+    """The session ``c`` of player ``p`` goes away to ``node``, which holds their room,
+    with ``frame`` first if any. Its client is to be told to connect there if it follows
+    routes and did not ask for ``node`` already (then the balancer ignores the route, and
+    the relay serves it as it would any client)."""
+    follow = c.follow and c.asked != node
+    return Handover(node, c.id, p.id, p.name, p.token, p.registered, c.address, frame, follow)
 
 
 class Handshake(Part):
@@ -257,19 +259,7 @@ class Handshake(Part):
                 Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
             )
         if p.away is not None:
-            self._out.append(
-                Handover(
-                    p.away,
-                    c.id,
-                    p.id,
-                    p.name,
-                    p.token,
-                    p.registered,
-                    c.address,
-                    None,
-                    follows(c, p.away),
-                )
-            )
+            self._out.append(handover(c, p, p.away, None))
             return
         if p.room is not None:  # they get what they missed; the others see them again
             p.room.reconnected(p, now)

@@ -23,6 +23,7 @@ from protocol.messages import (
     Create,
     Daily,
     Error,
+    Finish,
     Ghost,
     Hello,
     Hint,
@@ -272,6 +273,8 @@ class Hub:
             self._move(c, p, msg.seq, msg.move, now)
         elif isinstance(msg, Undo):
             self._move(c, p, msg.seq, None, now)
+        elif isinstance(msg, Finish):
+            self._play.finish(c, p, msg.seq, now)
         elif isinstance(msg, Create):
             self._play.create(c, p, msg, now)
         elif isinstance(msg, Join):
@@ -581,6 +584,12 @@ class Hub:
 
     def has_room(self, code: str) -> bool:
         return code in self._rooms
+
+    def room_open(self, code: str) -> bool:
+        """An ordinary room with this code is here: one that an invite link joins (a daily
+        or ghost room is private), for ``/r/CODE`` (``server.http``)."""
+        room = self._rooms.get(code)
+        return room is not None and not room.private
 
     def seated(self, player_id: int) -> bool:
         """The player is in a room here (a cluster's resume needs no directory then)."""

@@ -19,8 +19,8 @@ import logging
 
 from protocol.messages import CLOSE_REPLACED, Route
 
-from ..effects import Detach, Handover, Release, Send
-from .handshake import Handshake, follows
+from ..effects import Detach, Release, Send
+from .handshake import Handshake, handover
 from .play import Play
 from .shared import Part, Shared
 from .state import CLOSE_RESTARTING, _Conn, _Player
@@ -67,19 +67,7 @@ class Nodes(Part):
     def go_away(self, c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> None:
         """From now on the session's frames go to ``node``, which holds its room."""
         p.away = node
-        self._out.append(
-            Handover(
-                node,
-                c.id,
-                p.id,
-                p.name,
-                p.token,
-                p.registered,
-                c.address,
-                frame,
-                follows(c, node),
-            )
-        )
+        self._out.append(handover(c, p, node, frame))
 
     def returned(self, c: _Conn) -> None:
         """The owner released the session: its player is in no room there any more."""
@@ -224,7 +212,7 @@ class Nodes(Part):
         if self._tokens.get(p.token) is p:
             del self._tokens[p.token]
         self._players.pop(p.id, None)
-        self._out.append(Release(c.guest[0], c.guest[1], None))
+        self._out.append(Release(c.guest[0], c.guest[1], c.bounce))
 
     def bounce(self, route: tuple[str, int], frame: bytes | str) -> None:
         """A frame for a guest released already: back to its gateway, which serves it."""

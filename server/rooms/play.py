@@ -105,7 +105,7 @@ class Play(Part):
             self._error(c, refusal.code, refusal.text, seq=refusal.seq)
 
     def create(self, c: _Conn, p: _Player, msg: Create, now: float) -> None:
-        if not self._may_enter(c, p):
+        if not self._may_enter(c, p, now):
             return
         if msg.rules is not None and msg.code is not None:
             self._error(c, "bad_rules", "give either rules or a game code, not both")
@@ -178,7 +178,13 @@ class Play(Part):
         spectator: bool,
         located: bool = False,
     ) -> None:
-        if not self._may_enter(c, p):
+        here = p.room
+        if here is not None and here.code == code.strip().upper() and not p.daily_pending:
+            # The room they are in already (an invite link reloaded): its state again, as
+            # after a resume, never an error; their role stays (docs/protocol.md 4.14).
+            here.resync(p, now)
+            return
+        if not self._may_enter(c, p, now):
             return
         room = self._rooms.get(code.strip().upper())
         if room is None and self._shared.node and c.guest is None and not located:
@@ -214,6 +220,13 @@ class Play(Part):
         refusal = room.move(p, seq, move, now)
         if refusal is not None:
             self._error(c, refusal.code, refusal.text, seq=refusal.seq)
+
+    def finish(self, c: _Conn, p: _Player, seq: int, now: float) -> None:
+        room = p.room
+        if room is None:
+            self._error(c, "not_in_room", "you are not in a room", seq=seq)
+            return
+        self.refuse(c, room.finish(p, seq, now))
 
     def resign(self, c: _Conn, p: _Player, now: float) -> None:
         room = p.room
@@ -287,13 +300,39 @@ class Play(Part):
         else:
             self._error(c, "server_full", "no free room code; try again later")
 
-    def _may_enter(self, c: _Conn, p: _Player) -> bool:
-        """May this player create or join a room: in none, and no daily deal on its way?"""
+    def _may_enter(self, c: _Conn, p: _Player, now: float) -> bool:
+        """May this player create or join a room: no daily deal on its way, and in no room,
+        or in one whose race is over for them, which they then leave (``leave_over``)."""
         if p.daily_pending:
             self._error(c, "wrong_state", "your daily deal is on its way")
             return False
-        if p.room is not None:
-            self._error(c, "already_in_room", f"you are in room {p.room.code}; leave it first")
+        return self.leave_over(c, p, now)
+
+    def leave_over(self, c: _Conn, p: _Player, now: float) -> bool:
+        """On the way to another room (``join``, ``watch``, ``create``, ``daily``,
+        ``ghost``): a player whose race is over in their room leaves it, as ``leave`` would
+        (``left`` is sent); True once they are in no room. A player in a lobby, a countdown
+        or a race they still run gets ``already_in_room``: False (docs/protocol.md 4.14)."""
+        room = p.room
+        if room is None:
+            return True
+        if not room.over_for(p):
+            what = (
+                f"you are racing in room {room.code}: finish or resign first"
+                if room.state == "racing"
+                else f"you are in room {room.code}; leave it first"
+            )
+            self._error(c, "already_in_room", what)
+            return False
+        refusal = room.leave(p, now)
+        if refusal is not None:  # cannot happen: a race over for them never refuses
+            self.refuse(c, refusal)
+            return False
+        self._send(p, Left(room.code))
+        if c.guest is not None:
+            # A guest of this node, now in no room here: its own node (the gateway) serves
+            # the request, as it would after a ``leave`` (``Nodes.settle`` releases it).
+            c.bounce = self._shared.frame
             return False
         return True
 

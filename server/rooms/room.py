@@ -381,11 +381,13 @@ class Room(Generic[M]):
             self.start_race(now)
 
     def rematch(self, p: M, now: float) -> Refusal | None:
-        refusal = self._as_host(
-            p, "finished", "starts a rematch", "a rematch follows a finished race"
-        )
+        """Any racing member, not only the host, may ask for the rematch once the race is
+        over (issue 28: "race again" for everyone); its effect is the same whoever asks."""
+        refusal = self._as_player(p)
         if refusal is not None:
             return refusal
+        if self.state != "finished":
+            return Refusal("wrong_state", f"a rematch follows a finished race (it is {self.state})")
         if self.daily is not None and self.ghost is None:
             return Refusal("wrong_state", "a daily deal has no rematch; ask for the daily again")
         self.state = "lobby"
@@ -472,13 +474,7 @@ class Room(Generic[M]):
         assert race is not None
         self.enforce_limit(now)
         if seq <= runner.last_seq:
-            reply = race.replay_of(runner, seq)
-            if reply is None:
-                return Refusal(
-                    "stale_seq", f"seq {seq} is older than the last {runner.last_seq}", seq
-                )
-            self._deliver(p, reply)  # an answer to their own move: it may overtake progress
-            return None
+            return self._answer_again(p, runner, seq, now)
         if runner.done:
             return Refusal("finished", f"your race is over ({runner.state.value})", seq)
         before = runner.state
@@ -494,6 +490,59 @@ class Room(Generic[M]):
                 self.progress(now)
             self.check_over()
         return None
+
+    def _answer_again(self, p: M, runner: Runner, seq: int, now: float) -> Refusal | None:
+        """A resent ``seq`` (of a move, an undo or a finish) gets its first answer again."""
+        race = self.race
+        assert race is not None
+        if race.finished_by(runner, seq):  # a finish's answer: the race state, as it is
+            self.send(p, self.race_msg(runner, now))
+            return None
+        reply = race.replay_of(runner, seq)
+        if reply is None:
+            return Refusal("stale_seq", f"seq {seq} is older than the last {runner.last_seq}", seq)
+        self._deliver(p, reply)  # an answer to their own move: it may overtake progress
+        return None
+
+    def finish(self, p: M, seq: int, now: float) -> Refusal | None:
+        """Runner ``p`` asks the server to play out their game, every card face up
+        (docs/protocol.md 4.24): checked as a move is; then the moves are played, each
+        journaled as the runner's own with this ``seq``, at the clock of the request; the
+        answer is ``race`` (or ``refused`` ``cannot_finish``), then ``progress`` to all."""
+        runner = self.runner(p, seq)
+        if isinstance(runner, Refusal):
+            return runner
+        race = self.race
+        assert race is not None
+        self.enforce_limit(now)
+        if seq <= runner.last_seq:
+            return self._answer_again(p, runner, seq, now)
+        if runner.done:
+            return Refusal("finished", f"your race is over ({runner.state.value})", seq)
+        played = race.finish(runner, seq, now)
+        if not isinstance(played, list):
+            self._deliver(p, played)
+            return None
+        ms = race.elapsed_ms(now)
+        for move in played:
+            self.journal(p.id, seq, move, ms)
+        log.info("room %s: %s finished with %d moves", self.code, p.name, len(played))
+        self.send(p, self.race_msg(runner, now))
+        self.progress(now)
+        self.check_over()
+        return None
+
+    def over_for(self, p: M) -> bool:
+        """Is the race over for member ``p``, so that going elsewhere (``join``, ``create``,
+        ``daily``, ``ghost``) may leave the room for them (docs/protocol.md 4.14)? For a
+        spectator always; in a finished room; for a runner who is done and only waits."""
+        if p.spectator or self.state == "finished":
+            return True
+        race = self.race
+        if self.state != "racing" or race is None:
+            return False
+        runner = race.runners.get(p.name)
+        return runner is None or runner.done
 
     def resign(self, p: M, now: float) -> Refusal | None:
         runner = self.runner(p, None)

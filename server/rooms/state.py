@@ -150,6 +150,10 @@ class _Conn:
     #: The node the client asked for when it connected (``?node=``), "" if none: a
     #: balancer that ignores the route brings it elsewhere, and it is not told again.
     asked: str = ""
+    #: A guest's request that left its room here on the way elsewhere (``join``,
+    #: ``create``, ``daily``, ...: ``Play.leave_over``): handed back to its gateway with
+    #: the guest's release (``Nodes.settle``), which serves it as its own node.
+    bounce: bytes | str | None = None
 
 
 @dataclass(eq=False)

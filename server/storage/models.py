@@ -2,8 +2,8 @@
 nothing calls ``create_all``. A test checks that autogenerate finds no difference.
 
 Results carry a precomputed ``board_key`` (lower is better) so that every leaderboard is one
-index range: winners by time then moves, then the rest by cards on foundations, score and
-time, and every result that got a hint after all those that did not. See ``board_key``.
+index range: winners without a hint by time then moves, then winners with one, then the
+rest by cards on foundations, score and time (the later first). See ``board_key``.
 """
 
 from __future__ import annotations
@@ -78,6 +78,8 @@ class RaceRow(Base):
     """One race: a room's race, or one player's attempt at a daily deal."""
 
     __tablename__ = "races"
+    #: A room's last race, for its closed invite link (``/r/CODE``, migration 0010).
+    __table_args__ = (Index("ix_races_room_ended", "room", "ended_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     #: The server's id for the race, so a retried write is recognised and not doubled.
@@ -211,36 +213,39 @@ _WIN_TIME_BITS = 41
 _MOVE_BITS = 20
 _TIME_BITS = 34
 _SCORE_BITS = 20
-#: The flag bits above the fields: a hinted result after every other, and within each
-#: half, the rest after the winners. (Before migration 0005 "not won" was bit 62.)
-HINTED_BIT = 62
-NOT_WON_BIT = 61
+#: The flag bits above the fields: every result that is not a win after every win, and a
+#: hinted win after every unhinted one (migration 0010; from 0005 to 0010 a hinted result
+#: of any outcome came after every unhinted one, at bit 62, with "not won" at bit 61).
+NOT_WON_BIT = 62
+HINTED_WIN_BIT = 61
 
 
 def board_key(
     *, won: bool, time_ms: int, moves: int, foundations: int, score: int, hinted: bool = False
 ) -> int:
-    """One signed 64-bit integer that sorts results in board order (lower is better).
+    """One signed 64-bit integer that sorts results in board order (lower is better), the
+    order of a race's ranks (``race.rank_runners``, docs/protocol.md 4.12).
 
-    Winners: ``time_ms`` then ``moves``. Others, after every winner: more cards on
-    foundations, then higher score, then less time. Results of players who got a hint come
-    after all the others, in the same order among themselves. Equal keys are ties and
-    share a rank.
+    Wins without a hint: ``time_ms`` then ``moves``; then wins with one, in the same order.
+    Then every other result, hinted or not: more cards on foundations, then higher score,
+    then more time (giving up early never gains a place). Equal keys are ties and share a
+    rank. Stored: a change here needs a migration that recomputes it, as 0010 did.
     """
-    flag = (1 << HINTED_BIT) if hinted else 0
     # A field past its range saturates, and so do the fields after it: what it cut off
     # would have decided, so the rest must not (two saturated results tie).
     most_moves = (1 << _MOVE_BITS) - 1
     if won:
+        flag = (1 << HINTED_WIN_BIT) if hinted else 0
         t = min(time_ms, (1 << _WIN_TIME_BITS) - 1)
         m = most_moves if time_ms > t else min(moves, most_moves)
         return flag | (t << _MOVE_BITS) | m
     missing = 52 - foundations
     most_score = (1 << _SCORE_BITS) - 1
     score_gap = most_score - min(score, most_score)
-    t = 0 if score > most_score else min(time_ms, (1 << _TIME_BITS) - 1)
+    most_time = (1 << _TIME_BITS) - 1
+    t = 0 if score > most_score else most_time - min(time_ms, most_time)
     fields = (missing << (_TIME_BITS + _SCORE_BITS)) | (score_gap << _TIME_BITS) | t
-    return flag | (1 << NOT_WON_BIT) | fields
+    return (1 << NOT_WON_BIT) | fields
 
 
 class LiveRaceRow(Base):

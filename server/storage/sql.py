@@ -59,6 +59,8 @@ __all__ = [
     "HistoryEntry",
     "History",
     "StoredRun",
+    "RoomRace",
+    "RoomResult",
     "normalize_url",
     "hash_token",
     "describe_error",
@@ -188,6 +190,32 @@ class StoredRun:
 
 
 @dataclass(frozen=True, slots=True)
+class RoomResult:
+    """One runner's place in a room's stored race (``RoomRace``)."""
+
+    rank: int
+    name: str
+    outcome: str
+    time_ms: int
+    moves: int
+    score: int
+    foundations: int
+    hinted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRace:
+    """The newest stored race of a room code: what its invite link shows once the room
+    is closed (``/r/CODE``)."""
+
+    race: str
+    code: str
+    finished_at: dt.datetime
+    #: Every runner, in rank order (ties in the order they were stored).
+    results: tuple[RoomResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class History:
     games: int
     wins: int
@@ -233,6 +261,11 @@ def _board_entry(row: Any, rank: int) -> BoardEntry:
         row.hinted,
         row.race,
     )
+
+
+def _aware(at: dt.datetime) -> dt.datetime:
+    """A stored time as UTC: SQLite hands back naive datetimes, and every one is UTC."""
+    return at if at.tzinfo is not None else at.replace(tzinfo=dt.UTC)
 
 
 def _utc(ts: float) -> dt.datetime:
@@ -1102,6 +1135,58 @@ class SqlStore:
         async with self.engine.connect() as conn:
             found = (await conn.execute(query.limit(1))).scalar()
         return None if found is None else str(found)
+
+    async def last_room_race(self, *, room: str) -> RoomRace | None:
+        """The newest stored race of a room with code ``room`` (room codes are reused: it
+        may be an earlier room's), with its runners in rank order; None if there is none.
+        A daily attempt has no room code, so it is never one (its code may be secret)."""
+        r = _results.c
+        async with self.engine.connect() as conn:
+            race = (
+                await conn.execute(
+                    select(_races.c.id, _races.c.uid, _races.c.code, _races.c.ended_at)
+                    .where(_races.c.room == room, _races.c.ended_at.is_not(None))
+                    .order_by(_races.c.ended_at.desc(), _races.c.id.desc())
+                    .limit(1)
+                )
+            ).first()
+            if race is None:
+                return None
+            rows = (
+                await conn.execute(
+                    select(
+                        r.rank,
+                        _players.c.name,
+                        r.outcome,
+                        r.time_ms,
+                        r.moves,
+                        r.score,
+                        r.foundations,
+                        r.hinted,
+                    )
+                    .join(_players, _players.c.id == r.player_id)
+                    .where(r.race_id == race.id)
+                    .order_by(r.rank, r.id)
+                )
+            ).all()
+        return RoomRace(
+            race=race.uid,
+            code=race.code,
+            finished_at=_aware(race.ended_at),
+            results=tuple(
+                RoomResult(
+                    int(x.rank),
+                    str(x.name),
+                    str(x.outcome),
+                    int(x.time_ms),
+                    int(x.moves),
+                    int(x.score),
+                    int(x.foundations),
+                    bool(x.hinted),
+                )
+                for x in rows
+            ),
+        )
 
     async def run(self, *, race: str, name: str) -> StoredRun | None:
         """The run of the player called ``name`` (any case or compatibility form, as names

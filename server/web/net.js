@@ -1,7 +1,7 @@
 // The websocket to the race server as docs/protocol.md asks: msgpack frames (1.3), a hello
 // on every connection (4.2), reconnecting with backoff after a drop (6.1), so that a resume
 // (4.15) follows by itself; on a cluster, following a `route` to the node that holds the
-// room (4.24), a resume like any other. Nothing of rooms or races: messages go to
+// room (4.25), a resume like any other. Nothing of rooms or races: messages go to
 // `onMessage`.
 
 import { encode, decode } from "./vendor/msgpack.mjs";
@@ -120,7 +120,7 @@ export class Link {
       }
       if (msg === null || typeof msg !== "object" || typeof msg.t !== "string") return;
       if (msg.t === "route") {
-        // Our room lives on another node: go there at once, and resume (protocol 4.24),
+        // Our room lives on another node: go there at once, and resume (protocol 4.25),
         // unless routes bounced us three times this minute (nodes that disagree on where
         // the room is, a takeover under way): then stay, the relay serves us here.
         const now = Date.now();
@@ -149,7 +149,7 @@ export class Link {
       if (ws !== this.ws) return;
       this.ws = null;
       this.online = false;
-      // The room's node may be gone: the next socket asks any node (4.24).
+      // The room's node may be gone: the next socket asks any node (4.25).
       if (!welcomed) this.node = null;
       if (this.stopped) return;
       if (FINAL.has(event.code)) {

@@ -27,6 +27,7 @@ from protocol.messages import (
     Daily,
     DailyDeal,
     Error,
+    Finish,
     Ghost,
     Hello,
     Hint,
@@ -144,6 +145,7 @@ CLIENT_MESSAGES: list[Any] = [
     PostMortem("0a1b2c3d4e5f-17", "bob"),
     Ghost("0a1b2c3d4e5f-17", "bob"),
     Ghost(None, "Ann"),
+    Finish(7),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -297,6 +299,7 @@ def test_type_names_are_the_t_field() -> None:
             "replay",
             "postmortem",
             "ghost",
+            "finish",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -723,6 +726,9 @@ def test_a_refused_character_is_named_in_the_message() -> None:
         normalize_name("a\u200bb")
     with pytest.raises(ValueError, match="at most 20"):
         normalize_name("n" * 21)
+    # Issue 28, item 12: a long name is never cut; the text says by how much it is over.
+    with pytest.raises(ValueError, match="at most 20 characters, not 23: nothing is cut"):
+        normalize_name(" " + "n" * 23 + " ")
     with pytest.raises(ValueError, match="at least one"):
         normalize_name(" ")
 
@@ -871,6 +877,68 @@ def test_names_that_look_alike_share_a_skeleton(lookalike: str) -> None:
     assert name_skeleton(lookalike) == name_skeleton("Alice")
 
 
+#: The default-ignorable code points of issue 28 (item 14), each of which made a new name
+#: that drew exactly like an existing one; then others of the property, from each block it
+#: has code points in (DerivedCoreProperties.txt, Unicode 17.0).
+IGNORABLE = [0x180B, 0x180C, 0x180D, 0x180F, 0x17B4, 0x17B5]
+OTHER_IGNORABLE = [
+    0x00AD,  # soft hyphen
+    0x034F,  # combining grapheme joiner
+    0x061C,  # Arabic letter mark
+    0x115F,  # Hangul choseong filler
+    0x1160,  # Hangul jungseong filler
+    0x180E,  # Mongolian vowel separator
+    0x200B,  # zero width space
+    0x2060,  # word joiner
+    0x2065,  # (unassigned, default-ignorable all the same)
+    0x3164,  # Hangul filler
+    0xFE00,  # variation selector 1
+    0xFE0F,  # variation selector 16
+    0xFEFF,  # zero width no-break space
+    0xFFA0,  # halfwidth Hangul filler
+    0x1BCA0,  # shorthand format letter overlap
+    0x1D173,  # musical symbol begin beam
+    0xE0001,  # language tag
+    0xE0100,  # variation selector 17
+    0xE0FFF,  # (unassigned, the last of the property)
+]
+
+
+@pytest.mark.parametrize("cp", IGNORABLE + OTHER_IGNORABLE, ids=lambda cp: f"U+{cp:04X}")
+def test_a_default_ignorable_character_makes_no_new_name(cp: int) -> None:
+    """Issue 28, item 14: anywhere in a name, a default-ignorable code point leaves its
+    skeleton unchanged, so the name is the name without it (``name_taken``)."""
+    ch = chr(int(cp))
+    for spot in ("\0Alice", "A\0lice", "Alic\0e", "Alice\0", "A\0l\0i\0c\0e\0"):
+        assert name_skeleton(spot.replace("\0", ch)) == name_skeleton("Alice"), spot
+
+
+def test_the_six_of_issue_28_pass_the_character_rules_and_are_caught_as_look_alikes() -> None:
+    """They are marks (Mn), which a name may carry: so the look-alike rule must catch them,
+    and a name of nothing else shows nothing."""
+    for cp in IGNORABLE:
+        assert normalize_name("Alice" + chr(cp)) == "Alice" + chr(cp)
+        with pytest.raises(ValueError, match="visible"):
+            normalize_name(chr(cp) * 3)
+
+
+def test_the_ignorable_set_is_the_whole_unicode_property() -> None:
+    """The set is the property of Unicode 17.0 (the pinned ``regex``'s tables): 4174 code
+    points, U+00AD the first and U+E0FFF the last; a character of Unicode 17.0 (U+20C1
+    SAUDI RIYAL SIGN) is known to them, so their version is at least 17.0."""
+    import regex
+
+    prop = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+    found = [cp for cp in range(0x110000) if prop.match(chr(cp))]
+    assert len(found) == 4174
+    assert (found[0], found[-1]) == (0x00AD, 0xE0FFF)
+    assert set(IGNORABLE + OTHER_IGNORABLE) <= set(found)
+    assert regex.match(r"\p{Assigned}", "\u20c1")
+    # Not ignorable, so kept: a name that differs by them differs.
+    for cp in (0x0020, 0x00A0, 0x0300, 0x2800):
+        assert not prop.match(chr(cp))
+
+
 def test_names_that_look_different_do_not() -> None:
     skeletons = {name_skeleton(n) for n in ("Alice", "Alicia", "Bob", "Zoë", "Zoe", "李")}
     assert len(skeletons) == 6
@@ -894,3 +962,12 @@ def test_any_name_is_either_a_name_or_a_value_error(raw: str) -> None:
     assert 1 <= len(name) <= 20
     assert len(name_key(name)) <= 80 and len(name_skeleton(name)) <= 400
     assert name_skeleton(name).strip()
+
+
+def test_finish_is_numbered_like_a_move() -> None:
+    """Issue 28: ``finish`` carries a ``seq`` as a move does; nothing else, and a bad one is
+    ``bad_field``."""
+    assert decode_client(pack({"t": "finish", "seq": 3})) == Finish(3)
+    assert error_of(pack({"t": "finish"}), decode_client).code == "bad_field"
+    assert error_of(pack({"t": "finish", "seq": 0}), decode_client).code == "bad_field"
+    assert error_of(pack({"t": "finish", "seq": True}), decode_client).code == "bad_field"

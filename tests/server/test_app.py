@@ -89,7 +89,8 @@ async def test_the_daily_deal_first_attempt_counts_later_ones_are_practice(
         assert (page.date, page.code, page.total, page.par) == ("2026-11-29", None, 2, deal.par)
         # Two first attempts (ann's practice is not on the board), in board order.
         assert {(r.name, r.moves) for r in page.rows} == {("ann", 1), ("bob", 0)}
-        keys = [(-r.foundations, -r.score, r.time_ms) for r in page.rows]
+        # (equal non-wins: the longer time first, issue 28)
+        keys = [(-r.foundations, -r.score, -r.time_ms) for r in page.rows]
         assert keys == sorted(keys)
         # Equal keys share a rank (both may resign within the same millisecond).
         assert [r.rank for r in page.rows] == ([1, 1] if keys[0] == keys[1] else [1, 2])

@@ -177,26 +177,31 @@ def test_a_daily_deal_allows_no_hints() -> None:
     assert (error.code, error.text) == ("hints_disabled", "a daily deal allows no hints")
 
 
-def test_a_hinted_run_ranks_after_every_run_without_a_hint() -> None:
+def test_a_hinted_win_ranks_after_unhinted_wins_and_before_every_non_win() -> None:
+    """Issue 28, item 8: a hinted win ranked after a resignation; now every win ranks
+    above every non-win, a hinted one after the unhinted ones."""
     cl = Clients()
-    conns = race(cl, ["ann", "bob"], hints=True)
-    ann, bob = conns["ann"], conns["bob"]
+    conns = race(cl, ["ann", "bob", "cy"], hints=True)
+    ann, bob, cy = conns["ann"], conns["bob"], conns["cy"]
     work_out(cl, cl.send(ann, Hint(), at=cl.race_start + 1))
     work_out(cl, cl.send(ann, Hint()))  # a second hint journals nothing more
     cl.play(ann, WIN_MOVES)  # ann wins, but with a hint
+    cl.play(cy, WIN_MOVES)  # cy wins later, without one
     cl.move(bob, "6H>7")
     [record] = persists(cl.send(bob, Resign(), at=cl.now + 1))
     assert [(r.name, r.rank, r.outcome, r.hinted) for r in record.results] == [
         ("ann", 2, "won", True),
-        ("bob", 1, "resigned", False),
+        ("bob", 3, "resigned", False),
+        ("cy", 1, "won", False),
     ]
     hints = [e for e in cl.journal if isinstance(e, LiveAction) and e.action == "hint"]
     assert len(hints) == 1 and hints[0].seq is None
     cl.commit(record.race_id)
     result = cl.last(bob, Result)
     assert [(r.rank, r.name, r.hinted) for r in result.ranks] == [
-        (1, "bob", False),
+        (1, "cy", False),
         (2, "ann", True),
+        (3, "bob", False),
     ]
 
 
@@ -210,10 +215,11 @@ def test_hinted_runs_rank_among_themselves_as_usual() -> None:
         cl.send(conn, Resign(), at=cl.now + 1)
     result = cl.commit(cl.persisted[-1].race_id)
     [ranks] = [m.ranks for m in to(result, conns["ann"]) if isinstance(m, Result)]
-    # cat is first without a hint; then bob (more score) before ann, both hinted.
+    # Among non-wins a hint plays no part (issue 28): bob (more score) first; then cat,
+    # who resigned last, before ann.
     assert [(r.rank, r.name, r.hinted) for r in ranks] == [
-        (1, "cat", False),
-        (2, "bob", True),
+        (1, "bob", True),
+        (2, "cat", False),
         (3, "ann", True),
     ]
 
@@ -384,7 +390,8 @@ def test_leaving_after_the_race_while_a_hint_is_on_its_way() -> None:
 async def test_playing_a_deal_from_hints_to_a_win(db_url: str, tmp_path: Path) -> None:
     """A player asks for a hint before every move and plays it, from the deal's start to a
     win; the solver runs in the server's worker process. The hinted win is stored as such
-    and ranks after a player who resigned without a hint, in the result and on the board."""
+    and ranks before a player who resigned without a hint (issue 28), in the result and on
+    the board."""
     async with running_server(db_url, tmp_path) as server:
         alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
         room = await room_with(alice, bob, code=WIN_CODE, hints=True)
@@ -407,8 +414,8 @@ async def test_playing_a_deal_from_hints_to_a_win(db_url: str, tmp_path: Path) -
         await bob.send(Resign())
         result = await alice.expect(Result)
         assert [(r.rank, r.name, r.outcome, r.hinted) for r in result.ranks] == [
-            (1, "bob", "resigned", False),
-            (2, "alice", "won", True),
+            (1, "alice", "won", True),
+            (2, "bob", "resigned", False),
         ]
         assert result == await bob.expect(Result)
 
@@ -417,8 +424,8 @@ async def test_playing_a_deal_from_hints_to_a_win(db_url: str, tmp_path: Path) -
         assert len(stored["won"].actions) == seq  # the hints are not moves
         board = await server.store.deal_board(code=WIN_CODE)
         assert [(e.rank, e.name, e.hinted) for e in board.rows] == [
-            (1, "bob", False),
-            (2, "alice", True),
+            (1, "alice", True),
+            (2, "bob", False),
         ]
         # One solve answered the whole game: every later hint came from alice's cache.
         solved = server.metrics

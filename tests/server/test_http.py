@@ -34,6 +34,8 @@ from protocol.messages import (
     Daily,
     History,
     HistoryPage,
+    Leave,
+    Left,
     MoveMsg,
     Race,
     Refused,
@@ -828,3 +830,126 @@ async def test_a_past_day_without_a_deal_says_so(db_url: str, tmp_path: Path) ->
         page = (await fetch(server, "/leaderboard?date=2026-11-01")).text
         assert "There was no daily deal on this day" in page
         assert "secret" not in page
+
+
+async def test_no_date_makes_the_leaderboard_fail(db_url: str, tmp_path: Path) -> None:
+    """Issue 28, item 19: ``?date=9999-12-31`` answered 500 with an ``OverflowError``
+    traceback (the day after it, and when its code would go public, are past the last day
+    a date can hold). Every date a ``date`` can hold gets a page, HTML and JSON; and the
+    websocket's ``board`` answers those days too."""
+    async with running_server(db_url, tmp_path, wall_clock=Clock(NOON)) as server:
+        for day in ("9999-12-31", "9999-12-30", "0001-01-01", "0001-01-02", "2026-11-29"):
+            page = await fetch(server, f"/leaderboard?date={day}")
+            assert page.status == 200, (day, page.text[:200])
+            assert "Traceback" not in page.text
+            data = await fetch(server, f"/leaderboard?date={day}&format=json")
+            assert data.status == 200, (day, data.text[:200])
+            assert data.json()["date"] == day
+        late = (await fetch(server, "/leaderboard?date=9999-12-31")).text
+        assert "has not begun" in late
+        assert 'rel="prev" href="/leaderboard?date=2026-11-29"' in late
+        early = (await fetch(server, "/leaderboard?date=0001-01-01")).text
+        assert 'rel="prev"' not in early
+        assert 'rel="next" href="/leaderboard?date=0001-01-02"' in early
+        ann = await open_client(server, "ann")
+        for day in ("9999-12-31", "0001-01-01"):
+            await ann.send(Board("daily", date=day))
+            board = await ann.expect(BoardPage)
+            assert (board.date, board.total, board.code) == (day, 0, None)
+        await ann.ws.close()
+
+
+def test_medals_go_to_wins_only() -> None:
+    """Issue 28, item 10: the gold "1" went to a resignation on a day nobody won. Medals
+    (the classes r1 to r3) mark winning rows only; the ranks are shown as they are."""
+    rows = (
+        BoardEntry(1, 1, "ann", "won", 60_000, 100, 625, 52, 0),
+        BoardEntry(2, 2, "bob", "resigned", 6_000, 3, 10, 1, 0),
+        BoardEntry(3, 3, "cy", "timeout", 90_000, 30, 5, 0, 0),
+    )
+    html = render_board_html(DailyPage(TODAY, TODAY, None, 3, 1, rows, 96, dealt=True))
+    assert re.findall(r'<tr class="(r\d)">', html) == ["r1"]
+    nobody = render_board_html(DailyPage(TODAY, TODAY, None, 2, 1, rows[1:], 96, dealt=True))
+    assert not re.search(r'<tr class="r\d"', nobody)
+    assert [r[0] for r in board_rows(nobody)] == ["2", "3"]
+
+
+async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Issue 28, item 5: an old invite link after everyone left said only "there is no room
+    'XSLP6'", and only after a name was chosen; a bad one was plain text naming /healthz
+    and /metrics. Now ``/r/CODE`` of a closed room is a page that says so and shows the
+    room's last race with a replay link per runner, and ``?format=json`` says the same."""
+    async with running_server(db_url, tmp_path) as server:
+        alice, bob = await open_client(server, "alice"), await open_client(server, "<b>bob</b>")
+        room = await room_with(alice, bob, code="YU1-C-AAAAAAB")
+        code = room.room
+        # Open: the client's page (which joins), and JSON saying so, no race yet.
+        page = await fetch(server, f"/r/{code.lower()}")
+        assert page.status == 200 and "<script" in page.text
+        data = (await fetch(server, f"/r/{code}?format=json")).json()
+        assert data == {"room": code, "open": True, "last_race": None}
+        await start_race(alice, bob)
+        await alice.send(MoveMsg(1, "6H>7"))
+        await alice.expect(Accepted)
+        await alice.send(Resign())
+        await bob.send(Resign())
+        result = await alice.expect(Result)
+        # Still open while its members are in it: the last race is there in JSON.
+        data = (await fetch(server, f"/r/{code}?format=json")).json()
+        assert data["open"] is True and data["last_race"]["race"] == result.race
+        for client in (alice, bob):
+            await client.send(Leave())
+            await client.expect(Left)
+        # Closed: a 404 page in the site's style with the last race, before any name.
+        page = await fetch(server, f"/r/{code}")
+        assert page.status == 404
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        assert f"Room {code} is closed" in page.text
+        assert "<script" not in page.text and "/healthz" not in page.text
+        assert "/metrics" not in page.text
+        assert "&lt;b&gt;bob&lt;/b&gt;" in page.text and "<b>bob" not in page.text
+        assert f'href="/replay/{result.race}/alice"' in page.text
+        assert f'href="/replay/{result.race}/%3Cb%3Ebob%3C%2Fb%3E"' in page.text
+        assert [r[1] for r in board_rows(page.text)] == [
+            e.name.replace("<", "&lt;").replace(">", "&gt;") for e in result.ranks
+        ]
+        data = (await fetch(server, f"/r/{code}?format=json")).json()
+        assert data["room"] == code and data["open"] is False
+        last = data["last_race"]
+        assert (last["race"], last["code"]) == (result.race, result.code)
+        assert isinstance(last["finished_ms"], int)
+        assert last["results"] == [
+            {
+                "rank": e.rank,
+                "name": e.name,
+                "outcome": e.outcome,
+                "time_ms": e.time_ms,
+                "moves": e.moves,
+                "score": e.score,
+                "foundations": e.foundations,
+                "hinted": e.hinted,
+            }
+            for e in result.ranks
+        ]
+        # The replay link it shows is the run's.
+        replay = (await fetch(server, f"/replay/{result.race}/alice?format=json")).json()
+        assert replay["player"] == "alice" and replay["moves"] == 1
+        # A code that never had a room: closed, nothing to show.
+        other = "23456" if code != "23456" else "23457"
+        page = await fetch(server, f"/r/{other}")
+        assert page.status == 404 and f"Room {other} is closed" in page.text
+        assert "<table" not in page.text
+        data = (await fetch(server, f"/r/{other}?format=json")).json()
+        assert data == {"room": other, "open": False, "last_race": None}
+        # A malformed code: the same style of page, saying what a code looks like.
+        for bad in ("K0WQM", "K7WQ", ""):
+            page = await fetch(server, f"/r/{bad}")
+            assert page.status == 404 and "No such room" in page.text
+            assert "an invite link is /r/ and the room&#39;s 5 characters" in page.text
+            assert "/healthz" not in page.text and "/metrics" not in page.text
+            reply = await fetch(server, f"/r/{bad}?format=json")
+            assert reply.status == 404 and reply.json()["error"] == "no_such_room"
+        await alice.ws.close()
+        await bob.ws.close()

@@ -1,8 +1,10 @@
 """Two hubs as two nodes of a cluster, wired by an in-memory relay, on one fake clock.
 
-The relay here does what ``server.relay`` does over Redis: it carries each hub's
-``Locate``, ``Handover``, ``Forward``, ``Detach``, ``Release`` to the other hub's entry
-points, and a guest's ``Send`` and ``Close`` back to its gateway. So the session/room
+The relay here does what ``server.relay`` does over Redis, with the same messages: each
+hub's ``Handover``, ``Forward``, ``Detach``, ``Release`` and a guest's ``Send`` and
+``Close`` become ``server.rooms.bus`` messages (``bus.outgoing``), encoded to bytes and
+decoded again (the real codec), and handed to the other hub (``bus.incoming``); the
+directory (``Locate``, the seat a hello finds) is read off the hubs. So the session/room
 seam (server/rooms/nodes.py) is tested sans I/O: a player on one node races in a room of
 the other, resumes through either, and goes home when they leave.
 """
@@ -25,6 +27,7 @@ from protocol.messages import (
     Leave,
     Left,
     MoveMsg,
+    Progress,
     Race,
     Ready,
     Resign,
@@ -34,6 +37,7 @@ from protocol.messages import (
     Start,
     Watch,
     Welcome,
+    decode_server,
     encode,
 )
 from server.effects import (
@@ -52,7 +56,7 @@ from server.effects import (
     Release,
     Send,
 )
-from server.rooms import Hub, HubConfig
+from server.rooms import Hub, HubConfig, bus
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()
@@ -87,6 +91,8 @@ class Cluster:
         self.journal: list[LiveRace | LiveAction] = []
         #: Rooms the directory places on a node that no longer (or not yet) holds them.
         self.stale: dict[str, str] = {}
+        #: Messages relayed between the hubs.
+        self.relayed = 0
 
     def owner(self, code: str) -> str | None:
         if code in self.stale:  # a directory that has not caught up (a takeover under way)
@@ -101,21 +107,33 @@ class Cluster:
                     return n, code
         return None
 
+    def relay(self, to: str, message: bus.BusMessage) -> None:
+        """One message to node ``to``, through the real codec both ways."""
+        self.relayed += 1
+        got = bus.decode(bus.encode(message))
+        assert got == message
+        if isinstance(got, bus.Deliver):  # frames for the gateway's clients
+            for conn in got.conns:
+                self.inbox[(to, conn)].append(decode_server(got.data))
+            return
+        self.apply(to, bus.incoming(self.hubs[to], got, self.now))
+
     def apply(self, node: str, effects: list[Effect]) -> None:
         hub = self.hubs[node]
         for e in effects:
             if isinstance(e, Send):
-                route = hub.route(e.conn) if e.conn < 0 else (node, e.conn)
-                assert route is not None
-                self.inbox[route].append(e.message)
+                if e.conn < 0:  # a guest's: to its gateway
+                    route = hub.route(e.conn)
+                    assert route is not None
+                    progress = isinstance(e.message, Progress)
+                    self.relay(route[0], bus.Deliver((route[1],), encode(e.message), progress))
+                else:
+                    self.inbox[(node, e.conn)].append(e.message)
             elif isinstance(e, Close):
                 if e.conn < 0:
                     route = hub.route(e.conn)
                     assert route is not None
-                    gw = route[0]
-                    self.apply(
-                        gw, self.hubs[gw].closed_by_owner(route[1], e.code, e.reason, self.now)
-                    )
+                    self.relay(route[0], bus.Shut(route[1], e.code, e.reason))
                 else:
                     self.closed[(node, e.conn)] = e.code
             elif isinstance(e, Authenticate):
@@ -144,31 +162,14 @@ class Cluster:
                 )
             elif isinstance(e, Locate):
                 self.apply(node, hub.located(e.conn, e.code, self.owner(e.code), e.frame, self.now))
-            elif isinstance(e, Handover):
-                self.apply(
-                    e.node,
-                    self.hubs[e.node].guest_attach(
-                        (node, e.conn),
-                        player_id=e.player_id,
-                        name=e.name,
-                        token=e.token,
-                        registered=e.registered,
-                        address=e.address,
-                        frame=e.frame,
-                        now=self.now,
-                        follow=e.follow,
-                    ),
-                )
-            elif isinstance(e, Forward):
-                self.apply(e.node, self.hubs[e.node].guest_frame((node, e.conn), e.frame, self.now))
-            elif isinstance(e, Detach):
-                self.apply(e.node, self.hubs[e.node].guest_detach((node, e.conn), self.now))
-            elif isinstance(e, Release):
-                self.apply(e.node, self.hubs[e.node].returned(e.conn, e.frame, self.now))
+            elif isinstance(e, (Handover, Forward, Detach, Release)):
+                found = bus.outgoing(node, e)
+                assert found is not None
+                self.relay(*found)
             elif isinstance(e, PasswordFailed):  # told to every other node
-                for other, h in list(self.hubs.items()):
+                for other in list(self.hubs):
                     if other != node:
-                        self.apply(other, h.password_failed_elsewhere(e.key, self.now))
+                        self.relay(other, bus.PasswordFail(e.key))
             elif isinstance(e, Journal):
                 self.journal.append(e.entry)
             elif isinstance(e, Persist):
@@ -333,6 +334,46 @@ def test_nodes_that_disagree_on_where_a_room_is_answer_no_such_room_and_route_no
     # bob is home on A: what he asks next is served there.
     cl.send(bob, Create())
     assert cl.owner(cl.last(bob, Room).room) == "A"
+
+
+def test_a_guest_whose_race_is_over_goes_on_from_its_own_node() -> None:
+    """Issue 28: a player whose race is over in a room on another node (a guest there)
+    goes straight on to a room on a third node, or to a new room of their own: the owner
+    leaves the room for them (``left``) and hands the request back to their own node,
+    which serves it as after a ``leave``."""
+    cl = Cluster("A", "B", "C")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cy = cl.hello("C", "cy")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    cl.send(bob, Ready(True))
+    cl.send(ann, Start())
+    cl.apply("A", cl.hubs["A"].tick(cl.now))
+    cl.send(ann, Resign())
+    cl.send(bob, Resign())
+    cl.last(bob, Result)
+    cl.send(cy, Create())
+    elsewhere = cl.last(cy, Room).room
+    assert cl.owner(elsewhere) == "C"
+
+    cl.send(bob, Join(elsewhere))
+    left = [m for m in cl.inbox[bob] if isinstance(m, Left)]
+    assert left == [Left(code)]
+    room = cl.last(bob, Room)
+    assert room.room == elsewhere and [p.name for p in room.players] == ["cy", "bob"]
+    assert [p.name for p in cl.last(ann, Room).players] == ["ann"]
+    assert cl.hubs["A"].connections == 1  # bob's guest there is gone
+    # A spectator (whose race is always over) on another node creates a room of their
+    # own: it is made on their own node, as after a leave.
+    dan = cl.hello("B", "dan")
+    cl.send(dan, Watch(code))
+    assert cl.last(dan, Room).you == "spectator" and cl.hubs["A"].connections == 2
+    cl.send(dan, Create())
+    assert [m for m in cl.inbox[dan] if isinstance(m, Left)] == [Left(code)]
+    assert cl.owner(cl.last(dan, Room).room) == "B"
+    assert cl.hubs["A"].connections == 1
 
 
 def test_a_room_nowhere_is_no_such_room_and_a_spectator_watches_from_another_node() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -367,9 +368,10 @@ def test_every_winner_ranks_above_everyone_else() -> None:
 
 
 def test_the_rest_rank_by_foundations_then_score_then_time() -> None:
+    """Of two equal non-wins the one that played on longer ranks higher (issue 28)."""
     runners = [
-        runner("e", PlayerState.TIMEOUT, 60000, foundations=10, score=200),
-        runner("d", PlayerState.RESIGNED, 50000, foundations=10, score=200),
+        runner("d", PlayerState.TIMEOUT, 60000, foundations=10, score=200),
+        runner("e", PlayerState.RESIGNED, 50000, foundations=10, score=200),
         runner("c", PlayerState.STUCK, 40000, foundations=10, score=100),
         runner("b", PlayerState.ABANDONED, 90000, foundations=11, score=0),
         runner("a", PlayerState.RESIGNED, 100, foundations=3, score=500),
@@ -389,9 +391,9 @@ def test_equal_keys_share_a_rank_and_the_next_rank_skips() -> None:
         runner("ann", won, 5000, foundations=52, moves=120),
         runner("bob", won, 5000, foundations=52, moves=120),
         runner("cat", won, 6000, foundations=52, moves=120),
-        runner("dan", PlayerState.RESIGNED, 1000, foundations=4, score=40),
-        runner("eve", PlayerState.TIMEOUT, 1000, foundations=4, score=40),
-        runner("fay", PlayerState.TIMEOUT, 2000, foundations=4, score=40),
+        runner("dan", PlayerState.RESIGNED, 2000, foundations=4, score=40),
+        runner("eve", PlayerState.TIMEOUT, 2000, foundations=4, score=40),
+        runner("fay", PlayerState.TIMEOUT, 1000, foundations=4, score=40),
     ]
     entries = rank_runners(runners, 60000)
     assert ranked(entries) == [
@@ -416,8 +418,8 @@ def test_a_runner_without_a_time_counts_as_the_whole_limit() -> None:
         runner("early", PlayerState.RESIGNED, 59999, foundations=2),
     ]
     entries = rank_runners(runners, 60000)
-    assert ranked(entries) == [(1, "early"), (2, "open"), (2, "late")]
-    assert entries[1] == RankEntry(2, "open", "playing", 60000, 0, 0, 2)
+    assert ranked(entries) == [(1, "open"), (1, "late"), (3, "early")]
+    assert entries[0] == RankEntry(1, "open", "playing", 60000, 0, 0, 2)
 
 
 def test_rank_entries_carry_the_runners_figures() -> None:
@@ -427,26 +429,30 @@ def test_rank_entries_carry_the_runners_figures() -> None:
     assert entries == (RankEntry(1, "ann", "won", 4321, 140, 600, 52),)
 
 
-def test_hinted_runners_rank_after_every_runner_without_a_hint() -> None:
+def test_hinted_wins_rank_after_unhinted_wins_and_before_every_non_win() -> None:
+    """Issue 28, items 8 and 10: a hinted win ranked #3 behind two players who resigned
+    after 0 and 2 moves; and a resignation at 0:06 with nothing home ranked above a run of
+    0:32 that did no better. Now: unhinted wins, hinted wins, then the rest (hinted or not)
+    by cards home, score, then time, the later first."""
     won = PlayerState.WON
     runners = [
         runner("fast", won, 1000, foundations=52, moves=90, hinted=True),
-        runner("quit", PlayerState.RESIGNED, 500, foundations=0, score=0),
+        runner("quit", PlayerState.RESIGNED, 6000, foundations=0, score=0),
         runner("slow", won, 9000, foundations=52, moves=90, hinted=True),
         runner("tie1", PlayerState.STUCK, 800, foundations=9, score=70, hinted=True),
-        runner("tie2", PlayerState.STUCK, 800, foundations=9, score=70, hinted=True),
+        runner("tie2", PlayerState.STUCK, 800, foundations=9, score=70),
         runner("best", won, 20000, foundations=52, moves=200),
+        runner("late", PlayerState.RESIGNED, 32000, foundations=0, score=0, hinted=True),
     ]
     entries = rank_runners(runners, 60000)
-    # Without hints first, in the usual order; then the hinted ones, in the usual order,
-    # ties shared as usual. Equal in everything but the hint is no tie.
     assert [(e.rank, e.name, e.hinted) for e in entries] == [
         (1, "best", False),
-        (2, "quit", False),
-        (3, "fast", True),
-        (4, "slow", True),
-        (5, "tie1", True),
-        (5, "tie2", True),
+        (2, "fast", True),
+        (3, "slow", True),
+        (4, "tie1", True),
+        (4, "tie2", False),
+        (6, "late", True),
+        (7, "quit", False),
     ]
     twins = [runner(n, won, 1000, foundations=52, moves=90, hinted=n == "b") for n in "ab"]
     assert ranked(rank_runners(twins, 60000)) == [(1, "a"), (2, "b")]
@@ -454,3 +460,40 @@ def test_hinted_runners_rank_after_every_runner_without_a_hint() -> None:
 
 def test_no_runners_no_ranks() -> None:
     assert rank_runners([], 60000) == ()
+
+
+# -- finish ----------------------------------------------------------------------------------
+
+
+#: Every card face up and no legal move (the black cards up to ten are home, every top
+#: card is red, and no red card is next on its foundation): a position with no win.
+FACE_UP_STUCK = "C T--T AHQH9DKS2H/6HKHTDJC3H/7HADJDQC4H/8H5DQDKC5H/9H6DKD2D/TH7DJS3D/JH8DQS4D"
+
+
+def test_a_finish_that_finds_no_win_searches_only_so_often(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A face-up position without a win costs a search each time: after FINISH_SEARCHES
+    of them in a race a runner's finish is refused without one, since the search runs on
+    the event loop (issue 28). The real solver decides; the test only counts its calls."""
+    from server import race as race_module
+
+    searched: list[str] = []
+    real = race_module.solve
+
+    def counting(game: Game, **budget: int) -> Any:
+        searched.append(game.position())
+        return real(game, **budget)
+
+    monkeypatch.setattr(race_module, "solve", counting)
+    r = Race(GameCode.parse("YU1-C-AAAAAAB"), ["ann"], started=0.0, time_limit_s=60, undo=True)
+    runner = r.runners["ann"]
+    runner.game = Game.from_position(FACE_UP_STUCK)
+    for seq in range(1, race_module.FINISH_SEARCHES + 4):
+        reply = r.finish(runner, seq, 1.0)
+        assert isinstance(reply, Refused)
+        assert (reply.code, reply.reason) == ("cannot_finish", "no win found from here: play on")
+    assert searched == [FACE_UP_STUCK] * race_module.FINISH_SEARCHES
+    assert runner.game.position() == FACE_UP_STUCK and runner.journal == []
+    # A resend gets its refusal again.
+    assert r.replay_of(runner, 3) == Refused(3, "cannot_finish", "no win found from here: play on")

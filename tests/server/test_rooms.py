@@ -29,6 +29,7 @@ from protocol.messages import (
     Daily,
     DailyDeal,
     Error,
+    Finish,
     Hello,
     History,
     Join,
@@ -616,12 +617,14 @@ def test_the_whole_life_of_a_room() -> None:
         assert (room.state, room.code) == ("finished", WIN_CODE)
     assert cl.commit(1) == []
 
-    # Rematch: host only; a new deal, back to the lobby, nobody ready but the host.
-    assert error_codes(cl.send(bob, Rematch()), bob) == ["not_host"]
+    # Rematch: any player, not a spectator (issue 28: bob is not the host); a new deal,
+    # back to the lobby, nobody ready but the host, who stays host. Once is enough.
     assert error_codes(cl.send(sue, Rematch()), sue) == ["not_player"]
-    effects = cl.send(ann, Rematch())
+    effects = cl.send(bob, Rematch())
     rematch_commitment = commitment("YU1-C-AAAAAAC", SALT)
     assert to(effects, bob) == [room_msg(players=two, spectators=1, commitment=rematch_commitment)]
+    assert to(effects, ann) == [room_msg(players=two, spectators=1, commitment=rematch_commitment)]
+    assert error_codes(cl.send(ann, Rematch()), ann) == ["wrong_state"]
     assert cl.deals_drawn == 2
     assert error_codes(cl.send(ann, Start()), ann) == ["not_ready"]
     cl.send(bob, Ready())
@@ -790,11 +793,105 @@ def test_ready_is_for_the_lobby() -> None:
 def test_create_or_join_while_in_a_room_is_refused() -> None:
     cl = Clients()
     conns = lobby(cl, ["ann", "bob"])
+    lobby(cl, ["cy"])  # room WALTZ
     for conn in conns.values():
         assert error_codes(cl.send(conn, Create()), conn) == ["already_in_room"]
-        assert error_codes(cl.send(conn, Join("ZEBRA")), conn) == ["already_in_room"]
-        assert error_codes(cl.send(conn, Watch("ZEBRA")), conn) == ["already_in_room"]
-    assert cl.hub.rooms == 1
+        assert error_codes(cl.send(conn, Join("WALTZ")), conn) == ["already_in_room"]
+        assert error_codes(cl.send(conn, Watch("WALTZ")), conn) == ["already_in_room"]
+        assert error_codes(cl.send(conn, Daily()), conn) == ["already_in_room"]
+    assert cl.hub.rooms == 2
+
+
+def finished_race(cl: Clients, names: Iterable[str] = ("ann", "bob")) -> dict[str, int]:
+    """A race in room ZEBRA in which everyone resigned, stored: the room is finished."""
+    conns = race(cl, names)
+    for conn in conns.values():
+        cl.send(conn, Resign(), at=cl.now + 1)
+    cl.commit(cl.persisted[-1].race_id)
+    return conns
+
+
+def test_a_finished_room_is_left_on_the_way_to_the_next_room() -> None:
+    """Issue 28, items 1 and 3: from a room whose race is over, ``join``, ``watch`` and
+    ``create`` leave it as ``leave`` would (``left`` first, the others told), then do
+    what they ask; before, ``already_in_room`` made the player leave by hand."""
+    cl = Clients()
+    conns = finished_race(cl, ["ann", "bob", "cat"])
+    ann, bob, cat = conns["ann"], conns["bob"], conns["cat"]
+    cy = lobby(cl, ["cy"])["cy"]  # room WALTZ, in its lobby
+    effects = cl.send(ann, Join("WALTZ"))
+    assert kinds(effects, ann) == ["left", "room"]
+    assert to(effects, ann)[0] == Left("ZEBRA") and to(effects, ann)[1].room == "WALTZ"
+    assert [p.name for p in to(effects, bob)[-1].players] == ["bob", "cat"]
+    assert [p.name for p in to(effects, cy)[-1].players] == ["cy", "ann"]
+    effects = cl.send(bob, Watch("WALTZ"))
+    assert kinds(effects, bob)[:2] == ["left", "room"] and to(effects, bob)[1].you == "spectator"
+    # The last player of ZEBRA goes on to a room of their own: ZEBRA closes.
+    effects = cl.send(cat, Create())
+    assert kinds(effects, cat) == ["left", "room"] and to(effects, cat)[1].room == "GRUMP"
+    assert cl.hub.rooms == 2
+    # A spectator's race is always over for them: watching goes on elsewhere too.
+    effects = cl.send(bob, Watch("GRUMP"))
+    assert to(effects, bob)[0] == Left("WALTZ") and to(effects, bob)[1].room == "GRUMP"
+    # Even a join that then fails has left the room.
+    effects = cl.send(bob, Join("NOPES"))
+    assert kinds(effects, bob) == ["left", "error"] and error_codes(effects, bob) == [
+        "no_such_room"
+    ]
+
+
+def test_a_runner_who_is_done_may_go_on_while_the_others_race() -> None:
+    """A runner whose own run is over only waits for the others: going elsewhere leaves
+    the room (they stay in the race and its result); a runner still racing cannot."""
+    cl = Clients()
+    conns = race(cl, ["ann", "bob"])
+    ann, bob = conns["ann"], conns["bob"]
+    lobby(cl, ["cy"])  # WALTZ
+    assert error_codes(cl.send(bob, Join("WALTZ")), bob) == ["already_in_room"]
+    assert "finish or resign" in to(cl.send(bob, Create()), bob)[0].text
+    cl.send(ann, Resign(), at=cl.now + 1)
+    effects = cl.send(ann, Join("WALTZ"))
+    assert kinds(effects, ann) == ["left", "room"]
+    assert [e.action for e in cl.journal if isinstance(e, LiveAction)][-1] == "leave"
+    [record] = persists(cl.send(bob, Resign(), at=cl.now + 1))
+    assert [r.name for r in record.results] == ["ann", "bob"]
+
+
+def test_a_daily_from_a_finished_room_leaves_it_first() -> None:
+    """``daily`` from any room whose race is over (not only one's own finished attempt)
+    leaves it, with ``left``, then the attempt begins (issue 28, item 3)."""
+    cl = Clients()
+    conns = finished_race(cl)
+    ann = conns["ann"]
+    effects = cl.send(ann, Daily())
+    assert kinds(effects, ann)[:3] == ["left", "daily_deal", "race"]
+    assert to(effects, ann)[0] == Left("ZEBRA")
+    # From the finished attempt: the next attempt, with a left for the finished one.
+    daily_room = [m for m in to(effects, ann) if isinstance(m, Room)][-1].room
+    cl.send(ann, Resign(), at=cl.now + 1)
+    cl.commit(cl.persisted[-1].race_id)
+    effects = cl.send(ann, Daily())
+    assert to(effects, ann)[0] == Left(daily_room)
+    assert kinds(effects, ann)[1:3] == ["daily_deal", "race"]
+
+
+def test_joining_the_room_you_are_in_gives_its_state_again() -> None:
+    """Issue 28, item 4: an invite link reloaded mid-race resumed, then said "you are in
+    room XSLP6; leave it first". A ``join`` or ``watch`` of one's own room is the resync
+    of a resume, and the role stays as it is."""
+    cl = Clients()
+    conns = race(cl, ["ann", "bob"], ["sue"])
+    ann, sue = conns["ann"], conns["sue"]
+    cl.move(ann, WIN_MOVES[0], at=cl.race_start + 1)
+    for typed in ("ZEBRA", " zebra "):
+        effects = cl.send(ann, Join(typed))
+        assert kinds(effects, ann) == ["room", "race", "progress"]
+        assert to(effects, ann)[1].seq == 1 and to(effects, ann)[0].you == "player"
+    effects = cl.send(sue, Join("ZEBRA"))
+    assert kinds(effects, sue) == ["room", "progress"] and to(effects, sue)[0].you == "spectator"
+    effects = cl.send(ann, Watch("ZEBRA"))
+    assert to(effects, ann)[0].you == "player"
+    assert receivers(effects) == {ann}
 
 
 def test_create_with_both_rules_and_a_code_is_refused() -> None:
@@ -1141,12 +1238,13 @@ def test_ranks_winners_by_time_then_the_rest_with_shared_ranks() -> None:
     [record] = persists(effects)
     cl.commit(record.race_id)
     result = cl.last(conns["eve"], Result)
+    # Equal non-wins: the one who played on longer first (issue 28).
     assert [(e.rank, e.name, e.outcome) for e in result.ranks] == [
         (1, "ann", "won"),
         (2, "bob", "resigned"),
-        (3, "cat", "resigned"),
-        (3, "dan", "resigned"),
-        (5, "eve", "resigned"),
+        (3, "eve", "resigned"),
+        (4, "cat", "resigned"),
+        (4, "dan", "resigned"),
     ]
 
 
@@ -2149,3 +2247,104 @@ def test_a_token_hello_that_fails_gives_back_no_registration() -> None:
     assert error_codes(hub.receive(3, encode(Hello(PROTOCOL_VERSION, "bob")), 0.0), 3) == [
         "too_many_names"
     ]
+
+
+# -- finish: the server plays out a game with every card face up (issue 28, item 6) ------
+
+
+def face_up_after() -> int:
+    """How many moves of the winning line leave no card face down."""
+    game = Game.from_code(WIN_CODE)
+    for n, move in enumerate(WIN_MOVES):
+        if not any(game.face_down_count(c) for c in range(1, 8)):
+            return n
+        game.play(move)
+    raise AssertionError("the line never turns every card")
+
+
+def test_finish_plays_out_the_win_as_the_runner_s_own_moves() -> None:
+    cl = Clients()
+    conns = race(cl, ["ann", "bob"], ["sue"])
+    ann, bob, sue = conns["ann"], conns["bob"], conns["sue"]
+    n = face_up_after()
+    assert 0 < n < len(WIN_MOVES) - 5
+    # With a card face down: refused, nothing played, the seq used up (and answered again).
+    cl.play(ann, WIN_MOVES[: n - 1])
+    effects = cl.send(ann, Finish(n), at=cl.now + 1)
+    refused = Refused(n, "cannot_finish", "some cards are still face down")
+    assert to(effects, ann) == [refused] and receivers(effects) == {ann}
+    assert to(cl.send(ann, Finish(n)), ann) == [refused]
+    cl.seqs["ann"] = n
+    cl.play(ann, WIN_MOVES[n - 1 : n])
+    # Every card face up: the server plays the rest, all at the clock of the request.
+    at = cl.now + 2
+    journaled = len(cl.journal)
+    effects = cl.send(ann, Finish(n + 2), at=at)
+    ms = round((at - cl.race_start) * 1000)
+    [mine, progress] = to(effects, ann)
+    won = Game.from_code(WIN_CODE)
+    for move in WIN_MOVES:
+        won.play(move)
+    assert isinstance(mine, RaceMsg)
+    assert (mine.state, mine.seq, mine.elapsed_ms, mine.view) == ("won", n + 2, ms, won.view())
+    assert isinstance(progress, Progress) and progress.players[0].state == "won"
+    assert progress.players[0].time_ms == ms
+    # (after the progress held for ann's last move, released first)
+    assert to(effects, sue)[-1] == progress and to(effects, bob)[-1] == progress
+    played = [e for e in cl.journal[journaled:] if isinstance(e, LiveAction)]
+    assert all((a.seq, a.at_ms) == (n + 2, ms) for a in played)
+    assert len(played) == mine.moves - n
+    # A resend gets the same answer; a new request finds the race over.
+    assert to(cl.send(ann, Finish(n + 2)), ann) == [mine]
+    assert error_codes(cl.send(ann, Finish(n + 3)), ann) == ["finished"]
+    # Stored as the runner's accepted moves: the replay plays them to the win.
+    [record] = persists(cl.send(bob, Resign(), at=cl.now + 1))
+    ann_result = next(r for r in record.results if r.name == "ann")
+    assert (ann_result.outcome, ann_result.rank, ann_result.time_ms) == ("won", 1, ms)
+    replay = Game.from_code(WIN_CODE)
+    for _, move in ann_result.journal:
+        replay.play(move)
+    assert replay.is_won() and ann_result.moves == mine.moves
+    assert ann_result.hinted is False
+
+
+def test_finish_is_checked_as_a_move_is() -> None:
+    cl = Clients()
+    conns = lobby(cl, ["ann"], ["sue"])
+    ann, sue = conns["ann"], conns["sue"]
+    assert error_codes(cl.send(ann, Finish(1)), ann) == ["no_race"]
+    start(cl, ann)
+    assert error_codes(cl.send(sue, Finish(1)), sue) == ["not_player"]
+    outsider = cl.hello("zed")
+    assert error_codes(cl.send(outsider, Finish(1)), outsider) == ["not_in_room"]
+    cl.play(ann, WIN_MOVES[:3])
+    [error] = to(cl.send(ann, Finish(1)), ann)  # a seq answered with a move: its answer
+    assert isinstance(error, Accepted) and error.seq == 1
+    cl.send(ann, Resign(), at=cl.now + 1)
+    [error] = to(cl.send(ann, Finish(9)), ann)
+    assert (error.code, error.seq) == ("finished", 9)
+
+
+def test_a_finished_race_rebuilt_after_a_restart_keeps_the_finish() -> None:
+    """The finish's moves are journaled with its seq: a rebuilt race has them all, and a
+    resume says the runner won (``race.seq`` the finish's)."""
+    cl = Clients()
+    conns = race(cl, ["ann", "bob"])
+    ann = conns["ann"]
+    n = face_up_after()
+    cl.play(ann, WIN_MOVES[:n])
+    mine = to(cl.send(ann, Finish(n + 1), at=cl.now + 1), ann)[0]
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    actions = [e for e in cl.journal if isinstance(e, LiveAction)]
+    after = Clients()
+    after.registry = cl.registry
+    after.tokens = dict(cl.tokens)
+    after.hub.restore(live, actions, alive_ms=60_000, now=after.now)
+    conn, effects = after.resume("ann", at=after.now + 1)
+    [resumed] = [m for m in to(effects, conn) if isinstance(m, RaceMsg)]
+    assert (resumed.state, resumed.seq, resumed.moves, resumed.view) == (
+        "won",
+        n + 1,
+        mine.moves,
+        mine.view,
+    )

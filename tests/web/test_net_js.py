@@ -1,4 +1,4 @@
-"""``server/web/net.js`` follows a ``route`` (docs/protocol.md 4.24) as the protocol asks.
+"""``server/web/net.js`` follows a ``route`` (docs/protocol.md 4.25) as the protocol asks.
 
 Run under Node with a stand-in WebSocket (``net_check.mjs``): the hello says ``follow``;
 on ``route`` the socket is closed and a new one opens at once with ``?node=``, and the

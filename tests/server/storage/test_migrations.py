@@ -148,11 +148,8 @@ async def test_0005_moves_old_board_keys_below_the_hint_flag(store: SqlStore) ->
         return [int(k) for (k,) in rows]
 
     await store.run_sync(insert)
-    assert await migrate.upgrade(store) == migrate.head()
+    assert await migrate.upgrade(store, "0009") == "0009"  # 0010 keys results anew
     assert await store.run_sync(keys) == [(won_key, False), (lost_key - (1 << 61), False)]
-    assert board_key(won=False, time_ms=345, moves=0, foundations=40, score=(1 << 20) - 1) == (
-        lost_key - (1 << 61)
-    )
 
     def hint_one(conn: Connection) -> None:
         conn.execute(
@@ -163,6 +160,121 @@ async def test_0005_moves_old_board_keys_below_the_hint_flag(store: SqlStore) ->
     await store.run_sync(hint_one)
     await migrate.downgrade(store, "0004")
     assert await store.run_sync(old_keys) == [won_key, lost_key]
+
+
+async def test_0010_keys_stored_results_by_the_order_of_one_story(store: SqlStore) -> None:
+    """Issue 28: 0010 recomputes every stored result's board key by the new order (a
+    hinted win after the unhinted wins, before every non-win; equal non-wins the longer
+    first), each runner's rank in their race, each player's best per deal; and every
+    name's skeleton without default-ignorable code points (a later name that now looks
+    like an older one keeps itself, without a skeleton). Down again, all as before."""
+    await migrate.upgrade(store, "0009")
+    names = ["Alice", "Alice\u180b", "bob", "carol", "B\u17b4ob"]
+    # race, player, outcome, time, moves, score, foundations, hinted
+    stored = [
+        (1, 1, "won", 90_000, 120, 625, 52, True),  # hinted win: was below both resigns
+        (1, 3, "resigned", 6_000, 0, 0, 0, False),
+        (1, 4, "resigned", 32_000, 6, 0, 0, False),
+        (2, 1, "resigned", 1_000, 1, 0, 0, False),  # alice's best on this deal: was this
+        (2, 4, "won", 80_000, 100, 625, 52, False),
+        (3, 1, "won", 95_000, 130, 625, 52, True),  # (her first hinted win is now)
+    ]
+
+    def old_key(outcome: str, t: int, moves: int, score: int, found: int, hinted: bool) -> int:
+        flag = (1 << 62) if hinted else 0
+        if outcome == "won":
+            return flag | (t << 20) | moves
+        return flag | (1 << 61) | ((52 - found) << 54) | (((1 << 20) - 1 - score) << 34) | t
+
+    def insert(conn: Connection) -> None:
+        for i, name in enumerate(names, start=1):
+            conn.execute(
+                text(
+                    "INSERT INTO players (id, name, name_key, name_skeleton, token_hash,"
+                    " created_at) VALUES (:id, :name, :key, :skel, :hash, :at)"
+                ),
+                {"id": i, "name": name, "key": f"k{i}", "skel": name, "hash": f"h{i}", "at": AT},
+            )
+        if conn.dialect.name == "postgresql":  # ids given by hand: the sequence follows
+            conn.execute(text("SELECT setval(pg_get_serial_sequence('players', 'id'), 100)"))
+        for race_id in (1, 2, 3):
+            conn.execute(
+                text(
+                    "INSERT INTO races (id, uid, code, rules, started_at)"
+                    " VALUES (:n, :uid, 'YU1-C-AAAAAAB', 'C', :at)"
+                ),
+                {"n": race_id, "uid": f"u{race_id}", "at": AT},
+            )
+        for n, (race_id, pid, outcome, t, moves, score, found, hinted) in enumerate(stored, 1):
+            key = old_key(outcome, t, moves, score, found, hinted)
+            conn.execute(
+                text(
+                    "INSERT INTO results (id, race_id, player_id, code, practice, outcome,"
+                    " time_ms, moves, score, foundations, rank, undos, hinted, board_key,"
+                    " finished_at) VALUES (:n, :race, :pid, 'YU1-C-AAAAAAB', false, :outcome,"
+                    " :t, :moves, :score, :found, 0, 0, :hinted, :key, :at)"
+                ),
+                {
+                    "n": n,
+                    "race": race_id,
+                    "pid": pid,
+                    "outcome": outcome,
+                    "t": t,
+                    "moves": moves,
+                    "score": score,
+                    "found": found,
+                    "hinted": hinted,
+                    "key": key,
+                    "at": AT,
+                },
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO deal_bests (code, player_id, result_id, board_key)"
+                    " VALUES ('YU1-C-AAAAAAB', :pid, :n, :key)"
+                    " ON CONFLICT (code, player_id) DO UPDATE"
+                    " SET result_id = excluded.result_id, board_key = excluded.board_key"
+                    " WHERE excluded.board_key < deal_bests.board_key"
+                ),
+                {"pid": pid, "n": n, "key": key},
+            )
+
+    def read(conn: Connection) -> tuple[list[tuple[int, int]], list[int], list[Any]]:
+        results = [
+            (int(k), int(r))
+            for k, r in conn.execute(text("SELECT board_key, rank FROM results ORDER BY id"))
+        ]
+        bests = [
+            int(r)
+            for (r,) in conn.execute(text("SELECT result_id FROM deal_bests ORDER BY player_id"))
+        ]
+        skeletons = [
+            s for (s,) in conn.execute(text("SELECT name_skeleton FROM players ORDER BY id"))
+        ]
+        return results, bests, skeletons
+
+    await store.run_sync(insert)
+    before = await store.run_sync(read)
+    assert before[1] == [4, 2, 5]
+    await migrate.upgrade(store, "0010")
+    results, bests, skeletons = await store.run_sync(read)
+    assert [k for k, _ in results] == [
+        board_key(won=o == "won", time_ms=t, moves=m, foundations=f, score=sc, hinted=h)
+        for _, _, o, t, m, sc, f, h in stored
+    ]
+    assert [r for _, r in results] == [1, 3, 2, 2, 1, 1]
+    assert bests == [1, 2, 5]  # alice's hinted win is now her best
+    assert skeletons == ["alice", None, "bob", "carol", None]
+    board = await store.deal_board(code="YU1-C-AAAAAAB")
+    assert [(e.rank, e.name) for e in board.rows] == [(1, "carol"), (2, "Alice"), (3, "bob")]
+    with pytest.raises(NameTakenError):
+        await store.register_player(name="alice\u180d", now=0.0)
+    await migrate.downgrade(store, "0009")
+    results, bests, skeletons = await store.run_sync(read)
+    assert [k for k, _ in results] == [k for k, _ in before[0]]
+    assert [r for _, r in results] == [3, 1, 2, 2, 1, 1]
+    assert bests == before[1]
+    assert skeletons == ["alice", "alice\u180b", "bob", "carol", "b\u17b4ob"]
 
 
 async def test_the_models_match_the_migrations(store: SqlStore) -> None:

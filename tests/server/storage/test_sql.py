@@ -117,12 +117,12 @@ class Outcome:
     hinted: bool = False
 
     def documented(self) -> tuple[int, ...]:
-        """docs/protocol.md 4.12: winners by time then moves; then everyone else by
-        foundations (more first), score (higher first), time (earlier first); and every
-        result that got a hint after all those that did not."""
+        """docs/protocol.md 4.12 (issue 28): winners without a hint by time then moves,
+        then winners with one, the same way; then everyone else, hinted or not, by
+        foundations (more first), score (higher first), time (later first)."""
         if self.won:
-            return (int(self.hinted), 0, self.time_ms, self.moves)
-        return (int(self.hinted), 1, -self.foundations, -self.score, self.time_ms)
+            return (int(self.hinted), self.time_ms, self.moves, 0)
+        return (2, -self.foundations, -self.score, -self.time_ms)
 
     def key(self) -> int:
         return board_key(
@@ -385,7 +385,8 @@ async def test_recording_the_same_uid_concurrently_stores_it_once(store: SqlStor
 
 
 async def test_daily_board_order(store: SqlStore) -> None:
-    """Winners by time then moves; then the rest by foundations, score and time."""
+    """Winners by time then moves; then the rest by foundations, score and time (the
+    longer first, issue 28)."""
     people = await register(store, *(f"p{i}" for i in range(7)))
     best_first = [
         ("p3", won(50_000, 200)),  # fastest winner, despite many moves
@@ -393,8 +394,8 @@ async def test_daily_board_order(store: SqlStore) -> None:
         ("p5", won(60_000, 120)),  # same time, more moves
         ("p0", lost(45, 10, 600_000)),  # most foundations, whatever the score and time
         ("p6", lost(40, 350, 200_000)),  # more score beats less time
-        ("p2", lost(40, 300, 90_000)),
-        ("p4", lost(40, 300, 100_000)),  # same foundations and score: slower
+        ("p2", lost(40, 300, 100_000)),
+        ("p4", lost(40, 300, 90_000)),  # same foundations and score: gave up sooner
     ]
     by_name = {p.name: p for p in people}
     for name, outcome in [best_first[i] for i in (6, 3, 0, 5, 1, 4, 2)]:
@@ -433,7 +434,7 @@ PAGED = [
     lost(30, 400, 100_000),
     lost(30, 400, 100_000),
     lost(30, 400, 100_000),
-    lost(30, 400, 120_000),
+    lost(30, 400, 90_000),
     lost(10, 100, 50_000),
     lost(10, 100, 50_000),
 ]
@@ -602,25 +603,29 @@ async def test_deal_board_ties_and_pages(store: SqlStore) -> None:
         assert summary(page) == full[offset : offset + 2]
 
 
-async def test_deal_board_ranks_hinted_results_after_the_others_and_marks_them(
+async def test_deal_board_ranks_hinted_wins_after_the_others_and_marks_them(
     store: SqlStore,
 ) -> None:
-    alice, bob, carol, dave = await register(store, "alice", "bob", "carol", "dave")
-    # The fastest win, but with a hint; a loss without one ranks above it.
+    """Issue 28: a hinted win ranks after every unhinted win and before every result that
+    is not a win (it ranked after those too: a resignation above a win)."""
+    alice, bob, carol, dave, eve = await register(store, "alice", "bob", "carol", "dave", "eve")
+    # The fastest win, but with a hint: after the slower win without one, above the loss.
     await store.record_race(race(won(10_000, 50, hinted=True).result(alice), room="R1"))
     await store.record_race(race(lost(20, 300, 90_000).result(bob), room="R2"))
     await store.record_race(race(won(20_000, 60, hinted=True).result(carol), room="R3"))
-    # dave's hinted win is not his best result: his later loss without a hint is.
+    # dave's hinted win is his best result, better than his later loss without a hint.
     await store.record_race(race(won(5_000, 40, hinted=True).result(dave), room="R4"))
     await store.record_race(race(lost(10, 100, 50_000).result(dave), room="R5"))
+    await store.record_race(race(won(30_000, 70).result(eve), room="R6"))
 
     board = await store.deal_board(code=CODE, player_id=alice.player_id)
-    assert summary(board) == [(1, "bob"), (2, "dave"), (3, "alice"), (4, "carol")]
+    assert summary(board) == [(1, "eve"), (2, "dave"), (3, "alice"), (4, "carol"), (5, "bob")]
     assert [(e.outcome, e.hinted) for e in board.rows] == [
-        ("stuck", False),
-        ("stuck", False),
+        ("won", False),
         ("won", True),
         ("won", True),
+        ("won", True),
+        ("stuck", False),
     ]
     assert board.you == board.rows[2]
     # Equal in everything but the hint is no tie.
@@ -637,6 +642,7 @@ async def test_deal_board_ranks_hinted_results_after_the_others_and_marks_them(
         False,
         True,
         True,
+        False,
         False,
     ]
     history = await store.history(player_id=alice.player_id)
@@ -825,6 +831,8 @@ def compare(a: Any, b: Any) -> int:
 @example(lost(5, 10, MAX_TIME), lost(5, 11, MAX_TIME))
 @example(won(5, MAX_MOVES), won(6, 0))
 @example(won(1, 1, hinted=True), lost(0, 0, MAX_TIME))
+@example(won(MAX_TIME, MAX_MOVES, hinted=True), lost(52, MAX_SCORE, MAX_TIME))
+@example(lost(5, 5, 5, hinted=True), lost(5, 5, 5))
 @example(won(MAX_TIME, MAX_MOVES, hinted=True), won(MAX_TIME, MAX_MOVES))
 @example(lost(52, MAX_SCORE, 0, hinted=True), lost(0, 0, MAX_TIME, hinted=True))
 def test_board_key_order_is_the_documented_order(a: Outcome, b: Outcome) -> None:
@@ -867,14 +875,17 @@ def test_board_key_examples() -> None:
     assert won(10**12, 10**7).key() < lost(52, MAX_SCORE, 0).key()
     assert lost(40, 0, 10**9).key() < lost(39, MAX_SCORE, 0).key()
     assert lost(40, 300, 10**9).key() < lost(40, 299, 0).key()
-    assert lost(40, 300, 1_000).key() < lost(40, 300, 1_001).key()
+    # Of two equal non-wins the one that played on longer ranks higher (issue 28).
+    assert lost(40, 300, 1_001).key() < lost(40, 300, 1_000).key()
     # Equal on every field of its group is a tie, whatever the other fields say.
     assert won(5, 5).key() == Outcome(True, 5, 5, 52, 0).key()
     assert lost(3, 4, 5, moves=1).key() == lost(3, 4, 5, moves=999).key()
-    # A hint puts a result after every result without one, a win after a loss.
-    assert lost(0, 0, MAX_TIME).key() < won(1, 1, hinted=True).key()
+    # A hint puts a win after every win without one, and before every result that is not
+    # a win; among those it plays no part (issue 28).
+    assert won(10**12, 10**7).key() < won(1, 1, hinted=True).key()
     assert won(1, 1, hinted=True).key() < won(2, 1, hinted=True).key()
-    assert won(10**12, 10**7, hinted=True).key() < lost(52, MAX_SCORE, 0, hinted=True).key()
+    assert won(10**12, 10**7, hinted=True).key() < lost(52, MAX_SCORE, MAX_TIME).key()
+    assert lost(3, 4, 5, hinted=True).key() == lost(3, 4, 5).key()
 
 
 # -- the daily-board SQL and a plain sort agree, on random data ----------------------------------
@@ -904,7 +915,7 @@ async def test_random_board_matches_a_plain_sort(store: SqlStore) -> None:
 async def test_sql_engine_sees_the_same_board_key(store: SqlStore) -> None:
     """The key is stored as computed (no truncation in a BIGINT column on either backend)."""
     (me,) = await register(store, "me")
-    o = lost(0, 0, MAX_TIME, hinted=True)  # the largest key there is
+    o = lost(0, 0, 0)  # the largest key there is
     await store.record_race(race(o.result(me), code=OTHER_CODE))
 
     def stored_key(conn: Connection) -> int:

@@ -1,0 +1,322 @@
+"""What the nodes of a cluster say to each other: typed, versioned messages (docs/cluster.md).
+
+A player's *session* lives on the node their connection reached (its gateway); their
+*room* on the node that owns it. When the two differ, the gateway and the owner talk only
+through the messages here: the session side hands the room side a guest (``Attach``), its
+frames (``Frame``) and its end (``Detach``); the room side answers with the frames for
+its guests (``Deliver``: one message for every guest of one gateway that gets the same
+frame), closes one (``Shut``), sends one home (``Home``: its player left every room
+there), or has one replaced (``Kick``); a wrong password is told to every node
+(``PasswordFail``).
+
+Each is a frozen dataclass with a field table, encoded like the wire protocol's messages
+(``protocol.messages``: one msgpack map, ``t`` its type) with ``v``, the version of this
+set: a node that reads another version, an unknown type or a field out of bounds raises
+``BusError`` and drops the message, never a traceback. ``outgoing`` turns a hub's cluster
+effect into the message for another node, ``incoming`` hands a message to the hub's entry
+point for it. Two transports carry them: Redis (``server.relay``, the bytes of ``encode``
+on the channel of the node they are for) and, in the fake-clock tests, a dict of hubs
+(tests/server/test_nodes.py): both go through ``encode`` and ``decode``.
+
+Pure code: no I/O, no clock (the time comes in with each call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, assert_never
+
+import msgpack
+
+from protocol.messages import (
+    MAX_FRAME,
+    Bool,
+    F,
+    Int,
+    Kind,
+    ListOf,
+    MessageError,
+    Opt,
+    Str,
+    from_fields,
+    to_fields,
+)
+
+from ..effects import Detach, Effect, Forward, Handover, Release
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+__all__ = [
+    "BUS_VERSION",
+    "Attach",
+    "BusError",
+    "BusMessage",
+    "Deliver",
+    "DetachMsg",
+    "Frame",
+    "Home",
+    "Kick",
+    "PasswordFail",
+    "Shut",
+    "decode",
+    "encode",
+    "incoming",
+    "outgoing",
+]
+
+#: The version of this set of messages: a node drops what another version sends (nodes of
+#: one cluster run one release; a rolling upgrade that changes a message bumps it).
+BUS_VERSION = 1
+_U31 = 2**31 - 1
+#: Connection ids: a gateway's own are positive, a guest's on its owner negative.
+_conn = Int(-_U31, _U31)
+_node = Str(64)
+
+
+class BusError(ValueError):
+    """A relay message this node cannot read (another version, garbage)."""
+
+
+@dataclass(frozen=True)
+class Raw(Kind):
+    """A frame as it came: bytes (a binary frame), or str (a text frame, which the owner
+    answers with ``bad_frame`` as it would its own client's)."""
+
+    max_len: int
+    #: A text frame may come (a client's); False: bytes only (one the server encoded).
+    text: bool = True
+
+    def check(self, value: object, where: str) -> bytes | str:
+        kinds = (bytes, str) if self.text else bytes
+        if not isinstance(value, kinds) or len(value) > self.max_len:
+            raise MessageError("bad_field", f"field {where!r} must be a frame")
+        return value
+
+
+@dataclass(frozen=True)
+class Num(Kind):
+    """A number of seconds (a wall time): an int or a float."""
+
+    def check(self, value: object, where: str) -> float:
+        if type(value) not in (int, float):
+            raise MessageError("bad_field", f"field {where!r} must be a number")
+        return float(value)  # type: ignore[arg-type]
+
+
+#: Frames the relay carries: a client's (at most MAX_FRAME; a larger one never gets past the
+#: websocket layer) or one the server encoded for a client (a page fits MAX_FRAME too).
+_frame = Raw(MAX_FRAME * 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Attach:
+    """Gateway to owner: the session ``(gateway, conn)`` is a guest of the owner from now
+    on, for player ``player``, with ``frame`` (a join or watch) first if any; ``follow``:
+    once seated, its client is told to connect to the owner (``route``)."""
+
+    TYPE: ClassVar[str] = "attach"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("gateway", _node),
+        F("conn", _conn),
+        F("player", Int(0, 2**63 - 1)),
+        F("name", Str(64)),
+        F("token", Str(128)),
+        F("registered", Num()),
+        F("address", Str(64)),
+        F("frame", Opt(_frame)),
+        F("follow", Bool(), False),
+    )
+    gateway: str
+    conn: int
+    player: int
+    name: str
+    token: str
+    registered: float
+    address: str
+    frame: bytes | str | None
+    follow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Gateway to owner: a frame of the guest (its flood bucket paid on the gateway)."""
+
+    TYPE: ClassVar[str] = "frame"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("gateway", _node), F("conn", _conn), F("frame", _frame))
+    gateway: str
+    conn: int
+    frame: bytes | str
+
+
+@dataclass(frozen=True, slots=True)
+class DetachMsg:
+    """Gateway to owner: the guest's connection is gone (its resume window starts)."""
+
+    TYPE: ClassVar[str] = "detach"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("gateway", _node), F("conn", _conn))
+    gateway: str
+    conn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """Owner to gateway: one encoded server frame for each of the gateway's ``conns``
+    (fan-out per node: a room's frame crosses once per gateway, not once per member)."""
+
+    TYPE: ClassVar[str] = "deliver"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("conns", ListOf(_conn, 100_000)),
+        F("data", Raw(MAX_FRAME * 4, text=False)),
+        F("progress", Bool()),
+    )
+    conns: tuple[int, ...]
+    data: bytes
+    #: A ``progress``: the gateway's outbox may replace an older one not yet written.
+    progress: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Shut:
+    """Owner to gateway: close the session's connection with ``code`` (replaced, flooding,
+    the room moved)."""
+
+    TYPE: ClassVar[str] = "close"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("conn", _conn),
+        F("code", Int(1000, 4999)),
+        F("reason", Str(123)),
+    )
+    conn: int
+    code: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """Owner to gateway: the guest's player is in no room there any more; the session is
+    served on its gateway again, starting with ``frame`` (one that came too late)."""
+
+    TYPE: ClassVar[str] = "home"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("conn", _conn), F("frame", Opt(_frame)))
+    conn: int
+    frame: bytes | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Kick:
+    """Any node to a gateway: the player said hello on a newer session elsewhere (4001)."""
+
+    TYPE: ClassVar[str] = "kick"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("conn", _conn),)
+    conn: int
+
+
+@dataclass(frozen=True, slots=True)
+class PasswordFail:
+    """Any node to every other: a wrong password from the address ``key``, counted
+    everywhere (``Password.failed_elsewhere``)."""
+
+    TYPE: ClassVar[str] = "pwfail"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("key", Str(64)),)
+    key: str
+
+
+BusMessage: TypeAlias = Attach | Frame | DetachMsg | Deliver | Shut | Home | Kick | PasswordFail
+
+TYPES: dict[str, type[Any]] = {
+    c.TYPE: c for c in (Attach, Frame, DetachMsg, Deliver, Shut, Home, Kick, PasswordFail)
+}
+
+_PACKER = msgpack.Packer(use_bin_type=True)
+
+
+def encode(message: BusMessage) -> bytes:
+    """The msgpack bytes of a message: a map with ``t`` and ``v`` first."""
+    body: dict[str, Any] = {"t": message.TYPE, "v": BUS_VERSION}
+    body.update(to_fields(message))
+    data: bytes = _PACKER.pack(body)
+    return data
+
+
+def decode(data: bytes) -> BusMessage:
+    """A message from its bytes, every field checked; ``BusError`` if it cannot be read."""
+    try:
+        body = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except Exception as exc:  # the C unpacker raises several unrelated types
+        raise BusError(f"not msgpack ({type(exc).__name__})") from None
+    if not isinstance(body, dict):
+        raise BusError("not a map")
+    version = body.get("v")
+    if version != BUS_VERSION:
+        raise BusError(f"version {version!r}, this node reads {BUS_VERSION}")
+    cls = TYPES.get(body.get("t"))  # type: ignore[arg-type]
+    if cls is None:
+        raise BusError(f"unknown type {str(body.get('t'))[:32]!r}")
+    try:
+        message: BusMessage = from_fields(cls, body)
+    except MessageError as exc:
+        raise BusError(exc.text) from None
+    return message
+
+
+def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
+    """The message a hub's cluster effect sends, and the node it is for; None for an
+    effect that is not one message to one node (``Locate`` asks the directory,
+    ``PasswordFailed`` goes to every node)."""
+    match effect:
+        case Forward(to, conn, frame):
+            return to, Frame(node, conn, frame)
+        case Handover():
+            e = effect
+            return e.node, Attach(
+                node,
+                e.conn,
+                e.player_id,
+                e.name,
+                e.token,
+                e.registered,
+                e.address,
+                e.frame,
+                e.follow,
+            )
+        case Detach(to, conn):
+            return to, DetachMsg(node, conn)
+        case Release(to, conn, frame):
+            return to, Home(conn, frame)
+    return None
+
+
+def incoming(hub: Hub, message: BusMessage, now: float) -> list[Effect]:
+    """Hand a message from another node to the hub's entry point for it, at ``now``;
+    its effects. ``Deliver`` is not the hub's (the I/O layer writes its frames): none."""
+    match message:
+        case Attach():
+            m = message
+            return hub.guest_attach(
+                (m.gateway, m.conn),
+                player_id=m.player,
+                name=m.name,
+                token=m.token,
+                registered=m.registered,
+                address=m.address,
+                frame=m.frame,
+                now=now,
+                follow=m.follow,
+            )
+        case Frame(gateway, conn, frame):
+            return hub.guest_frame((gateway, conn), frame, now)
+        case DetachMsg(gateway, conn):
+            return hub.guest_detach((gateway, conn), now)
+        case Shut(conn, code, reason):
+            return hub.closed_by_owner(conn, code, reason, now)
+        case Home(conn, frame):
+            return hub.returned(conn, frame, now)
+        case Kick(conn):
+            return hub.kick(conn, now)
+        case PasswordFail(key):
+            return hub.password_failed_elsewhere(key, now)
+        case Deliver():
+            return []
+        case _:
+            assert_never(message)

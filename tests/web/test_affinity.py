@@ -1,0 +1,65 @@
+"""The browser client on a cluster: it follows its room to the room's node (room affinity).
+
+Two real nodes of one cluster behind the real HAProxy with deploy/haproxy.cfg
+(tests/test_deploy.py's ``affinity_cluster``), and Debian's Chromium: alice's page reaches
+one node and makes a room there; bob opens its invite link and his page reaches the other
+node (leastconn), joins through the relay, is told where the room lives (``route``), and
+moves there on its own: one more websocket, with ``?node=``, and nothing for bob to do.
+His moves are then the room's node's own, none relayed (docs/protocol.md 4.25).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_deploy import affinity_cluster, deploy_redis, metric, migrated
+
+from .test_app import CODE, Player, create_room, winning_line
+
+__all__ = ["deploy_redis"]  # a fixture these tests use
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_a_browser_follows_its_room_to_the_node_that_holds_it(
+    browser: Any, fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    line = winning_line()
+    db = migrated(fresh_postgres, tmp_path)
+    fast = ("--msg-rate", "500", "--msg-burst", "500")
+    with affinity_cluster(db, deploy_redis, tmp_path, *fast) as (lb, (port1, _), (port2, _)):
+        base = lb.replace("ws://", "http://").rstrip("/")
+        ports = {"node1": port1, "node2": port2}
+        alice = await Player.open(browser, base, "alice")
+        room = await create_room(alice, CODE)
+        (owner,) = [n for n, p in ports.items() if metric(p, "yukon_connections") == 1]
+        (other,) = [n for n in ports if n != owner]
+
+        urls: list[str] = []
+        bob = await Player.open(browser, base, "bob", f"/r/{room}", welcome=False)
+        bob.page.on("websocket", lambda ws: urls.append(ws.url))
+        await bob.until(lambda: any(f.get("you") == "player" for f in bob.of("room")), "the room")
+        # leastconn sent bob's page to the other node, which relayed his join: routed.
+        await bob.until(lambda: bob.of("route"), "the route")
+        await bob.until(lambda: len(bob.of("welcome")) == 2, "the welcome there")
+        assert bob.of("route")[-1] == {"t": "route", "node": owner, "room": room}
+        assert urls and urls[-1].endswith(f"/?node={owner}")
+        assert metric(ports[owner], "yukon_routes_sent_total") == 1
+        await bob.until(lambda: metric(ports[owner], "yukon_connections") == 2, "bob at home")
+        assert metric(ports[other], "yukon_connections") == 0
+
+        await bob.page.click("#ready")
+        await alice.page.wait_for_selector("text=Everyone is ready")
+        await alice.page.click("#start")
+        await bob.until(lambda: bob.of("race"), "bob's race")
+        await bob.page.wait_for_selector(".board .pc.up")
+        for move in line[:6]:
+            assert (await bob.play_keys(move))["t"] == "accepted", move
+        assert metric(ports[owner], "yukon_moves_relayed_total") == 0
+        status = await bob.status()
+        assert "moving" not in status and "lost" not in status, status
+        for p in (alice, bob):
+            await p.close()
