@@ -51,7 +51,7 @@ players' CPU unless told), each player from a loopback address of its own (the c
 holds one address to 64 connections). Every player's hello says ``follow``; a guest whose
 join reached another node than its room's is told ``route`` by the room's node, closes
 that connection, reconnects at once with ``?node=<id>`` (which the config sends to that
-node) and resumes there (docs/protocol.md 4.24): the race's ``seq`` says which of its
+node) and resumes there (docs/protocol.md 4.25): the race's ``seq`` says which of its
 moves the node has, the rest are sent again, none played twice; a route to the node it
 just followed, or past the terminal client's three a minute, is not followed (the relay
 serves it). ``--no-follow`` keeps the players where HAProxy put them (a client written
@@ -370,7 +370,7 @@ class Player:
     #: With ``--nodes``: the node this player's room lives on is not the one it reached,
     #: so every answer comes through the relay.
     remote: bool = False
-    #: This client follows ``route`` (docs/protocol.md 4.24): its hello says ``follow``,
+    #: This client follows ``route`` (docs/protocol.md 4.25): its hello says ``follow``,
     #: and on ``route`` it reconnects with ``?node=<id>`` and resumes there.
     follow: bool = False
     #: The loopback address its connections come from (None: the system's choice):
@@ -383,7 +383,7 @@ class Player:
     #: the new connection, its hello to the welcome (and a race's resync).
     follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
     #: Routes not followed, the relay serving the player: to the node it had just
-    #: followed (the balancer ignored ``node``, 4.24), or past ROUTE_LIMIT a minute.
+    #: followed (the balancer ignored ``node``, 4.25), or past ROUTE_LIMIT a minute.
     routes_ignored: int = 0
     #: Moves and undos this player sent (each ``seq`` once), sent again after a resume or
     #: a follow, and answered ``accepted``/``undone`` (a lost one sent again counts once).
@@ -452,7 +452,7 @@ class Player:
                     if not self.follow or ws is not self.ws:
                         continue
                     if msg["node"] == self.node or not self._settled.is_set():
-                        # The balancer ignored ?node= (4.24), or a route came while the
+                        # The balancer ignored ?node= (4.25), or a route came while the
                         # player was still moving (nodes that disagree): the relay serves.
                         self.routes_ignored += 1
                         continue
@@ -501,7 +501,7 @@ class Player:
         self._waiting.clear()
         self._pending.clear()
 
-    # -- following a route (docs/protocol.md 4.24) --------------------------------------------
+    # -- following a route (docs/protocol.md 4.25) --------------------------------------------
 
     def _begin_follow(self, old: ClientConnection, route: dict[str, Any]) -> None:
         """On ``route``: from now on nothing is sent until the player is on the room's
@@ -868,7 +868,7 @@ class WorkerJob:
     #: Rooms forming at once in this worker (their joins measured): people arrive over
     #: time, not 240 rooms in the same millisecond.
     form_concurrency: int = 16
-    #: Through the load balancer: the players follow ``route`` (4.24), and player ``i``
+    #: Through the load balancer: the players follow ``route`` (4.25), and player ``i``
     #: connects from its own loopback address ``local_addrs[i]``.
     follow: bool = False
     local_addrs: list[str] = field(default_factory=list)

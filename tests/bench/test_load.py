@@ -157,7 +157,7 @@ def test_a_short_run_of_two_nodes_through_haproxy_follows_the_routes() -> None:
         assert line in out, out
 
 
-# -- following a route (docs/protocol.md 4.24), against a real server ----------------------
+# -- following a route (docs/protocol.md 4.25), against a real server ----------------------
 
 
 def test_with_node_adds_or_replaces_the_node_parameter() -> None:
