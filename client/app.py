@@ -10,6 +10,7 @@ two see the app only as the ``Host`` of host.py, and never import this module.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -21,14 +22,16 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from protocol.messages import Message, MoveMsg, Undo
+from protocol.messages import Finish, Message, MoveMsg, Undo
 
-from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, TokenStore
+from .closed import room_state
+from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, HintedMemory, TokenStore
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .host import Host
 from .screens import (
     AlertScreen,
     Base,
+    ClosedRoomScreen,
     ConfirmScreen,
     HelpScreen,
     LobbyScreen,
@@ -92,8 +95,12 @@ Button { width: auto; min-width: 8; }
 #code-row { margin: 0 1 1 1; }
 #board-code { width: 41; }
 
-HelpScreen, ConfirmScreen, NameScreen, PasswordScreen, TrustScreen, AlertScreen {
+HelpScreen, ConfirmScreen, NameScreen, PasswordScreen, TrustScreen, AlertScreen,
+NameLinkScreen {
     align: center middle;
+}
+#link-box {
+    width: 78; height: auto; border: round $accent; padding: 1 1; background: $surface;
 }
 #help-box {
     width: 78; height: auto; border: round $accent; padding: 0 1; background: $surface;
@@ -142,9 +149,13 @@ class YukonApp(App[None]):
         backoff: Sequence[float] = BACKOFF,
         cafile: Path | None = None,
         invite: str | None = None,
+        token: str | None = None,
     ) -> None:
         """``invite``: the room code of an invite link (``yukon play LINK``), which the
-        client joins once the server welcomes it (or watches, when it is racing or full)."""
+        client joins once the server welcomes it (or watches, when it is racing or full);
+        first it asks whether the room is open at all (``closed.room_state``), and shows a
+        closed room's last race instead. ``token``: a name's link's token, to say hello
+        with (and keep for this server)."""
         super().__init__()
         self.url = url
         self.clock = clock
@@ -162,12 +173,18 @@ class YukonApp(App[None]):
             key=key,
             backoff=backoff,
             cafile=cafile,
+            token=token,
         )
+        self.cafile = cafile
         #: Where the daily rooms are remembered (beside the tokens), and under which key.
         self.dailies = DailyMemory(store.directory) if store is not None else None
         if self.dailies is not None:
             with contextlib.suppress(OSError):
                 self.session.dailies = self.dailies.load(self.key)
+        self.hinted = HintedMemory(store.directory) if store is not None else None
+        if self.hinted is not None:
+            with contextlib.suppress(OSError):
+                self.session.hinted_rooms = self.hinted.load(self.key)
         self._asking_name = False
         self._asking_password = False
 
@@ -183,7 +200,24 @@ class YukonApp(App[None]):
 
     def on_mount(self) -> None:
         self.switch_mode("lobby")
-        self.run_worker(self.link.run(), name="link", exit_on_error=False)
+        self.run_worker(self._start(), name="link", exit_on_error=False)
+
+    async def _start(self) -> None:
+        """An invite link's room that is closed is said before anything else (before a
+        name is asked): its last race, on a screen of its own; then the connection."""
+        code = self.session.invite
+        if code is not None and isinstance(self.link, Connection):
+            state = await room_state(self.url, code, cafile=self.cafile)
+            if state is not None and not state.open:
+                self.session.invite = None
+                self.session.say(f"invite link: room {code} is closed", "error")
+                # Nothing is said to the server (no name asked) until the player goes
+                # on: to the lobby, or to replay or race a run of the closed room.
+                go_on = asyncio.Event()
+                self.push_screen(ClosedRoomScreen(state, go_on.set))
+                self.sync()
+                await go_on.wait()
+        await self.link.run()
 
     async def action_quit(self) -> None:
         """Quit; in the middle of a race, ask first: the race goes on without the player,
@@ -217,6 +251,7 @@ class YukonApp(App[None]):
 
     def link_message(self, message: Message) -> None:
         known = len(self.session.dailies)
+        hinted = list(self.session.hinted_rooms)
         for reply in self.session.receive(message, self.clock()):
             self.link.send(reply)
         if len(self.session.dailies) != known and self.dailies is not None:
@@ -224,6 +259,11 @@ class YukonApp(App[None]):
                 self.dailies.save(self.key, self.session.dailies)
             except OSError as exc:
                 log.warning("cannot remember the daily room: %s", exc)
+        if self.session.hinted_rooms != hinted and self.hinted is not None:
+            try:
+                self.hinted.save(self.key, self.session.hinted_rooms)
+            except OSError as exc:
+                log.warning("cannot remember the hinted room: %s", exc)
         if self.session.out_of_step:
             self.session.out_of_step = False
             self.link.reconnect()
@@ -289,7 +329,7 @@ class YukonApp(App[None]):
         for message in messages:
             if not self.link.send(message):
                 race = self.session.race
-                if race is not None and isinstance(message, (MoveMsg, Undo)):
+                if race is not None and isinstance(message, (MoveMsg, Undo, Finish)):
                     race.pending.pop(message.seq, None)
                     race.next_seq = message.seq  # unused: the number may be used again
                 # Short: the link's own status (why, and when it tries again) follows it.

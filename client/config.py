@@ -28,6 +28,7 @@ __all__ = [
     "APP_NAME",
     "DEFAULT_URL",
     "DailyMemory",
+    "HintedMemory",
     "LOCAL_KEY",
     "LOCAL_WHERE",
     "Identity",
@@ -46,6 +47,7 @@ LOCAL_KEY = "local"
 LOCAL_WHERE = "your own server"
 _TOKENS = "tokens.json"
 _DAILIES = "dailies.json"
+_HINTED = "hinted.json"
 _PASSWORDS = "passwords.json"
 #: Certificates trusted on first use, as SSH's known_hosts: server -> SHA-256 fingerprint.
 _KNOWN_SERVERS = "known_servers.json"
@@ -289,4 +291,35 @@ class DailyMemory:
         data = self._read()
         kept = list(rooms.items())[-_DAILIES_KEPT:]
         data[server_key(server)] = {room: asdict(deal) for room, deal in kept}
+        _write_json(self.directory, self.path, data)
+
+
+class HintedMemory:
+    """The rooms whose race gave this client a hint, per server (a few, newest last).
+
+    The server's resync (``room``, ``race``, ``progress``) says nothing of hints, so a
+    client started again in the middle of a hinted race would lose its "hinted" mark;
+    this file keeps it, as ``dailies.json`` keeps a daily attempt's day.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory if directory is not None else config_dir()
+        self.path = self.directory / _HINTED
+
+    def _read(self) -> dict[str, object]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def load(self, server: str) -> list[str]:
+        rooms = self._read().get(server_key(server))
+        if not isinstance(rooms, list):
+            return []
+        return [r for r in rooms if isinstance(r, str)]
+
+    def save(self, server: str, rooms: list[str]) -> None:
+        data = self._read()
+        data[server_key(server)] = rooms[-_DAILIES_KEPT:]
         _write_json(self.directory, self.path, data)

@@ -200,7 +200,10 @@ class Connection:
         key: str | None = None,
         backoff: Sequence[float] = BACKOFF,
         cafile: Path | None = None,
+        token: str | None = None,
     ) -> None:
+        """``token``: say hello with this token (a name's link), whoever was saved; the
+        welcome's name and token are then kept for this server like any other."""
         self.url = url
         #: ``--cafile``: verify a wss:// server against these certificates (no pinning).
         self.cafile = cafile
@@ -218,6 +221,8 @@ class Connection:
         self._name = name
         self._token: str | None = None
         self._use_saved(name)
+        if token is not None:  # a name's link (``yukon play LINK#token=``): that player
+            self._name, self._token = None, token
         self._ws: ClientConnection | None = None
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._closing = False
@@ -565,7 +570,11 @@ class Connection:
                 continue
             if msg.code == "name_taken":
                 taken, self._name = self._name, None
-                raise _Stop("need_name", f"the name {taken!r} is taken on {self.where}")
+                raise _Stop(
+                    "need_name",
+                    f"the name {taken!r} is taken on {self.where}: choose another, or if it"
+                    " is yours, run yukon play with its link from a device that has it",
+                )
             if msg.code == "name_invalid":
                 self._name = None
                 raise _Stop("need_name", f"that name will not do: {msg.text}")

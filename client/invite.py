@@ -11,13 +11,16 @@ the link) and the command line (which reads one) agree, and each is tested alone
 * ``parse_target``: what ``yukon play`` was given, as the websocket address to dial and,
   for an invite link, the room to go to. A link may be written ``http``, ``https``,
   ``ws`` or ``wss``; without a scheme it is plain (``ws``), as a server's address is.
+* ``name_link``: a player's name as a link, ``http(s)://HOST:PORT/#token=TOKEN``, to
+  take the name to another device (docs/protocol.md 4.2); ``parse_target`` reads its
+  token back (the fragment is never sent to a server, so it stays out of logs).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 __all__ = [
     "ROOM_ALPHABET",
@@ -25,6 +28,7 @@ __all__ = [
     "LinkError",
     "Target",
     "invite_link",
+    "name_link",
     "normalize_room",
     "parse_target",
     "replay_link",
@@ -55,6 +59,8 @@ class Target:
 
     url: str
     room: str | None = None
+    #: A name's link (``#token=``): the player's secret token on that server.
+    token: str | None = None
 
 
 def normalize_room(text: str) -> str | None:
@@ -86,6 +92,23 @@ def invite_link(server_url: str, room: str) -> str:
     return f"{scheme}://{_netloc(parts.hostname, parts.port)}{prefix}/r/{room}"
 
 
+def name_link(server_url: str, token: str) -> str:
+    """The link that takes a player's name to another device: the server's page with the
+    token in the fragment (``http://race.example:8765/#token=...``). A browser opening it
+    keeps the token for that server; ``yukon play LINK`` does the same."""
+    base = invite_link(server_url, "X").removesuffix("/r/X")
+    return f"{base}/#token={quote(token, safe='')}"
+
+
+def _fragment_token(fragment: str) -> str | None:
+    """The ``token`` of a link's fragment (``token=...``), if it has one."""
+    for part in fragment.split("&"):
+        key, sep, value = part.partition("=")
+        if sep and key == "token" and value:
+            return unquote(value)
+    return None
+
+
 def replay_link(server_url: str, race: str, player: str) -> str:
     """The link of one run's replay, ``/replay/<race>/<player>`` on the same server as an
     invite link (docs/protocol.md 1.6): a browser opens it and plays the run. Both parts
@@ -102,7 +125,9 @@ def parse_target(text: str) -> Target:
     * ``http(s)://HOST:PORT[/PREFIX]/r/ROOMCODE``, or the same with ``ws``/``wss`` or no
       scheme: an invite link; the server is ``ws(s)://HOST:PORT[/PREFIX]/`` (``https`` and
       ``wss`` are TLS) and the room is ROOMCODE, in any case. A query or fragment after
-      the link is ignored.
+      the link is ignored, but for a name's link:
+    * ``http(s)://HOST:PORT[/PREFIX]/#token=TOKEN`` (``name_link``): that server, and the
+      token of a name to use there (also after a room's link).
 
     Raises ``LinkError`` (one line) for any other scheme, an ``http(s)`` address that is
     not a room's link, a room code that cannot be one, a missing host or a bad port.
@@ -128,7 +153,11 @@ def parse_target(text: str) -> Target:
         parts.port  # noqa: B018 (urlsplit checks the port only when it is read)
     except ValueError:
         raise LinkError(f"{given}: the port is not a number from 0 to 65535") from None
+    token = _fragment_token(parts.fragment)
     match = _ROOM_PATH.match(parts.path)
+    if match is None and token is not None:
+        path = parts.path.rstrip("/")
+        return Target(f"{socket_scheme}://{parts.netloc}{path}/", None, token)
     if match is None:
         if scheme in ("http", "https"):
             raise LinkError(
@@ -142,4 +171,4 @@ def parse_target(text: str) -> Target:
             f"{given}: {match['code']!r} is not a room code ({ROOM_CODE_LENGTH} letters and"
             " digits such as K7WQM, without 0, O, 1 or I)"
         )
-    return Target(f"{socket_scheme}://{parts.netloc}{match['prefix']}/", room)
+    return Target(f"{socket_scheme}://{parts.netloc}{match['prefix']}/", room, token)

@@ -7,8 +7,10 @@ It reaches the app only as its ``Host`` (host.py): nothing here imports app.py.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
+from collections.abc import Callable
 from typing import ClassVar, cast
 
 from rich.console import RenderableType
@@ -24,6 +26,7 @@ from textual.widgets import Button, Digits, Input, Label, Select, Static
 
 from protocol import GameCode, InvalidCodeError
 from protocol.messages import (
+    MAX_NAME,
     Board,
     BoardPage,
     BoardRow,
@@ -40,12 +43,15 @@ from protocol.messages import (
     Rematch,
     Start,
     Watch,
+    normalize_name,
 )
 
+from .closed import RoomState
+from .config import LOCAL_WHERE
 from .host import Host, host
-from .invite import replay_link
+from .invite import name_link, replay_link
 from .replay import SPEEDS, ReplayRun, postmortem_text
-from .state import FOUNDATION, RaceBoard, Session, format_ms
+from .state import FOUNDATION, RaceBoard, Session, format_ms, headline
 from .widgets import (
     BoardView,
     Live,
@@ -62,11 +68,13 @@ from .widgets import (
 
 __all__ = [
     "AlertScreen",
+    "ClosedRoomScreen",
     "ConfirmScreen",
     "HelpScreen",
     "HistoryScreen",
     "LeaderboardScreen",
     "LobbyScreen",
+    "NameLinkScreen",
     "NameScreen",
     "PasswordScreen",
     "RaceScreen",
@@ -133,17 +141,20 @@ class Title(Live):
         room = session.room
         if self.text in ("room", "results") and room is not None and room.max_players > 1:
             left.append(f" · room {room.room}" if self.text == "results" else f" {room.room}")
+        elif self.text == "room" and room is not None and room.ghost is not None:
+            left.append(f" · racing {room.ghost}'s run (ghost)")
         right = Text()
         if session.me:
             right.append(session.me, style="bold")
             right.append(f" @ {self.client.where} ", style="#8a8a8a")
         else:
             right.append(f"{self.client.where} ", style="#8a8a8a")
-        grid = Table.grid(expand=True)
-        grid.add_column(justify="left", no_wrap=True, overflow="ellipsis")
-        grid.add_column(justify="right", no_wrap=True)
-        grid.add_row(left, right)
-        return grid
+        # Who I am stays whole; what this screen is gives way (cut by cells).
+        width = self.size.width or 80
+        room_left = max(0, width - right.cell_len - 1)
+        if left.cell_len > room_left:
+            left.truncate(room_left, overflow="ellipsis")
+        return left + Text(" " * max(0, width - left.cell_len - right.cell_len)) + right
 
 
 class Base(Screen[None]):
@@ -199,7 +210,7 @@ class LobbyScreen(Base):
     """Create a room, join or watch one, play the daily deal, open the leaderboards."""
 
     AUTO_FOCUS = "#create"
-    HINTS = "n new room · j join · w watch · d daily · l boards · h history · ? help · q quit"
+    HINTS = "n new · j join · w watch · d daily · l boards · h history · i link · ? help · q quit"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "create", "new room"),
         Binding("j", "join", "join"),
@@ -207,6 +218,7 @@ class LobbyScreen(Base):
         Binding("d", "daily", "daily deal"),
         Binding("l", "boards", "leaderboards"),
         Binding("h", "history", "history"),
+        Binding("i", "name_link", "your name's link"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "unfocus", "back to the buttons", show=False),
@@ -230,7 +242,8 @@ class LobbyScreen(Base):
                     yield Label("Options", classes="label")
                     yield TickBox("undo", value=True, compact=True, id="undo")
                     yield TickBox("hints", value=False, compact=True, id="hints")
-                    yield Label(Text("(h in a race; hinted runs rank last)", style="#8a8a8a"))
+                    remark = "(h in a race; hinted wins rank lower)"
+                    yield Label(Text(remark, style="#8a8a8a"))
                 with Horizontal(classes="row"):
                     yield Label("Players", classes="label")
                     yield Select(
@@ -334,15 +347,16 @@ class LobbyScreen(Base):
         if self._daily_ask is None or page is None or page.kind != "daily":
             return
         self._daily_ask = None
+        par = f", par {page.par} moves" if page.par is not None else ""
         if page.you is None:
             question = (
-                f"Today's daily deal ({page.date}): your one attempt that counts on the"
+                f"Today's daily deal ({page.date}{par}): your one attempt that counts on the"
                 " leaderboard. Start now?"
             )
         else:
             question = (
-                f"Today's daily deal ({page.date}): you have played the attempt that counts;"
-                " this one is practice. Start now?"
+                f"Today's daily deal ({page.date}{par}): you have played the attempt that"
+                " counts; this one is practice. Start now?"
             )
 
         def answered(yes: bool | None) -> None:
@@ -353,6 +367,9 @@ class LobbyScreen(Base):
 
     def action_boards(self) -> None:
         self.app.push_screen(LeaderboardScreen())
+
+    def action_name_link(self) -> None:
+        self.app.push_screen(NameLinkScreen())
 
     def action_history(self) -> None:
         self.app.push_screen(HistoryScreen())
@@ -404,9 +421,11 @@ class RoomScreen(Base):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "ready", "ready"),
         Binding("s", "start", "start"),
+        Binding("m", "rematch", "rematch"),
         Binding("c", "copy_link", "copy the invite link"),
         Binding("l", "leave", "leave"),
         Binding("question_mark", "help", "help"),
+        Binding("q", "app.quit", "quit"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -430,13 +449,15 @@ class RoomScreen(Base):
         if room is None:
             return ""
         copy = "c copy link · " if room_invite(self.client) is not None else ""
+        if self.session.may_rematch:
+            return f"m rematch · {copy}l leave · ? help · q quit"
         if room.you == "spectator" or room.state == "countdown":
-            return f"{copy}l leave · ? help"
+            return f"{copy}l leave · ? help · q quit"
         if self.session.is_host:
-            return f"s start · {copy}l leave · ? help"
+            return f"s start · {copy}l leave · ? help · q quit"
         if room.state == "finished":
-            return f"{copy}l leave · ? help"
-        return f"space ready · {copy}l leave · ? help"
+            return f"{copy}l leave · ? help · q quit"
+        return f"space ready · {copy}l leave · ? help · q quit"
 
     def _me_ready(self) -> bool:
         room, me = self.session.room, self.session.me
@@ -473,8 +494,10 @@ class RoomScreen(Base):
         text = Text()
         if room.state == "countdown":
             text.append("Get ready: the race starts in", style="bold #5fd75f")
+        elif room.state == "finished" and session.may_rematch:
+            text.append("The race is over: m asks for a rematch (a new deal)", style="#8a8a8a")
         elif room.state == "finished":
-            text.append(f"Waiting for {room.host} to start a rematch", style="#8a8a8a")
+            text.append("The race is over; any of its players may ask for a rematch", "#8a8a8a")
         elif room.you == "spectator":
             text.append(f"You watch; {room.host} starts the race", style="#8a8a8a")
         elif session.is_host:
@@ -483,12 +506,13 @@ class RoomScreen(Base):
                 text.append(f"Waiting for {', '.join(waiting)} to be ready", style="#d7af00")
             else:
                 text.append("Everyone is ready: press s to start", style="bold #5fd75f")
-                if len(room.players) == 1:
+                if len(room.players) == 1 and room.max_players > 1:
                     text.append(" (a race alone is fine)", style="#8a8a8a")
-            text.append(
-                f"\nOthers join with the room code {room.room} or the invite link above",
-                style="#8a8a8a",
-            )
+            if room.max_players > 1:  # a practice room (a ghost's) takes nobody else
+                text.append(
+                    f"\nOthers join with the room code {room.room} or the invite link above",
+                    style="#8a8a8a",
+                )
         else:
             text.append(f"{room.host} starts the race when everyone is ready", style="#8a8a8a")
         return text
@@ -512,6 +536,10 @@ class RoomScreen(Base):
     def action_start(self) -> None:
         if self.session.is_host:
             self.client.send(Start())
+
+    def action_rematch(self) -> None:
+        if self.session.may_rematch:
+            self.client.send(Rematch())
 
     def action_leave(self) -> None:
         self.client.send(Leave())
@@ -541,9 +569,11 @@ class RaceScreen(Base):
         Binding("escape", "cancel", "cancel"),
         Binding("u", "undo", "undo"),
         Binding("h", "hint", "hint"),
+        Binding("a", "finish", "finish"),
         Binding("r", "resign", "resign"),
         Binding("l", "leave", "leave"),
         Binding("question_mark", "help", "help"),
+        Binding("q", "app.quit", "quit"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -567,7 +597,10 @@ class RaceScreen(Base):
         if race is None:
             return ""
         if session.result is None and session.race_done():
-            return "l leave · ? help · (waiting for the others to finish)"
+            won = "you won: " if race.state == "won" else ""
+            return f"l leave · ? help · q quit · ({won}waiting for the others to finish)"
+        if race.pick is None and race.can_finish():
+            return "a finish (the server plays out the win) · 1-7 pick · u undo · r resign · ? help"
         if race.state == "stuck" and session.hints_allowed:
             return "u undo · h hint · r resign · ? help"
         if race.state == "stuck":
@@ -603,6 +636,9 @@ class RaceScreen(Base):
     def action_hint(self) -> None:
         self.client.send(*self.session.ask_hint())
 
+    def action_finish(self) -> None:
+        self.client.send(*self.session.finish())
+
     def action_resign(self) -> None:
         if self.session.race is None or self.session.race_done():
             return
@@ -635,11 +671,12 @@ class RaceScreen(Base):
 class WatchScreen(Base):
     """A race seen from the stands: everyone's progress, nobody's cards."""
 
-    HINTS = "c copy link · l leave · ? help"
+    HINTS = "c copy link · l leave · ? help · q quit"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "copy_link", "copy the invite link"),
         Binding("l", "leave", "leave"),
         Binding("question_mark", "help", "help"),
+        Binding("q", "app.quit", "quit"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -743,11 +780,13 @@ class ResultsScreen(RunPicker):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "rematch", "rematch"),
         Binding("a", "again", "again"),
+        Binding("r", "race", "race the run"),
         Binding("b", "board", "leaderboard"),
         Binding("h", "history", "history"),
         Binding("l", "leave", "lobby"),
         Binding("escape", "leave", "lobby", show=False),
         Binding("question_mark", "help", "help"),
+        Binding("q", "app.quit", "quit"),
         *PICK_BINDINGS,
     ]
 
@@ -771,10 +810,10 @@ class ResultsScreen(RunPicker):
 
     def hints(self) -> str:
         if self._daily():
-            return "a again (practice) · b board · h history · ↑↓ v replay · l lobby · ? help"
-        if self.session.is_host:
-            return "m rematch · b board · h history · ↑↓ v replay · l lobby · ? help"
-        return "b leaderboard · h history · ↑↓ v replay · l lobby · ? help"
+            return "a again (practice) · b board · h history · ↑↓ v replay · r race · l lobby"
+        if self.session.may_rematch:
+            return "m rematch · b board · h history · ↑↓ v replay · r race · l lobby · q quit"
+        return "b leaderboard · h history · ↑↓ v replay · r race · l lobby · q quit"
 
     def runs(self) -> list[tuple[str | None, str]]:
         result = self.session.result
@@ -790,7 +829,7 @@ class ResultsScreen(RunPicker):
             return
         head.update(self._head())
         daily = self._daily()
-        rematch.display = not daily and self.session.is_host
+        rematch.display = not daily and self.session.may_rematch
         again.display = daily
 
     def _head(self) -> Text:
@@ -800,14 +839,8 @@ class ResultsScreen(RunPicker):
         if result is None or room is None:
             return text
         me = next((r for r in result.ranks if r.name == session.me), None)
-        if me is not None and me.outcome == "won":
-            text.append(f"You won in {format_ms(me.time_ms)}!", style="bold #5fd75f")
-        elif me is not None:
-            text.append(f"You finished #{me.rank} of {len(result.ranks)}", style="bold")
-        else:
-            text.append("The race is over", style="bold")
-        if me is not None and me.hinted:
-            text.append("  With a hint: ranked after every run without one", style="#87d7ff")
+        line, kind = headline(result, session.me)
+        text.append(line, style="bold #5fd75f" if kind == "good" else "bold")
         text.append("\n")
         if self._daily() and session.daily is not None:
             kind = "practice" if session.daily.practice else "counts for the leaderboard"
@@ -839,7 +872,7 @@ class ResultsScreen(RunPicker):
         return text
 
     def action_rematch(self) -> None:
-        if self.session.is_host and not self._daily():
+        if self.session.may_rematch and not self._daily():
             self.client.send(Rematch())
 
     def action_again(self) -> None:
@@ -870,6 +903,123 @@ class ResultsScreen(RunPicker):
             "leaderboard": self.action_board,
             "leave": self.action_leave,
         }.get(event.button.id or "", lambda: None)()
+
+
+class ClosedTable(Live):
+    """A closed room's last race: its ranks, as the results show them."""
+
+    DEFAULT_CSS = """
+    ClosedTable { height: 1fr; padding: 0 1; }
+    """
+
+    def render(self) -> RenderableType:
+        screen = self.screen
+        if not isinstance(screen, ClosedRoomScreen) or screen.state.last_race is None:
+            return Text("")
+        table = Table(box=None, pad_edge=False, header_style="bold #8a8a8a")
+        for name, justify in (
+            ("#", "right"),
+            ("player", "left"),
+            ("outcome", "left"),
+            ("time", "right"),
+            ("moves", "right"),
+            ("cards", "right"),
+        ):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        for i, r in enumerate(screen.state.last_race.results):
+            outcome = outcome_cell(r.outcome)
+            if r.hinted:
+                outcome.append(" · hinted", style="#87d7ff")
+            table.add_row(
+                str(r.rank),
+                r.name,
+                outcome,
+                format_ms(r.time_ms),
+                str(r.moves),
+                f"{r.foundations}/52",
+                style="reverse" if i == screen.selected else "",
+            )
+        return table
+
+
+class ClosedRoomScreen(RunPicker):
+    """An invite link to a room that is closed (docs/protocol.md 1.6): said at once, with
+    that room's last race when the server has one; ↑↓ v replays a run of it, r races it."""
+
+    AUTO_FOCUS = ""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "race", "race the run"),
+        Binding("escape", "back", "lobby"),
+        Binding("l", "back", "lobby", show=False),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "app.quit", "quit"),
+        *PICK_BINDINGS,
+    ]
+
+    def __init__(self, state: RoomState, connect: Callable[[], None] | None = None) -> None:
+        """``connect``: called when the player goes on (the app then says hello, asking
+        for a name if it needs one): nothing is asked before the closed room is read."""
+        super().__init__()
+        self.state = state
+        self.connect = connect
+
+    def _online(self) -> bool:
+        """Replays and ghosts need the server: connect first if not yet (once)."""
+        if self.client.link_state.kind == "online":
+            return True
+        if self.connect is not None:
+            self.connect()
+        self.session.say("connecting: press it again once you are in")
+        self.client.sync()
+        return False
+
+    def action_replay(self) -> None:
+        if self._online():
+            super().action_replay()
+
+    def action_race(self) -> None:
+        if self._online():
+            super().action_race()
+
+    def compose(self) -> ComposeResult:
+        yield Title("closed room")
+        yield Static(self._head(), id="closed-head")
+        yield ClosedTable()
+        yield StatusLine()
+        yield Hints()
+
+    def hints(self) -> str:
+        if self.state.last_race is None:
+            return "esc lobby · q quit"
+        return "↑↓ v replay · r race this run · esc lobby · q quit"
+
+    def _head(self) -> Text:
+        state = self.state
+        text = Text(f"\n Room {state.room} is closed", style="bold")
+        text.append(": everyone left it (or it was a private practice room).\n")
+        last = state.last_race
+        if last is None:
+            text.append(" It has no stored race to show.", style="#8a8a8a")
+            text.append("\n Esc goes to the lobby: start a room of your own, or join another.\n")
+            return text
+        when = ""
+        if last.finished_ms is not None:
+            stamp = dt.datetime.fromtimestamp(last.finished_ms / 1000)
+            when = f", {stamp.strftime('%Y-%m-%d %H:%M')}"
+        text.append(f" Its last race{when}", style="bold")
+        if last.code:
+            text.append(f" · {last.code}", style="#8a8a8a")
+        text.append("\n")
+        return text
+
+    def runs(self) -> list[tuple[str | None, str]]:
+        last = self.state.last_race
+        return [(last.race, r.name) for r in last.results] if last is not None else []
+
+    def action_back(self) -> None:
+        if self.connect is not None:
+            self.connect()
+        self.dismiss()
 
 
 # -- leaderboards --------------------------------------------------------------------------
@@ -1515,24 +1665,23 @@ HELP = """\
 [b]Racing[/b]
   [b]1[/b]-[b]7[/b]      pick the exposed card of a column; with a card picked,
            drop it (and the cards on it) on that column
-  [b]↑ ↓[/b]      pick a deeper / higher face-up card of the column
-           (the same column key again also goes deeper)
+  [b]↑ ↓[/b]      a deeper / higher face-up card (or the column key again)
   [b]f[/b]        the picked card to its foundation
   [b]Enter[/b]    tap: the picked card to its foundation;
            twice quickly: to the longest column that takes it
-  [b]Esc[/b]      put the card back       [b]u[/b] undo       [b]r[/b] resign
+  [b]Esc[/b] put the card back  [b]u[/b] undo  [b]r[/b] resign  [b]a[/b] finish (all cards face up)
   [b]h[/b]        a hint, in a room that gives them: the next move of a
-           winning line (your run then ranks after those without one)
-  Mouse: click a card to pick it, then a column or a foundation to drop
-  it; click a picked card to tap it. Legal destinations light up green.
-
+           winning line (a win with hints ranks after those without)
+  Mouse: click a card, then where it goes (legal places light up green);
+  click a picked card to tap it.
 [b]Everywhere[/b]
-  [b]?[/b] this help    [b]l[/b] leave the room / back to the lobby    [b]ctrl+q[/b] quit
+  [b]?[/b] this help  [b]l[/b] leave the room / to the lobby  [b]q[/b] quit (asks mid-race)
+  [b]m[/b] a finished room's rematch (anyone)  [b]i[/b] lobby: your name's link
   [b]c[/b]        in a room or watching: copy the room's invite link (others
            open it in a browser, or run yukon play LINK)
   [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step
            [b]Home End g[/b]o to  [b]space[/b] play  [b]s[/b]peed  [b]j[/b] losing  [b]c[/b] link
-  [b]r[/b]        a board row or a replay: race that run, its ghost alongside
+  [b]r[/b]        a run (results, boards, a replay): race it, its ghost alongside
 
 [dim]Esc or ? closes this help[/dim]"""
 
@@ -1630,20 +1779,110 @@ class _AskScreen(ModalScreen[str]):
 
 
 class NameScreen(_AskScreen):
-    """The first time on a server (or when a name is refused): choose a name."""
+    """The first time on a server (or when a name is refused): choose a name. The limit
+    is said as the player types (a counter, and a word when it is reached: the box takes
+    no more), and a name the server would refuse (blank, say) is refused here, saying why."""
 
     BOX_TITLE = "Your name"
     FIELD = "name"
     # The problem line says where and why: this says the rest once.
     EXPLAIN = (
-        "Others see this name (1-20 characters). It is yours from now on:"
-        " the next start needs no name."
+        f"Others see this name (1-{MAX_NAME} characters). It is yours from now on:"
+        " the next start needs no name. Yours already, on another device? Run"
+        " yukon play with that name's link (its lobby's i shows it)."
     )
     PLACEHOLDER = "name, then Enter"
-    MAX_LENGTH = 20
+    MAX_LENGTH = MAX_NAME
+
+    def on_mount(self) -> None:
+        box = self.query_one("#name-box")
+        box.mount(Static(self._count(""), id="name-count"), after=self.query_one("#name"))
+
+    @staticmethod
+    def _count(value: str) -> Text:
+        n = len(value)
+        if n >= MAX_NAME:  # the box takes no more: say so, rather than drop keys silently
+            return Text(
+                f"{n}/{MAX_NAME}: a name is at most {MAX_NAME} characters", style="bold #d7af00"
+            )
+        return Text(f"{n}/{MAX_NAME} characters", style="#8a8a8a")
+
+    @on(Input.Changed, "#name")
+    def _typed(self, event: Input.Changed) -> None:
+        with contextlib.suppress(NoMatches):
+            self.query_one("#name-count", Static).update(self._count(event.value))
 
     def accept(self, value: str) -> str | None:
-        return value.strip() or None
+        if not value.strip():
+            problem = "a name cannot be blank: type at least one character, then Enter"
+        else:
+            try:
+                return normalize_name(value)
+            except ValueError as exc:
+                problem = f"that name will not do: {exc}"
+        self.query_one("#name-problem", Static).update(Text(problem, style="bold #ff5f5f"))
+        return None
+
+
+class NameLinkScreen(ModalScreen[None]):
+    """``i`` in the lobby: this name's link, to use the name on another device (the token
+    in the link's fragment, docs/protocol.md 4.2); ``c`` copies it. Anyone with the link
+    is this player, which the screen says plainly."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy", "copy"),
+        Binding("escape", "close", "close"),
+        Binding("q", "close", "close", show=False),
+        Binding("i", "close", "close", show=False),
+    ]
+
+    def link(self) -> str | None:
+        client = host(self)
+        token = client.session.token
+        if token is None or client.where == LOCAL_WHERE:
+            return None
+        try:
+            return name_link(client.url, token)
+        except ValueError:
+            return None
+
+    def compose(self) -> ComposeResult:
+        client = host(self)
+        link = self.link()
+        with Container(id="link-box") as box:
+            box.border_title = "Your name on another device"
+            if link is None:
+                why = (
+                    "your own server (--local) has no address another device could use"
+                    if client.where == LOCAL_WHERE
+                    else "not connected yet: the server has not said who you are"
+                )
+                yield Static(Text(f"No link: {why}.", style="bold #d7af00"))
+            else:
+                yield Static(
+                    f"To race as {client.session.me} on another device, open this link there"
+                    " in a browser, or run yukon play LINK:"
+                )
+                yield Static(Text(link, style="bold #87d7ff"), id="name-link")
+                yield Static(
+                    Text(
+                        "Anyone with this link plays as you: keep it to yourself.",
+                        style="bold #ff5f5f",
+                    )
+                )
+            yield Static(Text("c copies it · Esc closes", style="#8a8a8a"))
+
+    def action_copy(self) -> None:
+        link = self.link()
+        if link is None:
+            return
+        self.app.copy_to_clipboard(link)
+        client = host(self)
+        client.session.say("copied your name's link, if the terminal allows it")
+        client.sync()
+
+    def action_close(self) -> None:
+        self.dismiss()
 
 
 class PasswordScreen(_AskScreen):

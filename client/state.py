@@ -25,6 +25,7 @@ from protocol.messages import (
     Countdown,
     DailyDeal,
     Error,
+    Finish,
     Hint,
     HintAnswer,
     HistoryPage,
@@ -55,12 +56,15 @@ from .replay import ReplayRun
 __all__ = [
     "DOUBLE_TAP_S",
     "DONE_STATES",
+    "FINISH",
     "FOUNDATION",
     "Pick",
     "Status",
     "RaceBoard",
     "Session",
     "format_ms",
+    "headline",
+    "names_list",
 ]
 
 #: A second Enter within this many seconds is a double tap.
@@ -69,6 +73,9 @@ DOUBLE_TAP_S = 0.4
 DONE_STATES = frozenset({"won", "resigned", "timeout", "abandoned"})
 #: ``Pick.source`` of a card picked from a foundation (a take-back, option T).
 FOUNDATION = 0
+#: What a ``finish`` (docs/protocol.md 4.24) is in ``RaceBoard.pending`` and ``played``,
+#: where a move is its text and an undo None: sent again as a ``finish`` after a drop.
+FINISH = "finish"
 
 _RANKS = "A23456789TJQK"
 
@@ -78,6 +85,13 @@ _ENTRY_ERRORS = frozenset(
 )
 #: A ``join`` refused with one of these is tried again as a ``watch``: what it says.
 _WATCH_INSTEAD = {"race_running": "is racing", "room_full": "is full"}
+
+
+def _resend(seq: int, move: str | None) -> Message:
+    """A move, undo or finish sent again after a drop, under its own number."""
+    if move == FINISH:
+        return Finish(seq)
+    return MoveMsg(seq, move) if move is not None else Undo(seq)
 
 
 def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
@@ -103,6 +117,36 @@ class Status:
     kind: str = "info"  # info, good, error
     #: Counts up with every status said, so that a newer one can be told from an older.
     serial: int = 0
+
+
+_OUTCOME_WORDS = {"timeout": "out of time"}
+
+
+def names_list(names: Sequence[str]) -> str:
+    """Names as a sentence lists them: ``bob``, ``bob and carol``, ``bob, carol and dan``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def headline(result: Result, me: str | None) -> tuple[str, str]:
+    """How the race went for ``me``, in one line, and its kind (``good``, ``info``), from my
+    own entry of ``result.ranks`` (docs/protocol.md 4.12, "The headline"): a win says its
+    time and place, a hinted win says so, anything else its place and how it ended. One
+    story with the ranks below it: a resign never reads as a first place."""
+    ranks = result.ranks
+    entry = next((r for r in ranks if r.name == me), None)
+    if entry is None:
+        return "The race is over", "info"
+    place = f"#{entry.rank} of {len(ranks)}" if len(ranks) > 1 else ""
+    if entry.outcome == "won":
+        hints = " with hints" if entry.hinted else ""
+        text = f"You won{hints} in {format_ms(entry.time_ms)}"
+        return (f"{text}, {place}" if place else f"{text}!"), "good"
+    how = _OUTCOME_WORDS.get(entry.outcome, entry.outcome)
+    if not place:
+        return f"Your race is over ({how})", "info"
+    return f"You finished {place} ({how})", "info"
 
 
 #: The errors a ``replay`` or a ``postmortem`` may get (docs/protocol.md 4.22).
@@ -190,6 +234,26 @@ class RaceBoard:
             return self.frozen_ms
         ms = self.clock_ms + int((now - self.clock_at) * 1000)
         return max(0, min(ms, self.time_limit * 1000))
+
+    def can_finish(self) -> bool:
+        """Whether the server may play out the win (docs/protocol.md 4.24): my run is
+        playing, no card is face down any more, and no finish is on its way already."""
+        return (
+            self.state == "playing"
+            and self.foundations < 52
+            and FINISH not in self.pending.values()
+            and all(self.game.face_down_count(n) == 0 for n in range(1, 8))
+        )
+
+    def finished_by(self, race: Race, now: float) -> None:
+        """The ``race`` that answers my ``finish``: the server's position after the moves
+        it played for me (every card home); ``hinted`` stays as it was."""
+        self.pending.pop(race.seq, None)
+        self.played.append((race.seq, FINISH))
+        played, pending = self.played, self.pending
+        self._load(race, now)
+        self._changed()
+        self.played, self.pending = played, pending
 
     def is_done(self, *, undo: bool = True) -> bool:
         if self.final_ms is not None or self.state in DONE_STATES:
@@ -432,6 +496,9 @@ class Session:
 
     ascii: bool = False
     me: str | None = None
+    #: My secret token on this server (the ``welcome``'s): what my name's link carries
+    #: to another device (docs/protocol.md 4.2).
+    token: str | None = None
     room: Room | None = None
     race: RaceBoard | None = None
     progress: Progress | None = None
@@ -444,6 +511,9 @@ class Session:
     #: ``daily_deal`` (protocol 4.19: only room, race, progress), so it is remembered here
     #: (and, by the app, on disk), and a resumed attempt reads as one never interrupted.
     dailies: dict[str, DailyDeal] = field(default_factory=dict)
+    #: The rooms whose race gave me a hint: a resumed race (``race`` says nothing of hints)
+    #: is still marked hinted. Kept by the app on disk beside the dailies.
+    hinted_rooms: list[str] = field(default_factory=list)
     #: A race is about to start (a countdown or a ``daily_deal`` came): its ``race`` is a
     #: "go!"; any other ``race`` outside a resync is a resumed one.
     starting: bool = False
@@ -545,7 +615,10 @@ class Session:
         """Take in one server message; what to send because of it (resent moves)."""
         if isinstance(msg, Welcome):
             self.me = msg.name
+            self.token = msg.token
             self.resume_s = msg.resume_s
+            if self.invite is not None and msg.room == self.invite:
+                self.invite = None  # the link's room is mine already: its resync follows
             # The server names the room it kept us in; its ``room`` message follows at
             # once. Nil after a drop: our place is gone (docs/protocol.md 4.15).
             self.awaiting_resync = self._lost and self.room is not None
@@ -749,6 +822,8 @@ class Session:
                 self.say(f"back in room {msg.room}: the race goes on", "good")
             elif msg.max_players > 1:
                 self.say(f"room {msg.room}: {', '.join(p.name for p in msg.players)}")
+            elif msg.ghost is not None and msg.state == "lobby":
+                self.say(f"racing {msg.ghost}'s run as a ghost: s starts", "good")
         if msg.state != "racing":
             self._stand_watch_clock(now)
         elif self.watch_at is None and self.progress is not None and not self._lost:
@@ -759,32 +834,63 @@ class Session:
         if msg.state in ("lobby", "finished"):
             self.starting = False  # a countdown called off: no race is about to start
         if msg.state == "lobby":  # a rematch: a new race will come
+            if msg.room in self.hinted_rooms:
+                self.hinted_rooms.remove(msg.room)
             self.race = None
             self.progress = None
             self.result = None
 
     def _tell_room_changes(self, old: Room, new: Room) -> None:
+        """One status line of what changed, each kind of news once, its names as a list:
+        "bob and carol joined; dan is ready"."""
         before = {p.name: p for p in old.players}
         after = {p.name: p for p in new.players}
-        news: list[str] = []
-        news += [f"{n} joined" for n in after if n not in before]
-        news += [f"{n} left" for n in before if n not in after]
+        rematch = old.state == "finished" and new.state == "lobby"
+        groups: dict[str, list[str]] = {}
+
+        def add(what: str, name: str) -> None:
+            groups.setdefault(what, []).append(name)
+
+        for n in after:
+            if n not in before:
+                add("joined", n)
+        for n in before:
+            if n not in after:
+                add("left", n)
         for n, p in after.items():
             q = before.get(n)
             if q is None:
                 continue
             if q.connected and not p.connected:
-                news.append(f"{n} lost the connection")
+                add("lost the connection", n)
             elif not q.connected and p.connected:
-                news.append(f"{n} is back")
-            elif p.ready != q.ready and n != new.host and new.state == "lobby":
-                news.append(f"{n} is {'ready' if p.ready else 'not ready'}")
+                add("back", n)
+            elif p.ready != q.ready and n != new.host and new.state == "lobby" and not rematch:
+                add("ready" if p.ready else "not ready", n)
+        news: list[str] = []
+        for what, names in groups.items():
+            verb = "is" if len(names) == 1 else "are"
+            if what in ("joined", "left", "lost the connection"):
+                news.append(f"{names_list(names)} {what}")
+            else:
+                news.append(f"{names_list(names)} {verb} {what}")
         if new.host != old.host:
             news.append(f"{new.host} is the host now")
-        if old.state == "finished" and new.state == "lobby":
-            news.append("rematch: a new deal; say ready")
+        if rematch:
+            news.append(self._rematch_text(new))
         if news:
             self.say("; ".join(news))
+
+    def _rematch_text(self, room: Room) -> str:
+        if room.you != "player":
+            return f"rematch: a new deal; {room.host} starts it"
+        if room.host == self.me:
+            others = [p.name for p in room.players if p.name != self.me]
+            if not others:
+                return "rematch: a new deal; s starts it"
+            say = "says" if len(others) == 1 else "say"
+            return f"rematch: a new deal; s starts it once {names_list(others)} {say} ready"
+        return "rematch: a new deal; space says you are ready"
 
     def _race(self, msg: Race, now: float) -> list[Message]:
         race = self.race
@@ -793,12 +899,20 @@ class Session:
         if race is not None and race.resyncing and race.rules == str(msg.view.split(" ")[0]):
             again = race.resync(msg, now)
             self.out_of_step = False
-            out: list[Message] = [
-                MoveMsg(seq, move) if move is not None else Undo(seq) for seq, move in again
-            ]
+            out: list[Message] = [_resend(seq, move) for seq, move in again]
             self.say("connection back: the race goes on", "good")
             return out
+        if race is not None and race.pending.get(msg.seq, "") == FINISH:
+            race.finished_by(msg, now)  # the answer to my finish (protocol 4.24)
+            self.say("all 52 cards home: you won!" if msg.state == "won" else "finished", "good")
+            return []
         self.race = RaceBoard(msg, now, ascii=self.ascii)
+        room_code = self.room.room if self.room is not None else None
+        if self.starting:
+            if room_code in self.hinted_rooms:  # a new race in that room: no hint yet
+                self.hinted_rooms.remove(room_code)
+        elif room_code in self.hinted_rooms:
+            self.race.hinted = True  # a resumed race that had a hint
         self.out_of_step = False
         # A race at its start (also one resumed before any move) shows the deal's own view.
         self.start_view = msg.view if msg.seq == 0 and msg.moves == 0 else None
@@ -839,7 +953,10 @@ class Session:
         else:
             played = move_label(msg.move, ascii=self.ascii)
             turned = f", turned up {self._card(msg.turned)}" if msg.turned else ""
-            self.say(f"{played}{turned}")
+            if msg.turned and race.can_finish():  # the last card turned up: offer the rest
+                self.say(f"{played}{turned}: every card is face up, a finishes for you", "good")
+            else:
+                self.say(f"{played}{turned}")
 
     def _stuck_text(self) -> str:
         if self.undo_allowed:
@@ -849,7 +966,9 @@ class Session:
     def _refused(self, msg: Refused) -> None:
         race = self.race
         move = race.answered(msg.seq) if race is not None else None
-        if move is not None:
+        if move == FINISH:
+            self.say(f"finish: {msg.reason}", "error")
+        elif move is not None:
             self.say(f"{move_label(move, ascii=self.ascii)}: {msg.reason}", "error")
         else:
             self.say(msg.reason, "error")
@@ -886,6 +1005,9 @@ class Session:
             return
         race.hint_asked = False
         race.hinted = True
+        room = self.room.room if self.room is not None else None
+        if room is not None and room not in self.hinted_rooms:
+            self.hinted_rooms = [*self.hinted_rooms[-7:], room]
         if msg.seq != race.last_seq or race.pending:
             self.say("that hint was for an earlier position: h asks again")
             return
@@ -952,9 +1074,18 @@ class Session:
         if race is None:
             return None
         if race.is_done(undo=self.undo_allowed):
-            self.say("your race is over; wait for the others", "error")
+            self.say(self._waiting_text())
             return None
         return race
+
+    def _waiting_text(self) -> str:
+        """What a key of the race says once my own race is over (not an error: nothing
+        went wrong, there is just nothing left to play)."""
+        race = self.race
+        if self.result is not None:
+            return "the race is over"
+        won = race is not None and race.state == "won"
+        return f"{'you won' if won else 'your race is over'}: waiting for the others to finish"
 
     def _send_move(self, race: RaceBoard, move: str) -> list[Message]:
         race.cancel()
@@ -1059,10 +1190,35 @@ class Session:
             self.say("this room has no undo", "error")
             return []
         if race.is_done(undo=True):
-            self.say("your race is over", "error")
+            self.say(self._waiting_text())
             return []
         race.cancel()
         return [Undo(race.take_seq(None))]
+
+    def finish(self) -> list[Message]:
+        """``a``: every card is face up, so the server may play out the win (protocol
+        4.24): its moves count as mine, at the clock of the request."""
+        race = self._playing()
+        if race is None:
+            return []
+        if FINISH in race.pending.values():
+            self.say("finishing…")
+            return []
+        if not race.can_finish():
+            self.say("finish: some cards are still face down; turn them up first")
+            return []
+        race.cancel()
+        self.say("finishing: the server plays out the win…")
+        return [Finish(race.take_seq(FINISH))]
+
+    @property
+    def may_rematch(self) -> bool:
+        """Any racing member may ask for the rematch of a finished ordinary or ghost room
+        (protocol 4.13), not only the host; a daily room has none."""
+        room = self.room
+        if room is None or room.you != "player" or room.state != "finished":
+            return False
+        return room.max_players > 1 or room.ghost is not None
 
     def resign(self) -> list[Message]:
         race = self.race

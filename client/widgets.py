@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -39,6 +40,7 @@ __all__ = [
     "Target",
     "TickBox",
     "bar",
+    "cut",
     "describe_rules",
     "outcome_cell",
     "outcome_text",
@@ -55,6 +57,25 @@ TARGET = "#8fdf8f"
 #: The card a hint says to move, and where to.
 HINTED = "#87d7ff"
 EMPTY = "#606060"
+#: The widest a name is drawn in the results' table (cells).
+NAME_CELLS = 22
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` terminal cells, an ellipsis where it was cut. Cells,
+    not characters: an emoji or a CJK letter takes two, so a name of them measured by
+    ``len`` would push every column after it."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    return set_cell_size(text, width - 1).rstrip() + "…"
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells and filled with spaces to exactly ``width``."""
+    shown = cut(text, width)
+    return shown + " " * (width - cell_len(shown))
 
 
 def describe_rules(rules: str) -> str:
@@ -382,10 +403,12 @@ class StandingsView(Live):
         ghost = session.progress is not None and p is session.progress.ghost
         me = not ghost and p.name == session.me
         line = Text()
-        name = p.name + (" (ghost)" if ghost else " (you)" if me else "")
+        tag = " (ghost)" if ghost else " (you)" if me else ""
         state = self._state(p, session)
-        room = max(4, width - len(state.plain) - 1)
-        line.append(name[:room].ljust(room), style="bold" if me else "")
+        # The name gives way, never its tag or its state: "Carol the Te… (you) playing".
+        room = max(4, width - state.cell_len - 1)
+        name = cut(p.name, max(2, room - cell_len(tag))) + tag
+        line.append(pad(name, room), style="bold" if me else "")
         line.append(" ")
         line.append_text(state)
         line.append("\n")
@@ -442,23 +465,29 @@ class RaceHeader(Live):
     """
 
     def render(self) -> RenderableType:
+        """The right side (clock, score, moves) always whole; the left's parts by
+        importance (what race this is, "hinted", par, the rules) as far as they fit."""
         session = self.session
         room = session.room
         race = session.race
-        left = Text(" Yukon Race", style="bold")
+        what = ""
         if room is not None and room.ghost is not None:
-            left.append(f" · racing {room.ghost}'s run (ghost, practice)")
+            what = f" · racing {room.ghost}'s run (ghost)"
         elif session.daily is not None and (room is None or room.max_players == 1):
             practice = " practice" if session.daily.practice else ""
-            left.append(f" · daily {session.daily.date}{practice}")
+            what = f" · daily {session.daily.date}{practice}"
         elif room is not None and room.max_players == 1:
-            left.append(" · daily deal")
+            what = " · daily deal"
         elif room is not None:
-            left.append(f" · room {room.room}")
-        if room is not None:
-            left.append(f" · {describe_rules(room.rules).split(',')[0]}", style="#8a8a8a")
+            what = f" · room {room.room}"
+        parts: list[tuple[str, str]] = []
         if race is not None and race.hinted:
-            left.append(" · hinted", style="#87d7ff")
+            parts.append((" · hinted", "#87d7ff"))
+        daily = session.daily
+        if daily is not None and daily.par is not None and what.startswith(" · daily"):
+            parts.append((f" · par {daily.par}", "#8a8a8a"))
+        if room is not None:
+            parts.append((f" · {describe_rules(room.rules).split(',')[0]}", "#8a8a8a"))
         right = Text()
         if race is not None:
             now = self.client.clock()
@@ -469,6 +498,14 @@ class RaceHeader(Live):
             right.append(f"{race.moves} ", style="bold")
         elif session.progress is not None:  # watching: the room's clock
             right.append(f"{format_ms(session.clock_ms(self.client.clock()))} ", style="bold")
+        room_left = max(0, self.size.width - right.cell_len - 1) if self.size.width else 999
+        left = Text(" Yukon Race", style="bold")
+        if left.cell_len + cell_len(what) > room_left:
+            left = Text(" Yukon", style="bold")
+        left.append(cut(what, max(0, room_left - left.cell_len)))
+        for text, style in parts:  # in order of importance, each if it fits whole
+            if left.cell_len + cell_len(text) <= room_left:
+                left.append(text, style=style)
         grid = Table.grid(expand=True)
         grid.add_column(justify="left", no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True)
@@ -526,9 +563,10 @@ class RoomView(Live):
         minutes = room.time_limit // 60
         limit = f"{minutes} min" if room.time_limit % 60 == 0 else f"{room.time_limit} s"
         hints = " · hints" if room.hints else ""
+        who = f"up to {room.max_players} players" if room.max_players > 1 else "you alone"
         out.append(
             f"{describe_rules(room.rules)} · {'undo' if room.undo else 'no undo'}{hints}"
-            f" · time limit {limit} · up to {room.max_players} players\n",
+            f" · time limit {limit} · {who}\n",
             style="#afafaf",
         )
         if room.code:
@@ -550,9 +588,9 @@ class RoomView(Live):
         line.append(
             "★ " if host and not self.session.ascii else "* " if host else "  ", style="#ffd75f"
         )
-        line.append(
-            f"{name}{' (you)' if name == me else ''}".ljust(28), style="bold" if name == me else ""
-        )
+        tag = " (you)" if name == me else ""
+        shown = pad(cut(name, 27 - cell_len(tag)) + tag, 28)
+        line.append(shown, style="bold" if name == me else "")
         if host:
             line.append("host ", style="#ffd75f")
         if ready:
@@ -579,7 +617,7 @@ class ResultsView(Live):
             return Text("")
         table = Table(box=None, pad_edge=False, expand=False, header_style="bold #8a8a8a")
         table.add_column("#", justify="right")
-        table.add_column("player", no_wrap=True, max_width=22)
+        table.add_column("player", no_wrap=True, max_width=NAME_CELLS)
         table.add_column("outcome")
         table.add_column("time", justify="right")
         table.add_column("moves", justify="right")
@@ -593,7 +631,7 @@ class ResultsView(Live):
             )
         if result.ghost is not None:  # the recorded run raced, for comparison (protocol 4.23)
             row = self._row(result.ghost, None)
-            row[1] = f"{result.ghost.name} (ghost)"
+            row[1] = cut(result.ghost.name, NAME_CELLS - 8) + " (ghost)"
             table.add_row(*row, style="#8a8a8a")
         return table
 
@@ -602,9 +640,10 @@ class ResultsView(Live):
         outcome = outcome_cell(r.outcome)
         if r.hinted:  # ranked after every run without a hint
             outcome.append(" · hinted", style="#87d7ff")
+        tag = " (you)" if r.name == me else ""
         return [
             str(r.rank),
-            r.name + (" (you)" if r.name == me else ""),
+            cut(r.name, NAME_CELLS - cell_len(tag)) + tag,  # "(you)" is never cut off
             outcome,
             format_ms(r.time_ms),
             str(r.moves),

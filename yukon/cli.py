@@ -319,7 +319,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     except LinkError as exc:
         print(f"yukon play: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.local and target.room is not None:
+    if target.token is not None and args.name is not None:
+        print(
+            "yukon play: a name's link (#token=) says who you are; --name names another"
+            " (drop one of them)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if args.local and (target.room is not None or target.token is not None):
         print(
             f"yukon play: --local starts a server of your own; {args.url.strip()} is a room"
             " on another server (drop one of them)",
@@ -351,6 +358,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             store=store,
             cafile=cafile,
             invite=target.room,
+            token=target.token,
         )
         app.run()
         return app.return_code or 0  # 1: a certificate not trusted, or refused
@@ -635,7 +643,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="a server, ws://HOST:PORT or wss://HOST:PORT (default ws://127.0.0.1:8765; no"
         " scheme: ws://), or a room's invite link, http(s)://HOST:PORT/r/ROOMCODE (the room"
-        " screen shows it)",
+        " screen shows it), or your name's link, http(s)://HOST:PORT/#token=... (the lobby's"
+        " i shows it on a device that has the name): its name is kept for that server",
     )
     p.add_argument(
         "--name",

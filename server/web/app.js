@@ -24,6 +24,16 @@ function replayLink(path) {
   }
 }
 
+/** A name's link for another device (#token=...), or null. */
+function tokenLink(hash) {
+  const m = /^#token=([^&]+)$/.exec(hash);
+  try {
+    return m ? decodeURIComponent(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The errors a post-mortem may get instead of its answer. */
 const PM_ERRORS = new Set(["no_such_race", "race_running", "no_such_player", "not_public", "unavailable"]);
 
@@ -35,6 +45,8 @@ export class Client {
     this.root = root;
     this.session = new Session();
     this.session.dailies = readJson(localStorage, "yukon.dailies") ?? {};
+    // A touch screen's words name buttons and taps; its buttons show no keys (client.css).
+    this.session.touch = !!window.matchMedia?.("(pointer: coarse)").matches;
     this.link = new Link({
       url: serverUrl(),
       onMessage: (m) => this.message(m),
@@ -46,9 +58,14 @@ export class Client {
     /** What the player must type before anything else: "name", "password" or null. */
     this.ask = keep.get("token") ? null : "name";
     this.askProblem = "";
+    /** The error code that sent the player back to the name box (name_taken: say how). */
+    this.askCode = null;
+    /** What the player asked for before having a name: sent once the welcome comes. */
+    this.afterWelcome = [];
     /** A page over the phase: "boards" or "history" (with its own state), or null. */
     this.overlay = null;
-    this.linkState = { kind: "connecting", text: "connecting…" };
+    // Nothing connects before there is a name to say hello with: no "connecting…" yet.
+    this.linkState = { kind: "idle", text: "" };
     this.screen = null;
     this.dailyAsk = false;
     document.addEventListener("keydown", (e) => this.key(e));
@@ -67,7 +84,46 @@ export class Client {
     const run = replayLink(location.pathname);
     if (run) this.openReplay(run.race, run.player);
     this.render();
-    if (!this.ask) this.link.start();
+    // A name's link opened in a tab that shows the game already changes only the fragment.
+    window.addEventListener("hashchange", () => this.tokenLink(true));
+    if (!this.tokenLink(false) && !this.ask) this.link.start();
+  }
+
+  /**
+   * A name's link (#token=...) in the address: its token is kept for this server (asking
+   * first when this browser has a name of its own here) and the fragment leaves the
+   * address bar. True when the link starts the connection itself.
+   */
+  tokenLink(running) {
+    const token = tokenLink(location.hash);
+    if (token === null) return false;
+    history.replaceState(null, "", location.pathname + location.search);
+    if (token === keep.get("token")) return false;
+    const take = () => {
+      keep.set("token", token);
+      keep.set("name", null);
+      if (running) {
+        location.reload(); // a fresh page for the other name: nothing of this one's left
+        return;
+      }
+      this.ask = null;
+      this.askProblem = "";
+      this.render();
+      this.link.start();
+    };
+    if (!keep.get("token")) {
+      take();
+      return true;
+    }
+    // This browser has a name here already: the link's name replaces it only if asked to.
+    const mine = keep.get("name");
+    screens.confirm(
+      this,
+      `This link makes this browser play under the name it belongs to. This browser plays as ${mine ?? "another name"} here now; without that name's own link, it cannot come back to it. Use the link's name?`,
+      take,
+      () => running || this.link.start(),
+    );
+    return true;
   }
 
   /** A run's replay (replay.js, loaded now: a race never needs it), over whatever shows. */
@@ -94,6 +150,16 @@ export class Client {
 
   /** Send messages; false (and a word to the player) when the link is down. */
   send(...msgs) {
+    if (this.ask === "name" && !this.link.online) {
+      // Asked before choosing a name (a shared replay's "race this run"): a name first,
+      // then it goes.
+      this.afterWelcome = msgs;
+      if (this.overlay?.kind === "replay") this.overlay = null;
+      this.askProblem = "";
+      this.session.say("choose a name first: then it goes");
+      this.render();
+      return false;
+    }
     let ok = true;
     for (const m of msgs) ok = this.link.send(m) && ok;
     if (!ok) this.session.say("not connected: this is sent again once the connection is back", "error");
@@ -132,11 +198,21 @@ export class Client {
     switch (msg.t) {
       case "welcome":
         this.ask = null;
-        if (this.invite) {
-          // A resumed room comes with the welcome; then the join is refused and ignored.
+        this.askCode = null;
+        keep.set("name", msg.name);
+        if (this.invite && msg.room === this.invite) {
+          this.invite = null; // resumed in the invite's own room: nothing to join
+        } else if (this.invite) {
+          // A finished room the player sits in is left by the server on the join (4.3).
           this.autoJoin = this.invite;
           this.invite = null;
           this.link.send({ t: "join", room: this.autoJoin });
+        }
+        if (this.afterWelcome.length) {
+          const msgs = this.afterWelcome;
+          this.afterWelcome = [];
+          s.say("");
+          for (const m of msgs) this.link.send(m);
         }
         break;
       case "error":
@@ -191,6 +267,7 @@ export class Client {
       if (msg.code === "password") keep.set("password", null);
       this.ask = msg.code === "version" ? null : msg.code === "password" ? "password" : "name";
       this.askProblem = msg.text;
+      this.askCode = msg.code;
       return;
     }
     if (msg.code === "unavailable" && !this.link.online) {
@@ -237,7 +314,13 @@ export class Client {
     if (this.overlay?.kind === "replay") return; // the replay's own link
     const room = this.session.room;
     const base = appBase();
-    const path = room && room.max_players > 1 ? `${base}r/${room.room}` : this.invite ? location.pathname : base;
+    const joining = this.invite || this.autoJoin;
+    const path =
+      room && room.max_players > 1 && !(joining && joining !== room.room)
+        ? `${base}r/${room.room}`
+        : joining
+          ? `${base}r/${joining}`
+          : base;
     if (location.pathname !== path) history.replaceState(null, "", path);
   }
 

@@ -8,7 +8,7 @@ import { h, fill } from "./dom.js";
 import { appBase } from "./net.js";
 import { formatView } from "./rules.js";
 import { formatMs, moveLabel, RaceBoard } from "./session.js";
-import { postmortemText, keyed, plain, chrome, form } from "./screens.js";
+import { postmortemText, keyed, plain, chrome, form, keyLabel } from "./screens.js";
 import { BoardView } from "./board.js";
 import { positions } from "./deal.js";
 
@@ -184,7 +184,7 @@ export function replay(c) {
           go(Number(jumpIn.value) || 0);
           jumpIn.blur();
         },
-        h("label", { class: "lbl2", for: "replay-jump" }, "move (g)"),
+        h("label", { class: "lbl2", for: "replay-jump" }, keyLabel("move (g)")),
         jumpIn,
       ),
     ),

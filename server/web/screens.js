@@ -3,7 +3,7 @@
 
 import { h, fill } from "./dom.js";
 import { keep, appBase } from "./net.js";
-import { formatMs } from "./session.js";
+import { formatMs, headline, listed, nameCheck, NAME_MAX } from "./session.js";
 import { BoardView } from "./board.js";
 
 const VARIANTS = [
@@ -38,6 +38,7 @@ export function chrome(c) {
     update() {
       const st = c.linkState;
       link.className = `link ${st.kind}`;
+      link.hidden = st.kind === "idle"; // nothing connects yet: nothing to say
       link.textContent = st.kind === "online" ? `● ${st.text}` : `○ ${st.text}`;
       const s = c.session.status;
       status.className = `status ${s.kind}`;
@@ -46,8 +47,25 @@ export function chrome(c) {
   };
 }
 
+/**
+ * A label whose key ("Undo (u)") is marked apart, so that a touch screen, which has no
+ * keys, shows only "Undo" (client.css hides .kbd under pointer: coarse).
+ */
+export function keyLabel(text) {
+  const m = /^(.*\S) (\([^()]+\))$/.exec(text);
+  return m ? [m[1], h("span", "kbd", ` ${m[2]}`)] : text;
+}
+
+/** Set a button's label (with its key marked apart). */
+export function setLabel(el, text) {
+  if (el.dataset.label !== text) {
+    el.dataset.label = text;
+    fill(el, keyLabel(text));
+  }
+}
+
 function button(text, onclick, extra = {}) {
-  return h("button", { type: "button", onclick, ...extra }, text);
+  return h("button", { type: "button", onclick, ...extra }, keyLabel(text));
 }
 
 /** Most buttons are secondary ("plain"): only a screen's main action stands out. */
@@ -100,15 +118,31 @@ function askScreen(c, what) {
   const input = h("input", {
     id: `ask-${what}`,
     type: secret ? "password" : "text",
-    maxlength: secret ? 128 : 20,
+    // A name longer than 20 is refused with a word, not cut as it is typed (64: the wire's).
+    maxlength: secret ? 128 : 64,
     autocomplete: secret ? "current-password" : "nickname",
     required: true,
     "aria-describedby": `ask-${what}-why`,
   });
   const problem = h("p", { class: "problem", role: "alert" });
+  const count = h("span", { class: "summary count", id: "ask-count", "aria-live": "polite" });
+  const counted = () => {
+    const check = nameCheck(input.value);
+    count.textContent = input.value ? check.text : `1-${NAME_MAX} characters`;
+    count.classList.toggle("bad", input.value !== "" && !check.ok);
+    return check;
+  };
+  if (!secret) input.addEventListener("input", counted);
   const submit = () => {
     const value = secret ? input.value : input.value.trim();
-    if (!value) return;
+    const check = secret ? { ok: !!value, text: "type the password" } : counted();
+    if (!check.ok) {
+      c.askProblem = check.text;
+      c.askCode = null;
+      problem.textContent = check.text;
+      input.focus();
+      return;
+    }
     if (secret) keep.set("password", value);
     else c.link.name = value;
     c.ask = null;
@@ -120,26 +154,41 @@ function askScreen(c, what) {
     { class: "card ask" },
     submit,
     h("h1", {}, secret ? "This server is private" : "Your name"),
+    !secret &&
+      h(
+        "p",
+        { class: "intro" },
+        "Yukon Race: Yukon solitaire as a race. Everyone plays the same deal at once; the first to bring all 52 cards home wins.",
+      ),
     problem,
     h(
       "p",
       { id: `ask-${what}-why`, class: "summary" },
       secret
         ? "Ask whoever runs it for the password. This browser keeps it for this server."
-        : `${c.invite ? `You are invited to room ${c.invite}. ` : ""}Others see this name (1-20 characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.`,
+        : `${c.invite ? `You are invited to room ${c.invite}. ` : ""}Others see this name (1-${NAME_MAX} characters). It is yours on this server from now on: this browser keeps it, so the next visit needs no name.`,
     ),
     h("label", { for: `ask-${what}` }, secret ? "Password" : "Name"),
     " ",
     input,
     " ",
     h("button", { type: "submit" }, secret ? "Go" : "Play"),
+    !secret && [" ", count],
+    h(
+      "p",
+      { class: "summary", id: "ask-elsewhere" },
+      "Is that name yours on another device? There, choose “Use this name on another device” in the lobby and open its link here.",
+    ),
   );
+  const elsewhere = box.querySelector("#ask-elsewhere");
   return {
     el: h("section", "screen", ch.link, box, ch.status),
     focus: () => input.focus(),
     update() {
       ch.update();
       problem.textContent = c.askProblem;
+      if (elsewhere) elsewhere.hidden = c.askCode !== "name_taken";
+      if (!secret) counted();
     },
   };
 }
@@ -231,14 +280,14 @@ export function lobby(c) {
         h("span", "lbl", "Options"),
         tick(undo, "undo"),
         tick(hints, "hints"),
-        h("span", "summary", "(hinted runs rank last)"),
+        h("span", "summary", "(a win with hints ranks after the wins without)"),
       ),
       row(
         lbl("players", "Players"),
         players,
         h("label", { class: "lbl2", for: "time" }, "Time"),
         time,
-        h("button", { type: "submit", id: "create" }, "Create room (n)"),
+        h("button", { type: "submit", id: "create" }, keyLabel("Create room (n)")),
       ),
     ),
     form(
@@ -248,7 +297,7 @@ export function lobby(c) {
       row(
         lbl("room-code", "Room code"),
         roomCode,
-        h("button", { type: "submit", id: "join" }, "Join (j)"),
+        h("button", { type: "submit", id: "join" }, keyLabel("Join (j)")),
         plain("Watch (w)", () => enter("watch"), "watch"),
       ),
     ),
@@ -260,6 +309,7 @@ export function lobby(c) {
         button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
         plain("Leaderboards (l)", openBoards(c), "boards"),
         plain("History (h)", openHistory(c), "history"),
+        plain("Use this name on another device", () => nameLink(c), "name-link"),
       ),
     ),
   );
@@ -275,6 +325,42 @@ export function lobby(c) {
       return keys(k);
     },
   };
+}
+
+/**
+ * The link that takes this name to another device (#token=...: a fragment, so it never
+ * reaches a server's logs). Whoever has it plays as this name: it is said so.
+ */
+export function nameLink(c) {
+  const url = `${location.origin}${appBase()}#token=${encodeURIComponent(keep.get("token") ?? "")}`;
+  const input = h("input", { id: "name-link-url", readonly: true, value: url, "aria-label": "Your name's link" });
+  const said = h("span", { class: "summary", role: "status" });
+  const copy = async () => {
+    input.select();
+    let ok = true;
+    try {
+      await navigator.clipboard.writeText(url);
+    } catch {
+      ok = document.execCommand?.("copy") ?? false;
+    }
+    said.textContent = ok ? "copied" : "select the link and copy it";
+  };
+  const d = dialog(
+    c,
+    [
+      h("h2", {}, `Play as ${c.session.me ?? "you"} on another device`),
+      h("p", {}, "Open this link on the other device (a phone, another browser): it plays there under this name."),
+      h(
+        "p",
+        "bad",
+        "Anyone with this link is you: send it only to yourself, and never post it.",
+      ),
+      h("div", "row invite", input),
+      row(button("Copy link", copy, { id: "name-link-copy" }), said, plain("Close", () => d.close(), "name-link-close")),
+    ],
+    { Escape: () => {} },
+  );
+  input.select();
 }
 
 // -- a room before its race (and a finished room one joined late) ---------------------------
@@ -307,6 +393,8 @@ export function room(c) {
   const ready = button("Ready (space)", () => toggleReady(), { id: "ready" });
   const leave = sender(c, "leave");
   const start = button("Start (s)", sender(c, "start"), { id: "start" });
+  // Once a race is over anyone in the room may ask for the rematch (protocol 4.3).
+  const again = button("Rematch (m)", sender(c, "rematch"), { id: "rematch" });
   const meReady = () => !!s.room?.players.find((p) => p.name === s.me)?.ready;
   const toggleReady = () => {
     const r = s.room;
@@ -316,7 +404,16 @@ export function room(c) {
     ch,
     "room",
     title,
-    h("div", "card box", info, invite, players, note, count, row(ready, start, plain("Leave (l)", leave, "leave"))),
+    h(
+      "div",
+      "card box",
+      info,
+      invite,
+      players,
+      note,
+      count,
+      row(ready, start, again, plain("Leave (l)", leave, "leave")),
+    ),
   );
   const tick = () => {
     const left = s.countdownLeft(c.now());
@@ -340,7 +437,7 @@ export function room(c) {
         h(
           "p",
           "deal",
-          `${rulesText(r.rules)} · ${r.max_players} players at most · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
+          `${rulesText(r.rules)}${r.max_players > 1 ? ` · ${r.max_players} players at most` : ""} · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
           r.code && [" · deal ", h("code", {}, r.code)],
         ),
         r.commitment && h("p", "summary", "Commitment to the deal: ", h("code", "hash", r.commitment)),
@@ -351,7 +448,7 @@ export function room(c) {
           h(
             "li",
             {},
-            h("span", "pname", p.name),
+            h("span", { class: "pname", title: p.name }, p.name),
             p.name === r.host && badge("won", "host"),
             p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
             away(p),
@@ -362,23 +459,36 @@ export function room(c) {
       );
       const mayStart = r.you === "player" && r.state === "lobby";
       ready.hidden = !mayStart || s.isHost;
-      ready.textContent = meReady() ? "Not ready (space)" : "Ready (space)";
+      setLabel(ready, meReady() ? "Not ready (space)" : "Ready (space)");
       start.hidden = !mayStart || !s.isHost;
+      again.hidden = r.state !== "finished" || r.max_players === 1 || r.you !== "player";
+      const waiting = r.players.filter((p) => !p.ready && p.name !== r.host).map((p) => p.name);
       let text;
       if (r.state === "countdown") text = "Get ready: the race starts in";
-      else if (r.state === "finished") text = `Waiting for ${r.host} to start a rematch`;
+      else if (r.state === "finished")
+        text =
+          r.you === "player"
+            ? "This race is over: anyone who raced may ask for a rematch (a new deal)."
+            : "This race is over: a rematch may come (anyone who raced may ask for one).";
       else if (r.you === "spectator") text = `You watch; ${r.host} starts the race`;
       else if (s.isHost) {
-        const waiting = r.players.filter((p) => !p.ready).map((p) => p.name);
         text = waiting.length
-          ? `Waiting for ${waiting.join(", ")} to be ready`
-          : `Everyone is ready: press s to start${r.players.length === 1 ? " (a race alone is fine)" : ""}`;
-        text += `. Others join with the room code ${r.room} or the link.`;
-      } else text = `${r.host} starts the race when everyone is ready`;
+          ? `Waiting for ${listed(waiting)} to be ready`
+          : `Everyone is ready: ${s.touch ? "press Start" : "press s to start"}${r.players.length === 1 && r.max_players > 1 ? " (a race alone is fine)" : ""}`;
+        if (r.max_players > 1) text += `. Others join with the room code ${r.room} or the link.`;
+      } else {
+        text = `${r.host} starts the race when everyone is ready`;
+        if (waiting.length) text += `; not ready yet: ${listed(waiting.map((n) => (n === s.me ? "you" : n)))}`;
+      }
       note.textContent = text;
       tick();
     },
-    key: keyed({ " ": toggleReady, s: () => s.isHost && c.send({ t: "start" }), l: leave }),
+    key: keyed({
+      " ": toggleReady,
+      s: () => s.isHost && c.send({ t: "start" }),
+      m: () => s.room?.state === "finished" && s.room.you === "player" && c.send({ t: "rematch" }),
+      l: leave,
+    }),
   };
 }
 
@@ -398,7 +508,12 @@ function standingsEl(c) {
             h(
               "li",
               p.ghost ? "ghost" : p.name === s.me ? "me" : "",
-              h("span", "pname", p.ghost ? `${p.name} (ghost)` : p.name),
+              h(
+                "span",
+                "who",
+                h("span", { class: "pname", title: p.name }, p.ghost ? `${p.name} (ghost)` : p.name),
+                !p.ghost && p.name === s.me && h("span", "summary", "(you)"),
+              ),
               " ",
               outcome(p.state),
               away(p),
@@ -466,7 +581,11 @@ export function race(c) {
   const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
   const resign = plain("Resign (r)", () => askResign(), "resign");
   const leave = plain("Leave (l)", () => doLeave(), "leave");
-  const keysBtn = plain("Keys (?)", () => help(c));
+  const keysBtn = plain("Keys (?)", () => help(c), "keys", "Keys");
+  keysBtn.classList.add("kbd-only");
+  // Every card face up: the server may play the rest for me (protocol: `finish`).
+  const finish = button("Finish (a)", () => c.send(...s.finish()), { id: "finish" });
+  const waiting = h("p", { class: "note", id: "waiting" });
   const askResign = () => {
     if (s.race && !s.raceDone()) confirm(c, "Resign this race?", () => c.send(...s.resign()));
   };
@@ -477,12 +596,20 @@ export function race(c) {
       c.render();
     }
   };
-  const el = screen(
-    ch,
-    "race",
+  // The actions sit right under the board, so that on a phone the standings come after
+  // them, never between.
+  // The status line too (a refusal's reason is read next to the buttons).
+  const el = h(
+    "section",
+    { class: "screen race" },
+    ch.link,
     head.el,
-    h("div", "race-body", board.el, stand.el),
-    actions(undo, hint, resign, leave, keysBtn),
+    h(
+      "div",
+      "race-body",
+      h("div", "race-main", board.el, actions(finish, undo, hint, resign, leave, keysBtn), waiting, ch.status),
+      stand.el,
+    ),
   );
   const keys = {
     f: () => s.pressFoundation(),
@@ -495,6 +622,7 @@ export function race(c) {
     Escape: () => s.cancel(),
     u: () => s.undo(),
     h: () => s.askHint(),
+    a: () => s.finish(),
     r: askResign,
     l: doLeave,
   };
@@ -509,11 +637,21 @@ export function race(c) {
       if (s.race && (!msg || msg.t !== "progress" || board.el.dataset.seq !== String(s.race.lastSeq)))
         board.render(s.race);
       stand.update();
-      undo.hidden = !s.undoAllowed;
-      hint.hidden = !s.hintsAllowed;
       const done = s.raceDone();
+      // Done (won, say) while others race: nothing to undo or hint, only to wait.
+      undo.hidden = !s.undoAllowed || done;
+      hint.hidden = !s.hintsAllowed || done;
+      finish.hidden = done || !s.race?.canFinish();
+      finish.disabled = s.race?.finishing !== null && s.race?.finishing !== undefined;
       resign.hidden = done;
       leave.hidden = !done;
+      waiting.hidden = !done || !!s.result;
+      if (done) {
+        const others = s.standings().filter((p) => !p.ghost && p.name !== s.me && p.state === "playing");
+        waiting.textContent = others.length
+          ? `Your race is over: waiting for the others (${listed(others.map((p) => p.name))})`
+          : "Your race is over: waiting for the others";
+      }
     },
     key(k) {
       const act = /^[1-7]$/.test(k) ? () => s.pressColumn(Number(k)) : keys[k];
@@ -569,7 +707,15 @@ export function postmortemText(pm) {
 
 /** A table of `rows` (cells: a td, or what goes in one); `mine(i)`: row i is my run. */
 function table(heads, rows, mine = () => false) {
-  const th = (t) => h("th", { scope: "col", class: /^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : "" }, t);
+  const th = (t) =>
+    h(
+      "th",
+      {
+        scope: "col",
+        class: `${/^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : ""}${/^(moves|score|undos)$/.test(t) ? " wide" : ""}`,
+      },
+      t,
+    );
   const td = (x) => (x instanceof Node && x.tagName === "TD" ? x : h("td", {}, x));
   const tr = (cells, i) => h("tr", { class: mine(i) ? "me" : "" }, cells.map(td));
   const head = h("thead", {}, h("tr", {}, heads.map(th)));
@@ -577,14 +723,18 @@ function table(heads, rows, mine = () => false) {
 }
 
 const num = (x) => h("td", "num", x);
+/** A figure a phone leaves out (client.css: moves, score and undos under 600 px). */
+const wide = (x) => h("td", "num wide", x);
+/** A player's name: one line, cut with an ellipsis where narrow, whole in its title. */
+const nameCell = (name) => h("td", { class: "name", title: name }, name);
 
 /** The columns every table of runs has (results, leaderboards, history), and their cells. */
 const RUN = ["outcome", "time", "moves", "score", "cards"];
 const runCells = (x) => [
   h("td", {}, outcome(x.outcome), x.hinted ? " (hint)" : ""),
   num(formatMs(x.time_ms)),
-  num(x.moves),
-  num(x.score),
+  wide(x.moves),
+  wide(x.score),
   num(`${x.foundations}/52`),
 ];
 
@@ -636,14 +786,14 @@ export function results(c) {
         head,
         h(
           "p",
-          "big",
-          me?.outcome === "won"
-            ? `You won in ${formatMs(me.time_ms)}!`
-            : me
-              ? `You finished #${me.rank} of ${r.ranks.length}`
-              : "The race is over",
+          { class: "big", id: "headline" },
+          headline(r, s.me),
           me?.hinted && h("span", "summary", "  With a hint: ranked after every run without one"),
         ),
+        !d &&
+          room.max_players > 1 &&
+          room.you === "player" &&
+          h("p", "summary", "Anyone who raced may ask for a rematch: a new deal, the same room."),
         d &&
           h(
             "p",
@@ -674,18 +824,18 @@ export function results(c) {
           ["#", "player", ...RUN, "replay"],
           ranksAndGhost(r).map((x) => [
             num(x.rank),
-            x.name,
+            nameCell(x.name),
             ...runCells(x),
             x.ghost ? h("td", {}) : replayCell(c, r.race, x.name),
           ]),
           (i) => r.ranks[i]?.name === s.me,
         ),
       );
-      rematch.hidden = !!d || !s.isHost;
+      rematch.hidden = !!d || room.you !== "player"; // any racer's, once the race is over (4.13)
       again.hidden = !d;
     },
     key: keyed({
-      m: () => !s.isDaily && s.isHost && c.send({ t: "rematch" }),
+      m: () => !s.isDaily && s.room?.you === "player" && c.send({ t: "rematch" }),
       a: () => s.isDaily && c.send({ t: "daily" }),
       b: board,
       h: openHistory(c),
@@ -776,7 +926,7 @@ export function boards(c) {
       plain("your row (y)", mine, "mine"),
       ...pageButtons(page),
     ),
-    form({ class: "row" }, show, lbl("board-code", "Game code (c)"), codeIn, h("button", { type: "submit" }, "Show")),
+    form({ class: "row" }, show, h("label", { class: "lbl", for: "board-code" }, keyLabel("Game code (c)")), codeIn, h("button", { type: "submit" }, "Show")),
     body,
     actions(back(c)),
   );
@@ -827,9 +977,9 @@ export function boards(c) {
               ["#", "player", ...RUN, "undos", "replay", "race"],
               rows.map((r) => [
                 num(r.rank),
-                r.name,
+                nameCell(r.name),
                 ...runCells(r),
-                num(r.undos),
+                wide(r.undos),
                 replayCell(c, r.race, r.name),
                 r.race ? raceButton(c, r) : "",
               ]),
@@ -895,7 +1045,7 @@ export function history(c) {
                 r.date ? `daily ${r.date}${r.practice ? " (practice)" : ""}` : r.room ? `room ${r.room}` : "a race",
                 num(`${r.rank}/${r.players}`),
                 ...runCells(r),
-                num(r.undos),
+                wide(r.undos),
                 replayCell(c, r.race, s.me),
               ]),
             )
@@ -929,11 +1079,11 @@ function dialog(c, content, keys) {
 }
 
 /** A yes/no question: y or Enter says yes, n or Esc no (the terminal's ConfirmScreen). */
-export function confirm(c, question, yes) {
+export function confirm(c, question, yes, no = () => {}) {
   let d = null;
   const answer = (ok) => {
     d.close();
-    if (ok) yes();
+    (ok ? yes : no)();
   };
   d = dialog(
     c,
@@ -944,7 +1094,7 @@ export function confirm(c, question, yes) {
         plain("No (n)", () => answer(false), "no"),
       ),
     ],
-    { y: yes, Enter: yes, n: () => {}, Escape: () => {} },
+    { y: yes, Enter: yes, n: no, Escape: no },
   );
   d.querySelector("#yes").focus();
 }
@@ -960,6 +1110,7 @@ const HELP = [
   ["Enter, Space", "tap: the held card home; twice quickly: to a column"],
   ["Esc", "put the card back"],
   ["u", "undo"],
+  ["a", "finish: every card face up, the server plays the rest"],
   ["h", "a hint, in a room that gives them (your run then ranks last)"],
   ["r", "resign"],
   ["l", "leave the room (back to the lobby)"],
@@ -971,7 +1122,7 @@ const HELP = [
   ["Space", "ready / not ready"],
   ["s", "start (the host)"],
   ["Results", ""],
-  ["m", "rematch (the host)"],
+  ["m", "rematch (anyone in the room)"],
   ["a", "the daily deal again (practice)"],
   ["b", "the leaderboard"],
   ["▶", "a row's replay (results, boards, history)"],

@@ -7,6 +7,47 @@
 
 import { parseView, legalMoves, destinations, applyAccepted, RANKS, SUITS } from "./rules.js";
 
+/** The marker of a `finish` among the sent moves (protocol: the server plays the rest). */
+export const FINISH = "finish";
+
+/** A name's most characters (code points, protocol 4.1). */
+export const NAME_MAX = 20;
+
+/**
+ * What the name box says of `text` as the player types: {ok, text}. The limit shows all
+ * along (a name is never cut silently), and a blank name is refused with a word.
+ */
+export function nameCheck(text) {
+  const n = [...text.trim()].length;
+  if (!n) return { ok: false, text: `type a name: 1-${NAME_MAX} characters` };
+  if (n > NAME_MAX) return { ok: false, text: `${n}/${NAME_MAX}: ${n - NAME_MAX} too many` };
+  return { ok: true, text: `${n}/${NAME_MAX}` };
+}
+
+/** "a, b and c": names read as a list. */
+export function listed(names) {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+const OUTCOME_WORD = { timeout: "out of time", resigned: "resigned", stuck: "stuck", abandoned: "abandoned" };
+
+/**
+ * The results' headline, from the result's ranks alone, so that it tells the table's story:
+ * "You won in 3:35.9, #1 of 3", "You won with hints in 4:02.0, #2 of 3", "You finished #3
+ * of 3 (resigned)".
+ */
+export function headline(result, me) {
+  const mine = result.ranks.find((x) => x.name === me);
+  if (!mine) return "The race is over";
+  const n = result.ranks.length;
+  const place = n > 1 ? `, #${mine.rank} of ${n}` : "";
+  if (mine.outcome === "won") {
+    return `You won${mine.hinted ? " with hints" : ""} in ${formatMs(mine.time_ms)}${place}`;
+  }
+  const word = OUTCOME_WORD[mine.outcome] ?? mine.outcome;
+  return `You finished #${mine.rank} of ${n} (${word}${mine.hinted ? ", hinted" : ""})`;
+}
+
 /** A second tap on the same card within this many ms is a double tap. */
 export const DOUBLE_TAP_MS = 400;
 /** States that end a race for good (`stuck` too, in a room without undo). */
@@ -53,6 +94,8 @@ export class RaceBoard {
     this.resyncing = false;
     this.hintAsked = false;
     this.hint = null;
+    /** The seq of a `finish` sent and not answered yet, or null. */
+    this.finishing = null;
     this.load(race, now);
   }
 
@@ -89,6 +132,10 @@ export class RaceBoard {
   }
   legalMoves() {
     return (this.legal ??= legalMoves(this.view));
+  }
+  /** No card face down and the run still on: the server may play the rest (`finish`). */
+  canFinish() {
+    return this.state === "playing" && this.foundations < 52 && !this.view.columns.some((c) => c.includes("??"));
   }
 
   elapsedMs(now) {
@@ -153,6 +200,7 @@ export class RaceBoard {
     this.lastSeq = Math.max(this.lastSeq, seq);
     const move = this.pending.get(seq);
     this.pending.delete(seq);
+    if (this.finishing === seq) this.finishing = null;
     return move ?? null;
   }
 
@@ -221,6 +269,8 @@ export class Session {
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
+    /** A touch screen: words name buttons and taps, not keys (app.js sets it). */
+    this.touch = false;
     this.watchMs = 0;
     this.watchAt = null;
     this.status = { text: "", kind: "info", serial: 0 };
@@ -331,7 +381,8 @@ export class Session {
         break;
       case "refused": {
         const move = this.race ? this.race.answered(msg.seq) : null;
-        this.say(move ? `${moveLabel(move)}: ${msg.reason}` : msg.reason, "error");
+        const what = move === FINISH ? "finish" : move && moveLabel(move);
+        this.say(what ? `${what}: ${msg.reason}` : msg.reason, "error");
         break;
       }
       case "undone":
@@ -397,7 +448,9 @@ export class Session {
       if (msg.max_players > 1 && (msg.state === "racing" || msg.state === "countdown")) {
         this.say(`back in room ${msg.room}: the race goes on`, "good");
       } else if (msg.max_players > 1) {
-        this.say(`room ${msg.room}: ${msg.players.map((p) => p.name).join(", ")}`);
+        this.say(`room ${msg.room}: ${listed(msg.players.map((p) => p.name))}`);
+      } else if (msg.ghost && msg.state === "lobby") {
+        this.say(`${msg.ghost}'s run as a ghost: start when you are ready`);
       }
     }
     if (msg.state !== "racing") this.standWatch(now);
@@ -416,18 +469,32 @@ export class Session {
     const before = new Map(old.players.map((p) => [p.name, p]));
     const after = new Map(now.players.map((p) => [p.name, p]));
     const news = [];
-    for (const n of after.keys()) if (!before.has(n)) news.push(`${n} joined`);
-    for (const n of before.keys()) if (!after.has(n)) news.push(`${n} left`);
+    const rematch = old.state === "finished" && now.state === "lobby";
+    const ready = [];
+    const unready = [];
+    const joined = [...after.keys()].filter((n) => !before.has(n));
+    const left = [...before.keys()].filter((n) => !after.has(n));
+    if (joined.length) news.push(`${listed(joined)} joined`);
+    if (left.length) news.push(`${listed(left)} left`);
     for (const [n, p] of after) {
       const q = before.get(n);
       if (!q) continue;
       if (q.connected && !p.connected) news.push(`${n} lost the connection`);
       else if (!q.connected && p.connected) news.push(`${n} is back`);
-      else if (p.ready !== q.ready && n !== now.host && now.state === "lobby")
-        news.push(`${n} is ${p.ready ? "ready" : "not ready"}`);
+      else if (p.ready !== q.ready && n !== now.host && now.state === "lobby" && !rematch)
+        (p.ready ? ready : unready).push(n);
     }
+    // A rematch makes everyone not ready at once: one line for it, not one per player.
+    if (ready.length) news.push(`${listed(ready)} ${ready.length > 1 ? "are" : "is"} ready`);
+    if (unready.length) news.push(`${listed(unready)} ${unready.length > 1 ? "are" : "is"} not ready`);
     if (now.host !== old.host) news.push(`${now.host} is the host now`);
-    if (old.state === "finished" && now.state === "lobby") news.push("rematch: a new deal; say ready");
+    if (rematch) {
+      const me = now.players.find((p) => p.name === this.me);
+      const say = this.touch ? "press Ready" : "press Ready (space)";
+      news.push(
+        `rematch: a new deal; ${now.host === this.me ? "you start it once the others are ready" : me ? say : "you watch"}`,
+      );
+    }
     if (news.length) this.say(news.join("; "));
   }
 
@@ -438,7 +505,23 @@ export class Session {
     if (race && race.resyncing && race.rules === msg.view.split(" ")[0]) {
       const again = race.resync(msg, now);
       this.say("connection back: the race goes on", "good");
-      return again.map(([seq, move]) => (move === null ? { t: "undo", seq } : { t: "move", seq, move }));
+      return again.map(([seq, move]) =>
+        move === null ? { t: "undo", seq } : move === FINISH ? { t: "finish", seq } : { t: "move", seq, move },
+      );
+    }
+    if (race && race.finishing !== null) {
+      // The answer to `finish`: my whole race after the moves the server played for me.
+      const played = [...race.played, [race.finishing, FINISH]];
+      race.load(msg, now);
+      race.changed();
+      race.played = played;
+      race.pending.clear();
+      race.finishing = null;
+      this.say(
+        race.state === "won" ? "finished: all 52 cards home, you won!" : `finished: ${race.foundations} cards home`,
+        "good",
+      );
+      return [];
     }
     this.race = new RaceBoard(msg, now);
     this.fairness = null;
@@ -447,7 +530,13 @@ export class Session {
     const d = this.daily;
     const deal = d ? `daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "it counts"}): ` : "";
     if (msg.state === "stuck") this.say(this.stuckText(), "error");
-    else if (starting && !d) this.say("go! drag a card, or click it then its place; ? shows every key", "good");
+    else if (starting && !d)
+      this.say(
+        this.touch
+          ? "go! drag a card, or tap it then its place"
+          : "go! drag a card, or click it then its place; ? shows every key",
+        "good",
+      );
     else this.say(deal + (starting ? "go!" : "back in the race"), "good");
 
     return [];
@@ -468,9 +557,10 @@ export class Session {
   }
 
   stuckText() {
-    return this.undoAllowed
-      ? "stuck: no legal move left. u takes back a move, r resigns"
-      : "stuck: no legal move left, and this room has no undo";
+    if (!this.undoAllowed) return "stuck: no legal move left, and this room has no undo";
+    return this.touch
+      ? "stuck: no legal move left. Undo takes back a move, Resign ends your race"
+      : "stuck: no legal move left. u takes back a move, r resigns";
   }
 
   onProgress(msg, now) {
@@ -508,12 +598,13 @@ export class Session {
     if (!race) return;
     race.hintAsked = false;
     if (msg.seq !== race.lastSeq || race.pending.size) {
-      this.say("that hint was for an earlier position: h asks again");
+      this.say(`that hint was for an earlier position: ${this.touch ? "Hint" : "h"} asks again`);
     } else if (msg.verdict === "win" && msg.move) {
       race.hint = msg.move;
       this.say(`hint: ${moveLabel(msg.move)}`, "good");
     } else if (msg.verdict === "lost") {
-      this.say(`hint: no win from here${this.undoAllowed ? ": u takes a move back" : ""}`, "error");
+      const back = this.touch ? "Undo takes a move back" : "u takes a move back";
+      this.say(`hint: no win from here${this.undoAllowed ? `: ${back}` : ""}`, "error");
     } else {
       this.say("hint: can't tell, this position is too deep to work out quickly");
     }
@@ -696,6 +787,18 @@ export class Session {
     const race = this.playing();
     if (!race || dest === String(source)) return [];
     return this.sendMove(race, `${card}>${dest}`);
+  }
+
+  /** Every card face up: the server plays the rest for me, checking each move (`finish`). */
+  finish() {
+    const race = this.playing();
+    if (!race) return [];
+    if (race.finishing !== null) return this.refuse("still finishing…");
+    if (!race.canFinish()) return this.refuse("Finish needs every card face up", "error");
+    this.cancel();
+    race.finishing = race.takeSeq(FINISH);
+    this.say("finishing: the server plays the last moves…");
+    return [{ t: "finish", seq: race.finishing }];
   }
 
   undo() {

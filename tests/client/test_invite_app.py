@@ -11,7 +11,7 @@ from pathlib import Path
 from client.app import YukonApp
 from client.config import TokenStore
 from client.invite import invite_link, parse_target
-from client.screens import RoomScreen
+from client.screens import ClosedRoomScreen, RoomScreen
 from client.state import Session
 from client.widgets import StatusLine
 from protocol.messages import Create, Error, Join, Race, Room, Start, Watch, Welcome
@@ -122,16 +122,20 @@ async def test_a_link_into_a_full_room_watches_it(tmp_path: Path) -> None:
         await bob.ws.close()
 
 
-async def test_a_link_to_a_missing_room_says_so_in_the_lobby(tmp_path: Path) -> None:
+async def test_a_link_to_a_missing_room_says_it_is_closed(tmp_path: Path) -> None:
+    """Asked before the hello (GET /r/CODE?format=json): the room is closed, with no race
+    to show; nothing is joined, Esc goes on to the lobby, which works as ever."""
     async with server_at(tmp_path) as server:
         app = invited(f"http://127.0.0.1:{server.port}/r/ZZZZZ", tmp_path)
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: "ZZZZZ:" in shown(app, StatusLine), "the error")
-            assert shown(app, StatusLine).startswith(
-                "invite link to room ZZZZZ: there is no room 'ZZZZZ'"
-            ), shown(app, StatusLine)
-            assert app.current_mode == "lobby" and app.session.room is None
+            await until(pilot, lambda: isinstance(app.screen, ClosedRoomScreen), "the answer")
+            await sees(app, "Room ZZZZZ is closed", pilot)
+            await sees(app, "It has no stored race to show", pilot)
+            assert shown(app, StatusLine) == "invite link: room ZZZZZ is closed"
             assert app.session.invite is None
+            await pilot.press("escape")
+            await online(pilot, app)
+            assert app.current_mode == "lobby" and app.session.room is None
             assert "New room" in screen_text(app)  # the lobby works as ever
 
 

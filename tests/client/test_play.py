@@ -99,7 +99,7 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     terminal.keys("r")
     terminal.wait_for("Resign this race?")
     terminal.keys("y")
-    screen = terminal.wait_for("You finished #1 of 1")
+    screen = terminal.wait_for("Your race is over (resigned)")
     assert "resigned" in screen and "attempt 1" in screen
 
     terminal.keys("l")
@@ -126,6 +126,8 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
         (["play", "ftp://example.org/r/K7WQM"], "yukon play: ftp://example.org/r/K7WQM: a ftp://"),
         (["play", "http://example.org:x/r/K7WQM"], "yukon play: http://example.org:x/r/K7WQM: the"),
         (["play", "--local", "example.org/r/K7WQM"], "yukon play: --local starts a server of"),
+        (["play", "--local", "http://h:1/#token=t0k"], "yukon play: --local starts a server of"),
+        (["play", "--name", "bob", "http://h:1/#token=t0k"], "yukon play: a name's link (#tok"),
         (["play", "--cafile", "/no/such.pem"], "yukon play: --cafile: /no/such.pem is not a file"),
     ],
 )

@@ -407,7 +407,7 @@ def test_resign_and_the_progress_that_answers_it() -> None:
     assert session.race_done() and race.final_ms == 4000
     assert race.elapsed_ms(99.0) == 4000, "my clock stops"
     assert session.resign() == [] and session.press_column(1) == []
-    assert session.status.text == "your race is over; wait for the others"
+    assert session.status.text == "your race is over: waiting for the others to finish"
 
 
 def test_the_clock_runs_from_the_servers_and_stops_at_the_limit() -> None:

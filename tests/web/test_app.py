@@ -466,7 +466,7 @@ async def test_two_browsers_race_through_an_invite_link(
             await p.until(lambda p=p: p.of("room")[-1]["state"] == "lobby", "the rematch")
         await bob.page.wait_for_selector("#ready")
         await carol.page.wait_for_selector("#ready")
-        await alice.page.wait_for_selector("text=Waiting for bob, carol to be ready")
+        await alice.page.wait_for_selector("text=Waiting for bob and carol to be ready")
         for p in (alice, bob, carol):
             await p.close()
 

@@ -16,6 +16,7 @@ from urllib.parse import urljoin
 
 import pytest
 
+from protocol.messages import Create, Room
 from server.http import CONTENT_TYPES, IMMUTABLE, WebClient
 
 from ..server.wire import open_client, running_server
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 WEB = ROOT / "server" / "web"
 #: The whole client stays under this: the page and every file served under /static (its
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
-BUDGET = 150 * 1024
+#: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
+#: all, the friend's dead ends) brought it from 151 to 166 KB.
+BUDGET = 165 * 1024
 
 
 @dataclass
@@ -73,23 +76,30 @@ async def test_the_page_and_its_files(tmp_path: Path) -> None:
         again = await get(server.port, "/", f"If-None-Match: {page.headers['etag']}")
         assert again.status == 304 and again.body == b""
 
-        # An invite link serves the same page (its URLs a level up), in any case; a
-        # malformed code is a 404.
+        # An open room's invite link serves the same page (its URLs a level up), in any
+        # case; a closed room's and a malformed code's are 404 pages of their own that
+        # point players to nothing meant for operators (issue 28, item 5).
         urls = static_urls(page.body)
-        for path in ("/r/K7WQM", "/r/k7wqm", "/r/23456"):
+        ann = await open_client(server, "ann")
+        await ann.send(Create())
+        room = (await ann.expect(Room)).room
+        for path in (f"/r/{room}", f"/r/{room.lower()}"):
             reply = await get(server.port, path)
             assert reply.status == 200, path
             assert reply.headers["content-security-policy"] == csp
             assert static_urls(reply.body, path) == urls
             assert reply.body.replace(b'"../', b'"') == page.body
-        for path in ("/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/", "/r/%4B7WQM"):
+        closed = "23456" if room != "23456" else "23457"
+        for path in (f"/r/{closed}", "/r/K7WQ", "/r/K7WQMM", "/r/K0WQM", "/r/", "/r/K7WQM/"):
             reply = await get(server.port, path)
             assert reply.status == 404, path
-            assert reply.headers["content-type"] == "text/plain; charset=utf-8"
             text = reply.body.decode()
-            assert text.count("\n") == 1, path
-            if path.count("/") == 2:
-                assert "an invite link is /r/ and the room's 5 characters" in text, path
+            if not path.endswith("/"):  # "/r/K7WQM/" is another path: the generic 404
+                assert "/healthz" not in text and "/metrics" not in text, path
+            if path == f"/r/{closed}":
+                assert reply.headers["content-type"] == "text/html; charset=utf-8"
+                assert "closed" in text
+        await ann.ws.close()
 
         # A replay link serves the same page (its URLs two levels up); a post-mortem has
         # no page, only JSON.
