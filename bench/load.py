@@ -6,6 +6,7 @@ Run from the repository root::
     python -m bench.load --players 2000 --rate 1          # 2,000 players, a move a second
     python -m bench.load --db postgresql --players 400 --rate 0 --duration 20
     python -m bench.load --nodes 3 --players 600 --rate 2 --no-echo  # a cluster of 3
+    python -m bench.load --nodes 3 --players 960 --rate 1 --no-echo --direct  # no HAProxy
 
 The server runs as its own process (``python -m yukon serve --port 0``, the flood limit
 raised with ``YUKON_MSG_RATE``/``YUKON_MSG_BURST``), pinned to ``--server-cpus`` (CPU 0);
@@ -42,13 +43,34 @@ slower from one minute to the next.
 With ``--nodes N`` the server is a cluster (docs/cluster.md): N ``yukon serve --redis``
 nodes, started one after the other on one fresh PostgreSQL database and the Redis at
 ``--redis`` under a key prefix of the run's own (``--redis-prefix``, its keys deleted at
-the end), every node pinned to ``--server-cpus``. Player ``i``, member ``j`` of room
-``r``, connects to node ``(r + j) mod N``: the hosts take the nodes in turn, so rooms live
-on every node, and each room's members are spread over the nodes as a load balancer
-spreads them, so some reach their room's node and the others are relayed. Besides the
-figures above it prints each node's CPU per move answered in its rooms, the latency of
-local and relayed players and the difference (what the relay adds), Redis's CPU, and what
-the measured CPU per move means for sizing a cluster (``show_capacity``).
+the end), every node pinned to ``--server-cpus``, each named as a server of
+``deploy/haproxy.cfg`` (``--node-id node1``, ``node2``...). By default the players reach
+them as real clients do: through the real ``haproxy`` running the shipped config, only
+its addresses changed to loopback (``bench.haproxy``), pinned to ``--lb-cpus`` (the
+players' CPU unless told), each player from a loopback address of its own (the config
+holds one address to 64 connections). Every player's hello says ``follow``; a guest whose
+join reached another node than its room's is told ``route`` by the room's node, closes
+that connection, reconnects at once with ``?node=<id>`` (which the config sends to that
+node) and resumes there (docs/protocol.md 4.25): the race's ``seq`` says which of its
+moves the node has, the rest are sent again, none played twice; a route to the node it
+just followed, or past the terminal client's three a minute, is not followed (the relay
+serves it). ``--no-follow`` keeps the players where HAProxy put them (a client written
+from the older docs). ``--direct`` skips HAProxy: player ``i``, member ``j`` of room
+``r``, connects to node ``(r + j) mod N``, so rooms live on every node and each room's
+members are spread over the nodes (half the answers relayed, the relay's worst case).
+
+Besides the figures above a cluster run prints each node's CPU per move answered in its
+rooms and how many of those it relayed (both from the nodes' own /metrics:
+``yukon_moves_accepted_total``, ``yukon_moves_refused_total``,
+``yukon_moves_relayed_total``), the latency of local and relayed players and the
+difference (what the relay adds), Redis's CPU, and what the measured CPU per move means
+for sizing a cluster (``show_capacity``). Through HAProxy it also prints HAProxy's own
+CPU per answered move, the routes followed, the join latency of the guests a route moved
+(from ``join`` sent to the ``room`` on the room's node, after the follow) against those
+whose join reached the room's node at once, and a moved join's steps; and over the whole
+run, the moves the players sent and saw accepted against the nodes' count of accepted
+moves (equal when none is lost or applied twice). Rooms form ``--form-concurrency`` at a
+time per player process (people arrive over time).
 
 It prints one block of figures per server and the targets of issue 7. It is a
 measurement, not a test: it always exits 0 unless it could not run at all. Every process
@@ -62,6 +84,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
+import itertools
 import math
 import multiprocessing as mp
 import os
@@ -78,7 +101,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +117,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from bench.engine import cpu_model, percentile
+from bench.haproxy import Balancer, server_names
+from client.connection import ROUTE_LIMIT, ROUTE_WINDOW
 from protocol import Game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,6 +330,21 @@ class Gone(Exception):
     """The connection ended while the player waited for something."""
 
 
+#: The answer a player gives itself to a move it sent before moving to another node, when
+#: the race it resumed there already has the move (its real answer went with the old
+#: connection): counted as accepted, not played again (the race's view has it).
+APPLIED = "applied-before-follow"
+
+
+def with_node(url: str, node: str) -> str:
+    """``url`` with the query parameter ``node=<node>``, replacing any ``node`` there."""
+    parts = urllib.parse.urlsplit(url)
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k != "node"]
+    query.append(("node", node))
+    path = parts.path or "/"
+    return urllib.parse.urlunsplit(parts._replace(path=path, query=urllib.parse.urlencode(query)))
+
+
 @dataclass
 class Player:
     """One websocket client that plays like a (fast) person, and keeps what a real client
@@ -327,31 +370,102 @@ class Player:
     #: With ``--nodes``: the node this player's room lives on is not the one it reached,
     #: so every answer comes through the relay.
     remote: bool = False
+    #: This client follows ``route`` (docs/protocol.md 4.25): its hello says ``follow``,
+    #: and on ``route`` it reconnects with ``?node=<id>`` and resumes there.
+    follow: bool = False
+    #: The loopback address its connections come from (None: the system's choice):
+    #: through a load balancer that holds one address to a number of connections.
+    local_addr: str | None = None
+    #: The node its URL asks for (``?node=``): the last ``route`` it followed.
+    node: str | None = None
+    follows: int = 0
+    #: Each follow's seconds: from the join to the route (nan: not after a join), opening
+    #: the new connection, its hello to the welcome (and a race's resync).
+    follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
+    #: Routes not followed, the relay serving the player: to the node it had just
+    #: followed (the balancer ignored ``node``, 4.25), or past ROUTE_LIMIT a minute.
+    routes_ignored: int = 0
+    #: Moves and undos this player sent (each ``seq`` once), sent again after a resume or
+    #: a follow, and answered ``accepted``/``undone`` (a lost one sent again counts once).
+    sent: int = 0
+    resent: int = 0
+    accepted_total: int = 0
+    #: It said ``ready`` in its room's lobby: after a follow, a lobby that shows it not
+    #: ready (the ``ready`` went through the old connection and was lost) hears it again.
+    want_ready: bool = False
+    ready_again: int = 0
+    _rooms_seen: int = 0
+    #: A join being measured: when it was sent, when its ``room`` came on the connection
+    #: the player ended on, and whether a ``route`` moved it in between.
+    join_sent: float | None = None
+    join_room_at: float | None = None
+    join_followed: bool = False
     _waiting: dict[int, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    #: Moves and undos sent and not answered yet, by ``seq`` (resent after a follow).
+    _pending: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Clear while the player moves to another node: what it sends waits for the move.
+    _settled: asyncio.Event = field(default_factory=asyncio.Event)
+    _follow_failed: BaseException | None = None
+    _route_at: float = 0.0
+    _routed: list[float] = field(default_factory=list)
+    _follow_task: asyncio.Task[None] | None = None
     _backlog: list[dict[str, Any]] = field(default_factory=list)
     _news: asyncio.Event = field(default_factory=asyncio.Event)
     _reader: asyncio.Task[None] | None = None
 
-    async def connect(self, timeout: float = 30.0) -> None:
+    def __post_init__(self) -> None:
+        self._settled.set()
+
+    @property
+    def current_url(self) -> str:
+        """The URL, with ``?node=`` naming the node it followed a route to."""
+        return self.url if self.node is None else with_node(self.url, self.node)
+
+    async def connect(self, timeout: float = 30.0, *, keep_backlog: bool = False) -> None:
+        extra: dict[str, Any] = {}
+        if self.local_addr is not None:
+            extra["local_addr"] = (self.local_addr, 0)
         self.ws = await connect(
-            self.url,
+            self.current_url,
             compression=None,
             open_timeout=timeout,
             ping_interval=None,
             max_size=2**20,
             close_timeout=2,
+            **extra,
         )
-        self._backlog.clear()
+        if not keep_backlog:
+            self._backlog.clear()
         self._reader = asyncio.create_task(self._read(self.ws))
 
     async def _read(self, ws: ClientConnection) -> None:
+        moved = False  # a route was followed: what still comes here is ignored
         try:
             async for data in ws:
-                if data[1:12] == _PROGRESS_HEAD:  # a player here never looks at progress
+                if moved or data[1:12] == _PROGRESS_HEAD:  # progress: never looked at
                     continue
                 msg = _unpackb(data, raw=False)
                 t = msg.get("t")
                 if t == "progress":
+                    continue
+                if t == "route":
+                    if not self.follow or ws is not self.ws:
+                        continue
+                    if msg["node"] == self.node or not self._settled.is_set():
+                        # The balancer ignored ?node= (4.25), or a route came while the
+                        # player was still moving (nodes that disagree): the relay serves.
+                        self.routes_ignored += 1
+                        continue
+                    # As the terminal client: at most ROUTE_LIMIT routes a ROUTE_WINDOW,
+                    # past it the relay serves (nodes that disagree must not bounce it).
+                    now = time.monotonic()
+                    self._routed = [x for x in self._routed if x > now - ROUTE_WINDOW]
+                    if len(self._routed) >= ROUTE_LIMIT:
+                        self.routes_ignored += 1
+                        continue
+                    self._routed.append(now)
+                    moved = True
+                    self._begin_follow(ws, msg)
                     continue
                 seq = msg.get("seq")
                 if seq is not None and t in ("accepted", "undone", "refused", "error", "move"):
@@ -363,6 +477,9 @@ class Player:
                     self.results.append(msg)
                 elif t == "room":
                     self.last_room = msg
+                    self._rooms_seen += 1
+                    if self.join_sent is not None and self.join_room_at is None:
+                        self.join_room_at = time.perf_counter()
                 elif t == "error":
                     self.errors.append(msg["code"])
                 self._backlog.append(msg)
@@ -370,15 +487,99 @@ class Player:
                     del self._backlog[:128]
                 self._news.set()
         except ConnectionClosed as exc:
-            self.closes.append(exc.rcvd.code if exc.rcvd else None)
+            if not moved:
+                self.closes.append(exc.rcvd.code if exc.rcvd else None)
         finally:
-            for fut in self._waiting.values():
-                if not fut.done():
-                    fut.set_exception(Gone(self.name))
-            self._waiting.clear()
+            if not moved:
+                self._fail_waiting()
             self._news.set()
 
+    def _fail_waiting(self) -> None:
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_exception(Gone(self.name))
+        self._waiting.clear()
+        self._pending.clear()
+
+    # -- following a route (docs/protocol.md 4.25) --------------------------------------------
+
+    def _begin_follow(self, old: ClientConnection, route: dict[str, Any]) -> None:
+        """On ``route``: from now on nothing is sent until the player is on the room's
+        node; the old connection's reader keeps draining it (ignoring what comes)."""
+        self._settled.clear()
+        self._route_at = time.perf_counter()
+        if self.join_sent is not None:  # the join's room is the one on the new node
+            self.join_room_at = None
+            self.join_followed = True
+        self._follow_task = asyncio.create_task(self._follow(old, str(route["node"])))
+
+    async def _follow(self, old: ClientConnection, node: str, timeout: float = 60.0) -> None:
+        """Close the old connection (1000), connect at once with ``?node=<node>``, say
+        hello with the token (and ``follow``), and resume as after any reconnect: the
+        race's ``seq`` says which moves the server has, the rest are sent again."""
+        closing = asyncio.create_task(self._close_old(old))
+        try:
+            # The close handshake runs on its own (the old reader drains the connection
+            # meanwhile): the new connection opens at once, as the contract says.
+            t1 = time.perf_counter()
+            self.node = node
+            await self.connect(timeout, keep_backlog=True)
+            t2 = time.perf_counter()
+            seen = self._rooms_seen
+            await self._hello_now(timeout)
+            if self.game is not None:
+                await self._resync(timeout, now=True)
+            elif self.want_ready:
+                await self._ready_again(seen, timeout)
+            self.follows += 1
+            joined = self._route_at - self.join_sent if self.join_sent is not None else math.nan
+            self.follow_steps.append((joined, t2 - t1, time.perf_counter() - t2))
+        except BaseException as exc:
+            self._follow_failed = exc
+            self.errors.append(f"follow: {type(exc).__name__}: {exc}")
+            self._fail_waiting()
+            if self.ws is not None:
+                self.ws.transport.abort()
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._settled.set()
+            self._news.set()
+            await closing
+
+    async def _ready_again(self, seen: int, timeout: float) -> None:
+        """After a follow into a lobby: the resume's ``room`` says whether the player is
+        ready; a ``ready`` it sent that went with the old connection is said again."""
+        async with asyncio.timeout(timeout):
+            while self._rooms_seen == seen:
+                if self._reader is None or self._reader.done():
+                    raise Gone(self.name)
+                self._news.clear()
+                await self._news.wait()
+        room = self.last_room or {}
+        me = [x for x in room.get("players", []) if x.get("name") == self.name]
+        if room.get("state") == "lobby" and me and not me[0].get("ready"):
+            self.ready_again += 1
+            await self._send_now({"t": "ready", "ready": True})
+
+    @staticmethod
+    async def _close_old(old: ClientConnection) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(old.close(1000), 5)
+        old.transport.abort()
+
+    async def settled(self) -> None:
+        """Wait until a move to the room's node in progress is over; Gone if it failed."""
+        if not self._settled.is_set():
+            await self._settled.wait()
+        if self._follow_failed is not None:
+            raise Gone(f"{self.name}: {self._follow_failed}")
+
     async def send(self, body: dict[str, Any]) -> None:
+        await self.settled()
+        await self._send_now(body)
+
+    async def _send_now(self, body: dict[str, Any]) -> None:
         assert self.ws is not None
         try:
             await self.ws.send(_packb(body, use_bin_type=True))
@@ -397,20 +598,34 @@ class Player:
                     if msg.get("t") in types and all(msg.get(k) == v for k, v in match.items()):
                         del self._backlog[: i + 1]
                         return msg
-                if self._reader is None or self._reader.done():
+                if self._follow_failed is not None:
+                    raise Gone(f"{self.name}: {self._follow_failed}")
+                gone = self._reader is None or self._reader.done()
+                if gone and self._settled.is_set():
                     raise Gone(self.name)
                 self._news.clear()
                 await self._news.wait()
 
     async def hello(self, timeout: float = 60.0) -> None:
+        await self.settled()
+        await self._hello_now(timeout)
+
+    async def _hello_now(self, timeout: float) -> None:
+        body: dict[str, Any] = {"t": "hello", "v": 1}
         if self.token is None:
-            await self.send({"t": "hello", "v": 1, "name": self.name})
+            body["name"] = self.name
         else:
-            await self.send({"t": "hello", "v": 1, "token": self.token})
+            body["token"] = self.token
+        if self.follow:
+            body["follow"] = True
+        await self._send_now(body)
         welcome = await self.expect("welcome", timeout)
         self.token = welcome["token"]
 
     async def close(self) -> None:
+        if self._follow_task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._follow_task, 10)
         if self.ws is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.ws.close(), 3)
@@ -427,6 +642,7 @@ class Player:
     # -- racing ---------------------------------------------------------------------------
 
     def start_race(self, race: dict[str, Any]) -> None:
+        self.want_ready = False
         self.game = Game.from_position(race["view"])
         self.state = race["state"]
         self.acked = []
@@ -436,18 +652,26 @@ class Player:
     def done(self) -> bool:
         return self.state not in ("playing", "stuck")
 
-    async def request(self, body: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
-        """Send a move or an undo and wait for its answer."""
+    async def request(
+        self, body: dict[str, Any], timeout: float = 30.0, *, now: bool = False
+    ) -> dict[str, Any]:
+        """Send a move or an undo and wait for its answer (``now``: without waiting for a
+        move to another node, which is what sends it)."""
         seq = body["seq"]
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[seq] = fut
+        self._pending[seq] = body
         try:
-            await self.send(body)
+            await (self._send_now(body) if now else self.send(body))
         except Gone:
             self._waiting.pop(seq, None)
+            self._pending.pop(seq, None)
             raise
-        async with asyncio.timeout(timeout):
-            return await fut
+        try:
+            async with asyncio.timeout(timeout):
+                return await fut
+        finally:
+            self._pending.pop(seq, None)
 
     def next_action(self) -> dict[str, Any] | None:
         """The next move (a random legal one) or undo (when stuck); None when done."""
@@ -455,6 +679,7 @@ class Player:
             return None
         seq = self.next_seq
         self.next_seq += 1
+        self.sent += 1
         legal = self.game.legal_moves()
         if not legal:
             return {"t": "undo", "seq": seq}
@@ -468,11 +693,17 @@ class Player:
             self.game.play(reply["move"], reveal=reply["turned"])
             self.acked.append((reply["seq"], reply["move"]))
             self.state = reply["state"]
+            self.accepted_total += 1
             return True
         if t == "undone":
             self.game = Game.from_position(reply["view"])
             self.acked.append((reply["seq"], None))
             self.state = reply["state"]
+            self.accepted_total += 1
+            return True
+        if t == APPLIED:  # in the race's seq when the player resumed: its view has it
+            self.acked.append((body["seq"], body.get("move")))
+            self.accepted_total += 1
             return True
         if t == "error" and reply.get("code") == "finished":
             self.state = "finished"
@@ -494,21 +725,41 @@ class Player:
         await self.hello(timeout)
         if self.game is None:
             return None
+        return await self._resync(timeout)
+
+    async def _resync(self, timeout: float, *, now: bool = False) -> dict[str, Any]:
+        """After a hello that resumed: the server's ``race`` replaces the player's view;
+        accepted moves past its ``seq`` are sent again (it lost them), and so are those
+        still waiting for an answer (``_pending``: sent on the old connection); one
+        waiting whose ``seq`` the race has was applied, and is answered ``APPLIED``
+        here (its answer went with the old connection; the view has the move)."""
         race = await self.expect("race", timeout)
         self.game = Game.from_position(race["view"])
         self.state = race["state"]
         lost = [(s, m) for s, m in self.acked if s > race["seq"]]
         self.acked = [(s, m) for s, m in self.acked if s <= race["seq"]]
+        self.accepted_total -= len(lost)  # counted again when the resend is accepted
+        waiting = sorted(self._pending.items())
         for seq, move in lost:
             body: dict[str, Any] = (
                 {"t": "move", "seq": seq, "move": move}
                 if move is not None
                 else {"t": "undo", "seq": seq}
             )
-            reply = await self.request(body, timeout)
+            self.resent += 1
+            reply = await self.request(body, timeout, now=now)
             if not self.apply(body, reply):
                 raise AssertionError(f"{self.name}: resent seq {seq} got {reply}")
-        self.next_seq = max(self.next_seq, race["seq"] + 1, (lost[-1][0] + 1) if lost else 0)
+        for seq, body in waiting:
+            if seq <= race["seq"]:
+                fut = self._waiting.pop(seq, None)
+                if fut is not None and not fut.done():
+                    fut.set_result({"t": APPLIED, "seq": seq})
+            else:  # its answer comes here, to the request still waiting for it
+                self.resent += 1
+                await self._send_now(body)
+        last_sent = max([race["seq"]] + [s for s, _ in lost] + [s for s, _ in waiting])
+        self.next_seq = max(self.next_seq, last_sent + 1)
         return race
 
 
@@ -547,18 +798,56 @@ async def form_room(
     for p in (host, *guests):
         p.room = room
     for g in guests:
+        # Measured: from the join to its room on the node the guest ends on (after a
+        # route, the room of its resume there), set by the player's reader.
+        g.join_room_at, g.join_followed = None, False
+        g.join_sent = time.perf_counter()
         await g.send({"t": "join", "room": room})
-        await g.expect("room", timeout)
+        async with stuck(g, "its room after join"):
+            await g.expect("room", timeout)
+        g.want_ready = True
         await g.send({"t": "ready", "ready": True})
     deadline = time.monotonic() + timeout
-    while True:  # wait until the host sees everyone ready
-        msg = await host.expect("room", max(0.1, deadline - time.monotonic()))
-        if len(msg["players"]) == len(players) and all(x["ready"] for x in msg["players"]):
-            break
+    async with stuck(host, "every member ready"):
+        while guests:  # wait until the host sees everyone ready (alone: it is)
+            msg = await host.expect("room", max(0.1, deadline - time.monotonic()))
+            if len(msg["players"]) == len(players) and all(x["ready"] for x in msg["players"]):
+                break
     await host.send({"t": "start"})
     for p in players:
-        p.start_race(await p.expect("race", timeout))
+        async with stuck(p, "its race"):
+            p.start_race(await p.expect("race", timeout))
     return room
+
+
+@contextlib.asynccontextmanager
+async def stuck(p: Player, what: str) -> AsyncIterator[None]:
+    """A wait of ``p`` for ``what`` that times out says who waited for what, and where
+    the player was: a room that does not start is a finding, not a bare TimeoutError."""
+    try:
+        yield
+    except TimeoutError:
+        room = p.last_room or {}
+        members = [
+            (x.get("name"), x.get("ready"), x.get("connected")) for x in room.get("players", [])
+        ]
+        raise RuntimeError(
+            f"{p.name} waited in vain for {what} (room {p.room}, follows {p.follows},"
+            f" node {p.node}, errors {p.errors[-3:]}, closes {p.closes[-3:]}; last room:"
+            f" {room.get('state')} {members})"
+        ) from None
+
+
+def join_latency(p: Player) -> tuple[float, bool] | None:
+    """The last join's seconds from ``join`` to its ``room`` on the node the player ended
+    on, and whether a ``route`` moved it; None if it was not measured. Ends the join's
+    measuring."""
+    if p.join_sent is None or p.join_room_at is None:
+        p.join_sent = None
+        return None
+    took = p.join_room_at - p.join_sent
+    p.join_sent = None
+    return took, p.join_followed
 
 
 # -- worker processes -----------------------------------------------------------------------
@@ -575,9 +864,14 @@ class WorkerJob:
     echo: bool
     cpus: set[int] | None
     seed: int
-    #: The node (its index) that each player's room lives on: its host's node.
-    owners: list[int] = field(default_factory=list)
     connect_concurrency: int = 32
+    #: Rooms forming at once in this worker (their joins measured): people arrive over
+    #: time, not 240 rooms in the same millisecond.
+    form_concurrency: int = 16
+    #: Through the load balancer: the players follow ``route`` (4.25), and player ``i``
+    #: connects from its own loopback address ``local_addrs[i]``.
+    follow: bool = False
+    local_addrs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -593,12 +887,28 @@ class WorkerReport:
     #: The latencies of players whose room is on the node they reached, and of the others.
     local_latencies: list[float] = field(default_factory=list)
     remote_latencies: list[float] = field(default_factory=list)
-    #: Answered moves by the node their room lives on.
-    answered_by_owner: dict[int, int] = field(default_factory=dict)
     create_retries: int = 0
     #: Players whose connection the server closed with 1012 (a cluster node dropped their
     #: room: taken over, or fenced) before the report; the bench's players do not resume.
     closed_1012: int = 0
+    #: Guests' joins, seconds from ``join`` to the ``room`` on the node they ended on: those
+    #: a ``route`` moved to the room's node, and those that reached it at once.
+    join_followed: list[float] = field(default_factory=list)
+    join_direct: list[float] = field(default_factory=list)
+    #: Routes followed and not followed (Player.routes_ignored), follows that failed, and
+    #: each follow's steps (``Player.follow_steps``).
+    follows: int = 0
+    follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
+    routes_ignored: int = 0
+    follow_failures: int = 0
+    ready_again: int = 0
+    #: Over the whole run (not only the window): moves and undos sent (each seq once),
+    #: sent again (a resume or a follow), and accepted as the players count them.
+    sent: int = 0
+    resent: int = 0
+    accepted_total: int = 0
+    #: Players whose accepted seqs are not strictly increasing (a move applied twice).
+    doubled: int = 0
 
 
 def worker_main(job: WorkerJob, pipe: Any) -> None:
@@ -615,10 +925,11 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     loop = asyncio.get_running_loop()
     rng = random.Random(job.seed)
     players = [
-        Player(url, n, random.Random(rng.random()))
+        Player(url, n, random.Random(rng.random()), follow=job.follow)
         for url, n in zip(job.urls, job.names, strict=True)
     ]
-    owners = job.owners or [0] * len(players)
+    for p, addr in zip(players, job.local_addrs, strict=False):
+        p.local_addr = addr
     for i, p in enumerate(players):  # the room's host (its first member) reached its node
         p.remote = job.urls[i] != job.urls[i - i % job.room_size]
     report = WorkerReport(job.index)
@@ -647,14 +958,24 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     await loop.run_in_executor(None, pipe.recv)
     if not job.echo:
         groups = [players[i : i + job.room_size] for i in range(0, len(players), job.room_size)]
+        forming = asyncio.Semaphore(job.form_concurrency)
+
+        async def form(group: list[Player]) -> str:
+            async with forming:
+                return await form_room(group, timeout=120)
+
         formed = await asyncio.gather(
-            *(form_room(g, timeout=120) for g in groups if len(g) == job.room_size),
+            *(form(g) for g in groups if len(g) == job.room_size),
             return_exceptions=True,
         )
         bad = [o for o in formed if isinstance(o, BaseException)]
         if bad:
             report.problems.append(f"{len(bad)} rooms did not start: {bad[0]!r}")
         report.create_retries = sum(p.create_retries for p in players)
+        for p in players:
+            joined = join_latency(p)
+            if joined is not None:
+                (report.join_followed if joined[1] else report.join_direct).append(joined[0])
     # What was built so far lives until the end: keep it out of every collection, and
     # collect rarely, as the server does (server.app): a player process's collector
     # pausing its loop for tens of milliseconds would show up as the server's latency.
@@ -663,11 +984,20 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     pipe.send(("racing", None))
     begin, end, stop = await loop.run_in_executor(None, pipe.recv)
     cpu_before = os.times()
-    await asyncio.gather(
-        *(_play(p, job, begin, end, stop, report, owners[i]) for i, p in enumerate(players))
-    )
+    await asyncio.gather(*(_play(p, job, begin, end, stop, report) for p in players))
     cpu_after = os.times()
     report.closed_1012 = sum(1 for p in players if 1012 in p.closes)
+    for p in players:
+        report.follows += p.follows
+        report.follow_steps += p.follow_steps
+        report.ready_again += p.ready_again
+        report.routes_ignored += p.routes_ignored
+        report.follow_failures += p._follow_failed is not None
+        report.sent += p.sent
+        report.resent += p.resent
+        report.accepted_total += p.accepted_total
+        seqs = [s for s, _ in p.acked]
+        report.doubled += any(b <= a for a, b in itertools.pairwise(seqs))
     report.cpu_s = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
     pipe.send(("report", report))
     await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
@@ -680,7 +1010,6 @@ async def _play(
     end: float,
     stop: float,
     report: WorkerReport,
-    owner: int = 0,
 ) -> None:
     """Move at ``job.rate`` (0: back to back) from now until ``stop``; count what is
     answered between ``begin`` and ``end`` (monotonic clock, shared by the processes)."""
@@ -717,8 +1046,9 @@ async def _play(
         answered = time.monotonic()
         if begin <= answered < end:
             report.latencies.append(took)
-            (report.remote_latencies if p.remote else report.local_latencies).append(took)
-            report.answered_by_owner[owner] = report.answered_by_owner.get(owner, 0) + 1
+            # A follower whose route was ignored (the balancer kept it) stays relayed.
+            remote = p.remote or p.routes_ignored > 0
+            (report.remote_latencies if remote else report.local_latencies).append(took)
             if ok:
                 report.accepted += 1
             else:
@@ -728,14 +1058,44 @@ async def _play(
 # -- one measured run ----------------------------------------------------------------------
 
 
+#: The nodes' count of the moves and undos a room's node answered to a player connected
+#: to another node (relayed; /metrics). A node without it: the bench says so.
+RELAYED_METRIC = "yukon_moves_relayed_total"
+ANSWERED_METRICS = ("yukon_moves_accepted_total", "yukon_moves_refused_total")
+
+
+def node_metrics(url: str, timeout: float = 10.0) -> dict[str, float]:
+    """A node's /metrics (``url``: its ws:// address), asked of the node itself: each
+    sample by its name (with its labels, as written)."""
+    http = "http://" + url.split("://", 1)[1].rstrip("/") + "/metrics"
+    with urllib.request.urlopen(http, timeout=timeout) as response:
+        text = response.read().decode()
+    samples: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            with contextlib.suppress(ValueError):
+                samples[name] = float(value)
+    return samples
+
+
+def loopback_source(i: int) -> str:
+    """Player ``i``'s own loopback address (127.100.0.1, 127.100.0.2, ...): through the
+    load balancer, which holds one address to 64 connections, the players come from
+    addresses of their own, as people do."""
+    return f"127.100.{i // 250}.{1 + i % 250}"
+
+
 @dataclass
 class NodeFigures:
     """One node of a cluster (``--nodes``) over the window."""
 
     cpu: float  # share of a core
     rss_racing_kib: int
-    answered: int  # moves answered in rooms that live on this node
+    answered: int  # moves answered in rooms that live on this node (its own count)
     window_s: float
+    #: Of those, answered to a player connected to another node (None: not counted).
+    relayed: int | None = None
 
     @property
     def cpu_us_per_move(self) -> float:
@@ -769,6 +1129,8 @@ class RunFigures:
     remote_latencies: list[float] = field(default_factory=list)
     nodes: list[NodeFigures] = field(default_factory=list)
     redis_cpu: float | None = None
+    #: The Redis server's commands over the window: calls and microseconds, by name.
+    redis_commands: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Rooms' creates refused ``unavailable`` and sent again while the rooms formed.
     create_retries: int = 0
     #: Players closed with 1012 during the run (their room dropped by its node).
@@ -781,6 +1143,41 @@ class RunFigures:
     #: Times a node's heartbeat thread withheld its heartbeat, its loop stalled past the
     #: watchdog's limit (``server.heartbeat``; none on code without that thread).
     withheld: int = 0
+    #: Through the load balancer (``--nodes`` without ``--direct``): its process's CPU
+    #: (a share of a core) over the window, whether the players followed routes, their
+    #: joins (seconds; moved by a route, or not), routes followed and ignored, follows
+    #: that failed.
+    balancer_cpu: float | None = None
+    follow: bool = False
+    join_followed: list[float] = field(default_factory=list)
+    join_direct: list[float] = field(default_factory=list)
+    follows: int = 0
+    follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
+    routes_ignored: int = 0
+    follow_failures: int = 0
+    #: Followers whose lobby showed them not ready after the follow: ``ready`` sent again.
+    ready_again: int = 0
+    #: Over the whole run: moves sent by the players (each seq once), sent again, accepted
+    #: as the players count them and as the nodes count them (/metrics, every node; None
+    #: for a server alone), and players with a seq accepted twice.
+    sent: int = 0
+    resent: int = 0
+    accepted_total: int = 0
+    nodes_accepted_total: int | None = None
+    doubled: int = 0
+
+    @property
+    def relayed(self) -> int | None:
+        """Answers relayed over the window, as the nodes count them (None: not counted)."""
+        counts = [n.relayed for n in self.nodes]
+        if not counts or any(c is None for c in counts):
+            return None
+        return sum(c for c in counts if c is not None)
+
+    @property
+    def relayed_share(self) -> float | None:
+        relayed, answered = self.relayed, sum(n.answered for n in self.nodes)
+        return None if relayed is None or not answered else relayed / answered
 
     @property
     def per_second(self) -> float:
@@ -825,15 +1222,31 @@ def measure(
     echo: bool,
     label: str,
     redis_cpu: Callable[[], float] | None = None,
+    redis_commands: Callable[[], dict[str, tuple[int, int]]] | None = None,
+    balancer: Balancer | None = None,
 ) -> RunFigures:
-    """One run against one server, or against the nodes of a cluster (a list)."""
+    """One run against one server, or against the nodes of a cluster (a list), the
+    players spread over them by the bench or, with ``balancer``, connecting through it."""
     cluster = isinstance(servers, list)
     nodes = servers if isinstance(servers, list) else [servers]
     ctx = mp.get_context("spawn")
     per = math.ceil(args.players / args.procs / args.room_size) * args.room_size
     run_id = secrets.token_hex(3)
     names = [f"b{run_id}-{i}" for i in range(args.players)]
-    urls, owners = node_urls(args, [s.url for s in nodes])
+    follow = balancer is not None and args.follow
+    addrs: list[str] = []
+    if balancer is not None:
+        urls = [balancer.url] * args.players
+        addrs = [loopback_source(i) for i in range(args.players)]
+    else:
+        urls, _ = node_urls(args, [s.url for s in nodes])
+
+    def counts() -> list[dict[str, float]]:
+        return [node_metrics(s.url) for s in nodes] if cluster else []
+
+    def lb_cpu() -> float:
+        return cpu_seconds(balancer.pid) if balancer is not None else 0.0
+
     pipes, procs = [], []
     time.sleep(0.5)
     rss_before = sum(rss_kib(s.pid) for s in nodes)
@@ -853,7 +1266,9 @@ def measure(
                 echo,
                 args.client_cpus,
                 args.seed * 1000 + w,
-                owners[chunk],
+                form_concurrency=max(1, args.form_concurrency),
+                follow=follow,
+                local_addrs=addrs[chunk],
             )
             proc = ctx.Process(target=worker_main, args=(job, child), daemon=True)
             proc.start()
@@ -886,12 +1301,20 @@ def measure(
         time.sleep(max(0.0, begin - time.monotonic()))
         cpu0 = [cpu_seconds(s.pid) for s in nodes]
         redis0 = redis_cpu() if redis_cpu is not None else 0.0
+        commands0 = redis_commands() if redis_commands is not None else {}
+        lb0 = lb_cpu()
+        counts0 = counts()
         time.sleep(max(0.0, end - time.monotonic()))
         cpu1 = [cpu_seconds(s.pid) for s in nodes]
         redis1 = redis_cpu() if redis_cpu is not None else 0.0
+        commands1 = redis_commands() if redis_commands is not None else {}
+        lb1 = lb_cpu()
+        counts1 = counts()
         rss_racing = [rss_kib(s.pid) for s in nodes]
         load_after = load_average()
         reports: list[WorkerReport] = gather("report", 120 + args.duration)
+        # Every move sent has been answered (or its player stopped): the nodes' totals.
+        totals = counts()
     finally:
         for proc in procs:
             proc.join(10)
@@ -901,10 +1324,16 @@ def measure(
     latencies = [x for r in reports for x in r.latencies]
     node_cpu = [(b - a) / args.duration for a, b in zip(cpu0, cpu1, strict=True)]
     node_figures = []
-    if cluster:
-        for k in range(len(nodes)):
-            answered = sum(r.answered_by_owner.get(k, 0) for r in reports)
-            node_figures.append(NodeFigures(node_cpu[k], rss_racing[k], answered, args.duration))
+    for k in range(len(nodes) if cluster else 0):
+
+        def delta(name: str, k: int = k) -> float:
+            return counts1[k].get(name, 0.0) - counts0[k].get(name, 0.0)
+
+        answered = round(sum(delta(name) for name in ANSWERED_METRICS))
+        relayed = round(delta(RELAYED_METRIC)) if RELAYED_METRIC in counts1[k] else None
+        node_figures.append(
+            NodeFigures(node_cpu[k], rss_racing[k], answered, args.duration, relayed)
+        )
     return RunFigures(
         label=label,
         players=args.players,
@@ -928,6 +1357,29 @@ def measure(
         remote_latencies=[x for r in reports for x in r.remote_latencies],
         nodes=node_figures,
         redis_cpu=(redis1 - redis0) / args.duration if redis_cpu is not None else None,
+        redis_commands={
+            name: (calls - commands0.get(name, (0, 0))[0], usec - commands0.get(name, (0, 0))[1])
+            for name, (calls, usec) in commands1.items()
+            if calls > commands0.get(name, (0, 0))[0]
+        },
+        balancer_cpu=(lb1 - lb0) / args.duration if balancer is not None else None,
+        follow=follow,
+        join_followed=[x for r in reports for x in r.join_followed],
+        join_direct=[x for r in reports for x in r.join_direct],
+        follows=sum(r.follows for r in reports),
+        follow_steps=[x for r in reports for x in r.follow_steps],
+        ready_again=sum(r.ready_again for r in reports),
+        routes_ignored=sum(r.routes_ignored for r in reports),
+        follow_failures=sum(r.follow_failures for r in reports),
+        sent=sum(r.sent for r in reports),
+        resent=sum(r.resent for r in reports),
+        accepted_total=sum(r.accepted_total for r in reports),
+        nodes_accepted_total=(
+            round(sum(t.get("yukon_moves_accepted_total", 0.0) for t in totals))
+            if cluster
+            else None
+        ),
+        doubled=sum(r.doubled for r in reports),
     )
 
 
@@ -974,19 +1426,30 @@ def show(f: RunFigures) -> None:
         print(f"  problem: {problem}")
 
 
+def ms(values: list[float], p: float) -> float:
+    """The ``p``-th percentile of ``values`` (seconds, in any order), in milliseconds."""
+    return 1000 * percentile(sorted(values), p) if values else math.nan
+
+
 def show_cluster(f: RunFigures) -> None:
-    """Each node, the relay's cost in latency, and Redis."""
+    """Each node, the relay's share and cost in latency, the load balancer, the joins
+    that followed a route, the moves counted on both sides, and Redis."""
     for k, node in enumerate(f.nodes):
+        relayed = "" if node.relayed is None else f" ({node.relayed} relayed)"
         print(
             f"  node {k + 1}: CPU {100 * node.cpu:3.0f} % of a core, {node.answered} moves"
-            f" answered in its rooms, {node.cpu_us_per_move:6.1f} us CPU per answered move,"
-            f" RSS {node.rss_racing_kib / 1024:.1f} MiB racing"
+            f" answered in its rooms{relayed}, {node.cpu_us_per_move:6.1f} us CPU per"
+            f" answered move, RSS {node.rss_racing_kib / 1024:.1f} MiB racing"
         )
-    local, remote = sorted(f.local_latencies), sorted(f.remote_latencies)
-
-    def ms(values: list[float], p: float) -> float:
-        return 1000 * percentile(values, p) if values else math.nan
-
+    share = f.relayed_share
+    if share is None:
+        print(f"  answers relayed            not counted by these nodes (no {RELAYED_METRIC})")
+    else:
+        print(f"  answers relayed            {100 * share:.1f} % ({f.relayed}, the nodes' count)")
+    local, remote = f.local_latencies, f.remote_latencies
+    if f.balancer_cpu is not None and not f.follow:
+        print("  which player is relayed     HAProxy's choice, unknown here (--no-follow)")
+        local = remote = []
     print(
         f"  room on the player's node  p50 {ms(local, 50):7.2f} ms   p99 {ms(local, 99):7.2f} ms"
         f"   ({len(local)} answers)"
@@ -999,12 +1462,64 @@ def show_cluster(f: RunFigures) -> None:
         f"  the relay adds             p50 {ms(remote, 50) - ms(local, 50):7.2f} ms"
         f"   p99 {ms(remote, 99) - ms(local, 99):7.2f} ms"
     )
+    answered = f.accepted + f.refused
     if f.redis_cpu is not None:
-        answered = f.accepted + f.refused
         per_move = 1e6 * f.redis_cpu * f.window_s / answered if answered else math.nan
         print(
             f"  Redis server               CPU {100 * f.redis_cpu:.0f} % of a core,"
             f" {per_move:.1f} us per answered move (every client of that Redis counts)"
+        )
+        top = sorted(f.redis_commands.items(), key=lambda x: -x[1][1])[:5]
+        if top and answered:
+            print(
+                "  Redis commands' own time   "
+                + ", ".join(
+                    f"{name} {usec / answered:.2f} us ({calls / f.window_s:.0f}/s)"
+                    for name, (calls, usec) in top
+                )
+                + " per answered move (a script's own calls count in it and by name)"
+            )
+    if f.balancer_cpu is not None:
+        per_move = 1e6 * f.balancer_cpu * f.window_s / answered if answered else math.nan
+        print(
+            f"  HAProxy                    CPU {100 * f.balancer_cpu:.0f} % of a core,"
+            f" {per_move:.1f} us per answered move"
+        )
+        print(
+            f"  routes                     {f.follows} followed, {f.routes_ignored} not followed"
+            f" (to the node just followed, or past {ROUTE_LIMIT} a minute),"
+            f" {f.follow_failures} follows failed,"
+            f" {f.ready_again} lobbies showed a follower not ready (ready said again)"
+            + ("" if f.follow else " (the players do not follow: --no-follow)")
+        )
+        if f.follow_steps:
+            steps = [
+                ms([x[i] for x in f.follow_steps if not math.isnan(x[i])], 50) for i in range(3)
+            ]
+            print(
+                f"  a moved join's steps, p50  join to route {steps[0]:.2f} ms, connect"
+                f" {steps[1]:.2f} ms, hello to welcome {steps[2]:.2f} ms"
+            )
+        moved, stayed = f.join_followed, f.join_direct
+        print(
+            f"  join, moved by a route     p50 {ms(moved, 50):7.2f} ms   p99"
+            f" {ms(moved, 99):7.2f} ms   ({len(moved)} joins)"
+        )
+        print(
+            f"  join, on the room's node   p50 {ms(stayed, 50):7.2f} ms   p99"
+            f" {ms(stayed, 99):7.2f} ms   ({len(stayed)} joins)"
+        )
+        print(
+            f"  the move adds to a join    p50 {ms(moved, 50) - ms(stayed, 50):7.2f} ms"
+            f"   p99 {ms(moved, 99) - ms(stayed, 99):7.2f} ms"
+        )
+    if f.nodes_accepted_total is not None:
+        held = f.nodes_accepted_total == f.accepted_total and not f.doubled
+        print(
+            f"  moves over the run         {f.sent} sent ({f.resent} sent again after a"
+            f" follow), {f.accepted_total} accepted as the players count,"
+            f" {f.nodes_accepted_total} as the nodes count; {f.doubled} players with a seq"
+            f" accepted twice: " + ("none lost or applied twice" if held else "MISMATCH")
         )
 
 
@@ -1024,12 +1539,19 @@ def show_capacity(runs: list[RunFigures]) -> None:
         print(f"  node {k + 1}: CPU per answered move in its rooms   ", end="")
         print(f"{median_of([f.nodes[k].cpu_us_per_move for f in runs])} us")
 
-    def pct(values: list[float], p: float) -> float:
-        return 1000 * percentile(sorted(values), p) if values else math.nan
+    pct = ms
 
     for p in (50, 99):
         extra = [pct(f.remote_latencies, p) - pct(f.local_latencies, p) for f in runs]
-        print(f"  the relay adds to a move's answer, p{p}        {median_of(extra)} ms")
+        if not any(math.isnan(x) for x in extra):
+            print(f"  the relay adds to a move's answer, p{p}        {median_of(extra)} ms")
+    if all(f.balancer_cpu is not None for f in runs):
+        for p in (50, 99):
+            extra = [ms(f.join_followed, p) - ms(f.join_direct, p) for f in runs]
+            if not any(math.isnan(x) for x in extra):
+                print(f"  the move to the room's node adds to a join, p{p} {median_of(extra)} ms")
+        lb = [1e6 * (f.balancer_cpu or 0.0) * f.window_s / (f.accepted + f.refused) for f in runs]
+        print(f"  HAProxy CPU per answered move                {median_of(lb)} us")
     redis = [
         1e6 * f.redis_cpu * f.window_s / (f.accepted + f.refused)
         for f in runs
@@ -1043,7 +1565,15 @@ def show_capacity(runs: list[RunFigures]) -> None:
     print(median_of([float(f.closed_1012) for f in runs]))
     print("  races taken over                             ", end="")
     print(median_of([float(f.takeovers) for f in runs]))
-    relayed = [len(f.remote_latencies) / max(1, len(f.latencies)) for f in runs]
+    # The share relayed as the nodes count it; nodes that do not count it: as the players
+    # count it (placed by the bench, or a follower whose route was ignored).
+    shares = [f.relayed_share for f in runs]
+    counted = "the nodes' count"
+    if any(x is None for x in shares):
+        shares = [len(f.remote_latencies) / max(1, len(f.latencies)) for f in runs]
+        counted = "the players' count"
+    relayed = [x or 0.0 for x in shares]
+    print(f"  answers relayed ({counted})            {median_of([100 * x for x in relayed])} %")
     per_move = statistics.median(us)
     if per_move > 0 and not math.isnan(per_move):
         moves = NODE_BUSY * 1e6 / per_move
@@ -1054,6 +1584,66 @@ def show_capacity(runs: list[RunFigures]) -> None:
             f" serves {moves:,.0f} moves/s, i.e. {moves:,.0f} racers at a move a second;"
             f" {TARGET_RACERS:,} racers need {nodes} nodes (cores)"
         )
+
+
+#: Targets of issue 26 (a cluster through HAProxy, 960 players at a move a second): the
+#: answers relayed, Redis's CPU per answered move, the nodes 100,000 racers need, and what
+#: the move to the room's node adds to a join at p99. (The fifth, CPU per answered move
+#: over all nodes at most 1.15 times one node's, compares two runs: docs/performance.md.)
+TARGET_RELAYED = 0.05
+TARGET_REDIS_US = 5.0
+TARGET_NODES = 40
+TARGET_JOIN_ADDED_P99_MS = 50.0
+
+
+def sizing(runs: list[RunFigures]) -> int | None:
+    """The nodes 100,000 racers at a move a second need at these runs' median CPU per
+    answered move, every node run at NODE_BUSY of its core."""
+    per_move = statistics.median(f.cpu_us_per_move for f in runs)
+    if not per_move > 0:
+        return None
+    return math.ceil(TARGET_RACERS / (NODE_BUSY * 1e6 / per_move))
+
+
+def show_cluster_targets(runs: list[RunFigures]) -> None:
+    """Issue 26's targets, on the medians of these runs."""
+    print()
+    print("targets (issue 26; medians over the runs):")
+    shares = [f.relayed_share for f in runs]
+    if all(x is not None for x in shares):
+        share = statistics.median(x or 0.0 for x in shares)
+        print(
+            f"  answers relayed            {100 * share:.1f} %   <= {100 * TARGET_RELAYED:g} %:"
+            f" {verdict(share <= TARGET_RELAYED)}"
+        )
+    redis = [
+        1e6 * f.redis_cpu * f.window_s / (f.accepted + f.refused)
+        for f in runs
+        if f.redis_cpu is not None and f.accepted + f.refused
+    ]
+    if redis:
+        us = statistics.median(redis)
+        print(
+            f"  Redis CPU per answered move {us:.1f} us   <= {TARGET_REDIS_US:g} us:"
+            f" {verdict(us <= TARGET_REDIS_US)}"
+        )
+    nodes = sizing(runs)
+    if nodes is not None:
+        print(
+            f"  nodes for {TARGET_RACERS:,} racers   {nodes}   <= {TARGET_NODES}:"
+            f" {verdict(nodes <= TARGET_NODES)}"
+        )
+    added = [ms(f.join_followed, 99) - ms(f.join_direct, 99) for f in runs]
+    if not any(math.isnan(x) for x in added):
+        p99 = statistics.median(added)
+        print(
+            f"  the move adds to a join, p99 {p99:.1f} ms   <= {TARGET_JOIN_ADDED_P99_MS:g} ms:"
+            f" {verdict(p99 <= TARGET_JOIN_ADDED_P99_MS)}"
+        )
+    print(
+        "  CPU per answered move over all nodes <= 1.15 x one node's: compare this run's"
+        " with --nodes 1's (the same command)"
+    )
 
 
 def median_of(values: list[float]) -> str:
@@ -1086,6 +1676,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " database and Redis, players spread over them; 0 (the default): one server alone",
     )
     parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="with --nodes: the bench spreads the players over the nodes itself, each"
+        " room's members over every node (the relay's worst case), instead of connecting"
+        " them through the shipped HAProxy config (deploy/haproxy.cfg) and following the"
+        " move to their room's node as the clients do",
+    )
+    parser.add_argument(
+        "--no-follow",
+        dest="follow",
+        action="store_false",
+        help="with --nodes through HAProxy: the players do not follow route (a client"
+        " written from the older docs: it stays where HAProxy put it, relayed)",
+    )
+    parser.add_argument(
+        "--lb-cpus",
+        type=parse_cpus,
+        help="the CPUs HAProxy runs on (default: --client-cpus; the nodes keep theirs)",
+    )
+    parser.add_argument(
         "--redis",
         default=DEFAULT_REDIS,
         help=f"with --nodes: the nodes' Redis (default {DEFAULT_REDIS}); each run's keys"
@@ -1100,6 +1710,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
     parser.add_argument("--procs", type=int, default=2, help="player processes (default 2)")
     parser.add_argument("--room-size", type=int, default=4, help="players per room (4)")
+    parser.add_argument(
+        "--form-concurrency",
+        type=int,
+        default=16,
+        help="rooms forming at once in each player process (16): their joins are measured",
+    )
     parser.add_argument("--server-cpus", type=parse_cpus, default={0}, help="default 0")
     parser.add_argument("--client-cpus", type=parse_cpus, default={1}, help="default 1")
     parser.add_argument("--no-echo", dest="echo", action="store_false", help="skip the echo run")
@@ -1126,6 +1742,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--profile is for one server alone")
     if args.players % args.room_size:
         parser.error("--players must be a multiple of --room-size")
+    if args.lb_cpus is None:
+        args.lb_cpus = args.client_cpus
+    args.through_lb = bool(args.nodes) and not args.direct
+    if args.through_lb:
+        names = server_names()
+        if args.nodes > len(names):
+            parser.error(
+                f"--nodes {args.nodes}: deploy/haproxy.cfg names {len(names)} nodes;"
+                " more need --direct"
+            )
     args.procs = max(1, min(args.procs, args.players // args.room_size))
     return args
 
@@ -1186,11 +1812,14 @@ def private_redis(workdir: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
+def redis_prefix(
+    url: str,
+) -> Iterator[tuple[str, Callable[[], float], Callable[[], dict[str, tuple[int, int]]]]]:
     """A key prefix of this run's own in the Redis at ``url`` (the nodes' keys and
-    channels all carry it), and a reading of the Redis server's CPU time in seconds (INFO
-    cpu: every client of that server counts, not only this run's nodes). The prefix's
-    keys are deleted at the end; nothing else in that Redis is touched."""
+    channels all carry it), a reading of the Redis server's CPU time in seconds (INFO
+    cpu: every client of that server counts, not only this run's nodes), and one of its
+    commands' calls and microseconds so far (INFO commandstats: where that CPU goes). The
+    prefix's keys are deleted at the end; nothing else in that Redis is touched."""
     import redis
 
     prefix = f"yukon-bench-{os.getpid()}-{secrets.token_hex(3)}:"
@@ -1202,8 +1831,15 @@ def redis_prefix(url: str) -> Iterator[tuple[str, Callable[[], float]]]:
             info = client.info("cpu")
             return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
+        def commands() -> dict[str, tuple[int, int]]:
+            info = client.info("commandstats")
+            return {
+                name.removeprefix("cmdstat_"): (int(v["calls"]), int(v["usec"]))
+                for name, v in info.items()
+            }
+
         try:
-            yield prefix, cpu
+            yield prefix, cpu, commands
         finally:
             keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
             for i in range(0, len(keys), 1000):
@@ -1222,10 +1858,14 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
         url = args.redis
         if url == "private":
             url = stack.enter_context(private_redis(Path(tmp)))
-        prefix, redis_cpu = stack.enter_context(redis_prefix(url))
+        prefix, redis_cpu, redis_commands = stack.enter_context(redis_prefix(url))
         nodes: list[ServerProcess] = []
         try:
             # One after the other: the first migrates the fresh database before it listens.
+            # Node k's id is the name of its server in deploy/haproxy.cfg: the one that
+            # ``?node=<id>`` routes to.
+            ids = server_names()[: args.nodes] if args.through_lb else []
+            ids += [f"node{k + 1}" for k in range(len(ids), args.nodes)]
             for k in range(args.nodes):
                 nodes.append(
                     ServerProcess.race_server(
@@ -1236,18 +1876,35 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                         log_path=args.log,
                         extra=(
                             *("--redis", url, "--redis-prefix", prefix),
-                            *("--node-id", f"n{k + 1}"),  # n1, n2...: the nodes' logs say
+                            *("--node-id", ids[k]),  # node1, node2...: the logs say
                         ),
                     )
                 )
             label = f"cluster of {args.nodes} (yukon serve --redis, {args.db})"
-            figures = measure(nodes, args, echo=False, label=label, redis_cpu=redis_cpu)
+            balancer = None
+            if args.through_lb:
+                backends = {ids[k]: node.port for k, node in enumerate(nodes)}
+                balancer = Balancer(Path(tmp), backends, cpus=args.lb_cpus)
+                stack.callback(balancer.stop)
+                label += ", through HAProxy (deploy/haproxy.cfg)"
+            figures = measure(
+                nodes,
+                args,
+                echo=False,
+                label=label,
+                redis_cpu=redis_cpu,
+                redis_commands=redis_commands,
+                balancer=balancer,
+            )
             tracebacks = [line for node in nodes for line in node.tracebacks()]
             logs = [line for node in nodes for line in node.lines]
             figures.takeovers = sum(1 for x in logs if "taken over from node" in x)
             figures.fenced = sum(1 for x in logs if "fenced by the database" in x)
             figures.judged_gone = sum(1 for x in logs if re.search(r"node \S+ is gone", x))
             figures.withheld = sum(1 for x in logs if "heartbeat is withheld" in x)
+            if balancer is not None:  # a node HAProxy judged down served nobody for a while
+                downs = [x for x in balancer.log().splitlines() if " is DOWN" in x]
+                figures.problems += [f"haproxy: {x.strip()}" for x in downs[:3]]
         finally:
             for node in nodes:
                 node.kill()
@@ -1300,10 +1957,21 @@ def main(argv: list[str] | None = None) -> int:
         f" {args.warmup:g} s warm-up, {args.duration:g} s measured"
     )
     if args.nodes:
+        how = (
+            f"the players connect through HAProxy (deploy/haproxy.cfg, on CPU"
+            f" {sorted(args.lb_cpus)}), each from a loopback address of its own, and "
+            + (
+                "follow the move to their room's node (route, ?node=)"
+                if args.follow
+                else "stay where it put them (--no-follow)"
+            )
+            if args.through_lb
+            else f"room r's member j reaches node (r + j) mod {args.nodes} (--direct),"
+            " the room lives on its host's node"
+        )
         print(
             f"cluster {args.nodes} nodes (yukon serve --redis {args.redis}), every one on CPU"
-            f" {sorted(args.server_cpus)}; room r's member j reaches node (r + j) mod"
-            f" {args.nodes}, the room lives on its host's node"
+            f" {sorted(args.server_cpus)}; {how}"
         )
     solver = subprocess.run(["pgrep", "-f", "bench.solver"], capture_output=True, text=True)
     print(
@@ -1333,6 +2001,7 @@ def main(argv: list[str] | None = None) -> int:
     print(line)
     if args.nodes:
         show_capacity([f for _, f in pairs])
+        show_cluster_targets([f for _, f in pairs])
     print()
     print("targets (issue 7):")
     ratios = [

@@ -798,14 +798,12 @@ def test_haproxy_accepts_its_config() -> None:
 
 def loopback_haproxy_config(port: int, backends: dict[str, int]) -> str:
     """deploy/haproxy.cfg as it is, but listening on 127.0.0.1:``port`` and sending to
-    the nodes at 127.0.0.1:``backends[name]``: only the addresses change."""
-    text = HAPROXY_CFG.read_text()
-    text, count = re.subn(r"(?m)^(\s+bind )\S+", rf"\g<1>127.0.0.1:{port}", text)
-    assert count == 1
-    for name, backend in backends.items():
-        text, count = re.subn(rf"(?m)^(\s+server {name} )\S+", rf"\g<1>127.0.0.1:{backend}", text)
-        assert count >= 1, name  # in `nodes`, and in each node's own backend
-    return text
+    the nodes at 127.0.0.1:``backends[name]`` (every line that names each: ``nodes`` and
+    each node's own backend): only the addresses change. ``bench.load --nodes`` runs the
+    same (``bench.haproxy``)."""
+    from bench.haproxy import loopback_config
+
+    return loopback_config(port, backends, HAPROXY_CFG.read_text())
 
 
 @contextlib.contextmanager
