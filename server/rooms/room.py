@@ -467,16 +467,11 @@ class Room(Generic[M]):
 
     def move(self, p: M, seq: int, move: str | None, now: float) -> Refusal | None:
         """A move (``move`` None: an undo) of runner ``p``; the answer goes to ``p``."""
-        runner = self.runner(p, seq)
-        if isinstance(runner, Refusal):
+        runner = self._new_action(p, seq, now)
+        if not isinstance(runner, Runner):
             return runner
         race = self.race
         assert race is not None
-        self.enforce_limit(now)
-        if seq <= runner.last_seq:
-            return self._answer_again(p, runner, seq, now)
-        if runner.done:
-            return Refusal("finished", f"your race is over ({runner.state.value})", seq)
         before = runner.state
         reply = (
             race.move(runner, seq, move, now) if move is not None else race.undo(runner, seq, now)
@@ -490,6 +485,20 @@ class Room(Generic[M]):
                 self.progress(now)
             self.check_over()
         return None
+
+    def _new_action(self, p: M, seq: int, now: float) -> Runner | Refusal | None:
+        """The runner for a new move, undo or finish of ``p`` with ``seq`` (the time limit
+        enforced first); or a refusal; or None: ``seq`` was answered before, and its answer
+        has gone again (``_answer_again``)."""
+        runner = self.runner(p, seq)
+        if isinstance(runner, Refusal):
+            return runner
+        self.enforce_limit(now)
+        if seq <= runner.last_seq:
+            return self._answer_again(p, runner, seq, now)
+        if runner.done:
+            return Refusal("finished", f"your race is over ({runner.state.value})", seq)
+        return runner
 
     def _answer_again(self, p: M, runner: Runner, seq: int, now: float) -> Refusal | None:
         """A resent ``seq`` (of a move, an undo or a finish) gets its first answer again."""
@@ -509,16 +518,11 @@ class Room(Generic[M]):
         (docs/protocol.md 4.24): checked as a move is; then the moves are played, each
         journaled as the runner's own with this ``seq``, at the clock of the request; the
         answer is ``race`` (or ``refused`` ``cannot_finish``), then ``progress`` to all."""
-        runner = self.runner(p, seq)
-        if isinstance(runner, Refusal):
+        runner = self._new_action(p, seq, now)
+        if not isinstance(runner, Runner):
             return runner
         race = self.race
         assert race is not None
-        self.enforce_limit(now)
-        if seq <= runner.last_seq:
-            return self._answer_again(p, runner, seq, now)
-        if runner.done:
-            return Refusal("finished", f"your race is over ({runner.state.value})", seq)
         played = race.finish(runner, seq, now)
         if not isinstance(played, list):
             self._deliver(p, played)
