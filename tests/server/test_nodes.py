@@ -91,6 +91,8 @@ class Cluster:
         self.journal: list[LiveRace | LiveAction] = []
         #: Rooms the directory places on a node that no longer (or not yet) holds them.
         self.stale: dict[str, str] = {}
+        #: The same, as one node sees it: (asking node, code) -> the node it is told.
+        self.stale_for: dict[tuple[str, str], str] = {}
         #: Messages relayed between the hubs.
         self.relayed = 0
 
@@ -161,7 +163,8 @@ class Cluster:
                     ),
                 )
             elif isinstance(e, Locate):
-                self.apply(node, hub.located(e.conn, e.code, self.owner(e.code), e.frame, self.now))
+                owner = self.stale_for.get((node, e.code)) or self.owner(e.code)
+                self.apply(node, hub.located(e.conn, e.code, owner, e.frame, self.now))
             elif isinstance(e, (Handover, Forward, Detach, Release)):
                 found = bus.outgoing(node, e)
                 assert found is not None
@@ -359,6 +362,70 @@ def test_nodes_that_disagree_on_where_a_room_is_answer_no_such_room_and_route_no
     # bob is home on A: what he asks next is served there.
     cl.send(bob, Create())
     assert cl.owner(cl.last(bob, Room).room) == "A"
+
+
+def test_two_nodes_each_believing_the_other_holds_a_room_bounce_nothing() -> None:
+    """A asks the directory and is told B; B, asked for the same room, is told A (a lease
+    moving during a takeover, seen at two moments). Each hands its join to the other once,
+    the other serves it as a guest's and answers no_such_room without asking again, and
+    both sessions are home: a bounded number of relay messages, no route, no guest left."""
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann", follow=True)
+    bob = cl.hello("B", "bob", follow=True)
+    cl.stale_for[("A", "SPLIT")] = "B"
+    cl.stale_for[("B", "SPLIT")] = "A"
+    cl.send(ann, Join("SPLIT"))
+    cl.send(bob, Watch("SPLIT"))
+    for who in (ann, bob):
+        last = cl.inbox[who][-1]
+        assert isinstance(last, Error) and last.code == "no_such_room", cl.inbox[who]
+        assert not any(isinstance(m, Route) for m in cl.inbox[who])
+    assert cl.relayed <= 8  # per join: the hand-over, the answer, the release (and a detach)
+    assert cl.hubs["A"].connections == 1 and cl.hubs["B"].connections == 1  # own sockets
+    assert cl.hubs["A"].peers() == set() and cl.hubs["B"].peers() == set()
+    # Both are home: a room each makes is made on its own node.
+    cl.send(ann, Create())
+    cl.send(bob, Create())
+    assert cl.owner(cl.last(ann, Room).room) == "A"
+    assert cl.owner(cl.last(bob, Room).room) == "B"
+
+
+def test_a_player_moving_to_a_node_that_dies_on_the_way_resumes_where_the_race_went() -> None:
+    """bob is routed from B to A, his room's node; he closes his socket on B, and A dies
+    before his hello reaches it. The balancer sends ``?node=A`` to a live node (B, A's
+    backup), which took the race over from the journal: bob resumes there with every
+    move he had accepted, is not routed again (he asked for A, and the room is here), and
+    races on; ann resumes on B too. One result, every move once."""
+    cl = Cluster("A", "B")
+    _ann, bob = _racing_across(cl, follow=True)
+    assert Route("A", cl.last(bob, Room).room) in cl.inbox[bob]
+    live = next(e for e in cl.journal if isinstance(e, LiveRace))
+    actions = [e for e in cl.journal if isinstance(e, LiveAction)]
+    assert len(actions) == 1
+
+    cl.disconnect(bob)  # the client follows: its socket on B goes first
+    del cl.hubs["A"]  # A dies before the new socket reaches it
+    cl.apply("B", cl.hubs["B"].node_gone("A", cl.now))
+    cl.now += 4  # B's sweep takes the race over
+    cl.apply("B", cl.hubs["B"].restore(live, actions, alive_ms=1_000, now=cl.now))
+
+    bob2 = cl.hello("B", token="tok-bob", follow=True, asked="A")
+    assert cl.inbox[bob2][0].room == live.room
+    assert cl.last(bob2, Race).seq == 1  # his accepted move is there, once
+    assert not any(isinstance(m, Route) for m in cl.inbox[bob2])
+    ann2 = cl.hello("B", token="tok-ann", follow=True)
+    assert isinstance(cl.last(ann2, Race), Race)
+    assert not any(isinstance(m, Route) for m in cl.inbox[ann2])
+    for seq, move in enumerate(WIN_MOVES[1:], start=2):
+        cl.send(bob2, MoveMsg(seq, move))
+        assert cl.last(bob2, Accepted).seq == seq
+    cl.send(ann2, Resign())
+    result = cl.last(bob2, Result)
+    assert [(r.name, r.outcome) for r in result.ranks] == [("bob", "won"), ("ann", "resigned")]
+    assert len(cl.persisted) == 1
+    (persisted,) = cl.persisted
+    bobs = next(r for r in persisted.record.results if r.name == "bob")
+    assert [move for _, move in bobs.journal] == WIN_MOVES
 
 
 def test_a_guest_whose_race_is_over_goes_on_from_its_own_node() -> None:
