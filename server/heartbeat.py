@@ -11,7 +11,12 @@ however busy the loop is, so it keeps time under CPU load.
 What it renews is what the loop last published (``publish``: the rooms here with their
 members, and the room codes reserved for new rooms). A room created since then was one of
 those codes, whose lease (the same ``room:{CODE}`` key) is renewed as a code until the
-next publication names it as a room. A room the renewal finds held by another node was
+next publication names it as a room. Rooms are renewed every time; reserved codes and
+seats only when new or changed, and all of them every ``LONG_EVERY_S`` with a TTL that
+outlasts that (``LONG_TTL_MS``): they point resumes and joins at rooms and decide no
+ownership, and renewing them every second was most of Redis's work per move. Whenever
+the node's own key is found lapsed (a stall, an outage, Redis restarted empty), everything
+is renewed again at once. A room the renewal finds held by another node was
 taken over: the thread hands its code back to the loop (``on_lost``, through
 ``call_soon_threadsafe``), which drops it.
 
@@ -39,7 +44,14 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from .relay import LEASE_TTL_MS, NODE_TTL_MS, RENEW_EVERY_S, RENEW_SCRIPT
+from .relay import (
+    LEASE_TTL_MS,
+    LONG_EVERY_S,
+    LONG_TTL_MS,
+    NODE_TTL_MS,
+    RENEW_EVERY_S,
+    RENEW_SCRIPT,
+)
 
 __all__ = ["BEAT_EVERY_S", "STALL_LIMIT_S", "Heartbeat", "Snapshot"]
 
@@ -93,6 +105,8 @@ class Heartbeat:
         stall_limit_s: float = STALL_LIMIT_S,
         node_ttl_ms: int = NODE_TTL_MS,
         lease_ttl_ms: int = LEASE_TTL_MS,
+        long_every_s: float = LONG_EVERY_S,
+        long_ttl_ms: int = LONG_TTL_MS,
     ) -> None:
         self.node = node
         self.prefix = prefix
@@ -102,6 +116,8 @@ class Heartbeat:
         self.stall_limit_s = stall_limit_s
         self.node_ttl_ms = node_ttl_ms
         self.lease_ttl_ms = lease_ttl_ms
+        self.long_every_s = long_every_s
+        self.long_ttl_ms = long_ttl_ms
         # One connection, no retries with back-off (redis-py's default waits up to
         # seconds between tries): a renewal takes at most a socket timeout, then the
         # next is due. One retry without delay reconnects a link Redis dropped.
@@ -123,6 +139,11 @@ class Heartbeat:
         #: Renewals done, and renewals withheld because the loop had stalled.
         self.renewals = 0
         self.withheld = 0
+        #: What the last renewals wrote of the codes and seats (seat: player id -> room
+        #: code), and when all of them are due again (``time.monotonic``; 0: at once).
+        self._codes_kept: set[str] = set()
+        self._seats_kept: dict[int, str] = {}
+        self._all_due = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
 
@@ -193,49 +214,69 @@ class Heartbeat:
                 return
 
     def renew_once(self) -> bool:
-        """One renewal of the heartbeat, the published rooms, codes and seats (one Lua
-        call), then of the rooms' spectators (``watchers:{CODE}``, a pipeline); rooms and
-        codes found held by another node go to ``on_lost``. False if Redis could not be
-        reached."""
+        """One renewal of the heartbeat, the published rooms, and the codes and seats that
+        are new, changed or due (one Lua call), then of the rooms' spectators
+        (``watchers:{CODE}``, a pipeline); rooms and codes found held by another node go
+        to ``on_lost``. False if Redis could not be reached."""
         snap = self.snapshot
-        rooms = list(snap.rooms)
-        codes = [c for c in snap.codes if c not in snap.rooms]
-        seats = [(pid, code) for code, ids in snap.rooms.items() for pid in ids]
-        p = self.prefix
-        keys = [f"{p}node:{self.node}"]
-        keys += [f"{p}room:{c}" for c in rooms]
-        keys += [f"{p}room:{c}" for c in codes]
-        keys += [f"{p}seat:{pid}" for pid, _ in seats]
-        args: list[str | int] = [
-            self.node,
-            self.node_ttl_ms,
-            self.lease_ttl_ms,
-            len(rooms) + len(codes),
-        ]
-        args += [code for _, code in seats]
+        full = time.monotonic() >= self._all_due
         try:
-            lost_keys = self._script(keys=keys, args=args)
-            lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
+            fresh, lost = self._renew(snap, full)
+            if not fresh and not full:  # the node's key had lapsed: keys may be gone
+                fresh, more = self._renew(snap, True)
+                lost |= more
+                full = True
             kept = [c for c in snap.watchers if c not in lost]
             if kept:
                 pipe = self._redis.pipeline(transaction=False)
                 for code in kept:
                     data = msgpack.packb([list(m) for m in snap.watchers[code]])
-                    pipe.set(f"{p}watchers:{code}", data, px=self.lease_ttl_ms)
+                    pipe.set(f"{self.prefix}watchers:{code}", data, px=self.lease_ttl_ms)
                 pipe.execute()
         except (RedisError, OSError) as exc:
             if self.up:
                 log.warning("heartbeat: redis unreachable (%s)", type(exc).__name__)
             self.up = False
+            self._all_due = 0.0  # what reached Redis is unknown: all of it next time
             return False
+        if full:
+            self._all_due = time.monotonic() + self.long_every_s
         if not self.up:
             self.up = True
             self.recovered_at = time.monotonic()
             log.info("heartbeat: redis is back; leases renewed")
         self.renewals += 1
         if lost:
-            lost_rooms = [c for c in rooms if c in lost]
-            lost_codes = [c for c in codes if c in lost]
+            lost_rooms = [c for c in snap.rooms if c in lost]
+            lost_codes = [c for c in snap.codes if c in lost and c not in snap.rooms]
             with contextlib.suppress(RuntimeError):  # the loop closed: the node is stopping
                 self.loop.call_soon_threadsafe(self.on_lost, lost_rooms, lost_codes)
         return True
+
+    def _renew(self, snap: Snapshot, full: bool) -> tuple[bool, set[str]]:
+        """The Lua call: the heartbeat, every room, and the codes and seats not yet written
+        as they are now (all of them if ``full``). Whether the node's key was still there,
+        and the codes of rooms and reserved codes another node holds."""
+        rooms = list(snap.rooms)
+        codes = [c for c in snap.codes if c not in snap.rooms]
+        seats = {pid: code for code, ids in snap.rooms.items() for pid in ids}
+        if full:
+            new_codes, new_seats = codes, seats
+        else:
+            new_codes = [c for c in codes if c not in self._codes_kept]
+            kept = self._seats_kept
+            new_seats = {pid: code for pid, code in seats.items() if kept.get(pid) != code}
+        p = self.prefix
+        keys = [f"{p}node:{self.node}"]
+        keys += [f"{p}room:{c}" for c in rooms]
+        keys += [f"{p}room:{c}" for c in new_codes]
+        keys += [f"{p}seat:{pid}" for pid in new_seats]
+        args: list[str | int] = [self.node, self.node_ttl_ms, self.lease_ttl_ms, len(rooms)]
+        args += [self.long_ttl_ms, len(new_codes)]
+        args += list(new_seats.values())
+        fresh, lost_keys = self._script(keys=keys, args=args)
+        lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
+        # What the publication no longer names is forgotten: named again, it is new.
+        self._codes_kept = {c for c in codes if c not in lost}
+        self._seats_kept = seats
+        return bool(fresh), lost

@@ -5,10 +5,12 @@ A node (docs/cluster.md) keeps in Redis, under one prefix:
 
 - ``node:{id}``: its heartbeat, ``NODE_TTL_MS``, renewed every ``RENEW_EVERY_S`` (by
   ``server.heartbeat``'s thread, and here once at start and after a takeover);
-- ``room:{CODE}``: the owner of a room (or of a code it reserved), ``LEASE_TTL_MS``,
-  renewed with the heartbeat by one Lua call (``RENEW_SCRIPT``) that extends only keys
-  holding its id;
-- ``seat:{player_id}``: the room a player is in, renewed the same way;
+- ``room:{CODE}``: the owner of a room, ``LEASE_TTL_MS``, renewed with the heartbeat by one
+  Lua call (``RENEW_SCRIPT``) that extends only keys holding its id; a code it reserved
+  for a room it may open is the same key, but with ``LONG_TTL_MS``, renewed every
+  ``LONG_EVERY_S`` (and when new);
+- ``seat:{player_id}``: the room a player is in, ``LONG_TTL_MS``, written when it is new or
+  changed and renewed every ``LONG_EVERY_S``;
 - ``watchers:{CODE}``: a room's spectators, renewed with it (a takeover seats them again);
 - ``lobbies:{id}``: snapshots of the node's rooms with no race running (a hash by code,
   ``LOBBY_TTL_MS``), and ``nodes``: every node that may have left some (a set), so that
@@ -40,6 +42,8 @@ from .rooms.state import ROOM_CODE_LENGTH
 
 __all__ = [
     "LEASE_TTL_MS",
+    "LONG_EVERY_S",
+    "LONG_TTL_MS",
     "NODE_TTL_MS",
     "RENEW_EVERY_S",
     "RENEW_SCRIPT",
@@ -51,9 +55,17 @@ log = logging.getLogger("yukon.relay")
 
 #: A node's heartbeat lapses this long after its last renewal.
 NODE_TTL_MS = 3000
-#: A room's lease (and a seat, a reserved code) lapses this long after its last renewal.
+#: A room's lease lapses this long after its last renewal.
 LEASE_TTL_MS = 5000
 RENEW_EVERY_S = 1.0
+#: Seats and reserved codes are renewed this often, and written at once when new or
+#: changed. Neither decides who owns anything: a seat points a resume at a room, a code
+#: keeps other nodes from opening a room of that code, and a takeover claims a room from
+#: a dead holder whatever the key's age (``claim``). Renewed with every heartbeat, they
+#: were most of Redis's work per move (docs/performance.md, issue 26).
+LONG_EVERY_S = 10.0
+#: ... and lapse this long after their last renewal: past two missed renewals.
+LONG_TTL_MS = 30_000
 #: Codes a node keeps reserved for rooms it may open (``take_code``): enough for a burst
 #: of creates between two refills (one is started as soon as half are used).
 CODE_POOL = 256
@@ -66,25 +78,33 @@ MAX_CONNECTIONS = 16
 OUTGOING_LIMIT = 100_000
 
 #: Renew a node's keys: ARGV[1] the node, ARGV[2] the node TTL, ARGV[3] the lease TTL,
-#: ARGV[4] how many room keys come first in KEYS (after the node key); the rest are seats
-#: (ARGV[5..] their values). A room key held by another node is not touched and comes
-#: back in the answer: that room was taken over. A missing one is taken again.
+#: ARGV[4] how many room keys come first in KEYS (after the node key), ARGV[5] the long
+#: TTL (of reserved codes and seats), ARGV[6] how many code keys follow the rooms; the rest
+#: are seats (ARGV[7..] their values). A room or code key held by another node is not
+#: touched and comes back in the answer's second element: that room was taken over (that
+#: code is another's). A missing one is taken again. The first element is 0 if the node's
+#: own key had lapsed (a stall, an outage, Redis restarted empty): whoever renewed only
+#: what changed renews everything again.
 RENEW_SCRIPT = """
+local fresh = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local lost = {}
 local rooms = tonumber(ARGV[4])
-for i = 2, rooms + 1 do
+local held = rooms + tonumber(ARGV[6])
+for i = 2, held + 1 do
   local holder = redis.call('GET', KEYS[i])
   if holder == false or holder == ARGV[1] then
-    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[3])
+    local ttl = ARGV[3]
+    if i > rooms + 1 then ttl = ARGV[5] end
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ttl)
   else
     table.insert(lost, KEYS[i])
   end
 end
-for i = rooms + 2, #KEYS do
-  redis.call('SET', KEYS[i], ARGV[i + 3 - rooms], 'PX', ARGV[3])
+for i = held + 2, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[i + 5 - held], 'PX', ARGV[5])
 end
-return lost
+return {fresh, lost}
 """
 
 #: Take a room's lease: KEYS[1] the room, ARGV[1] this node, ARGV[2] the dead holder it may
@@ -294,13 +314,15 @@ class Relay:
         ``seats``; then top up the code pool. Returns the rooms another node holds now
         (taken over: this node must drop them) and the reserved codes lost likewise."""
         codes = list(rooms)
-        pool = list(self._pool)
+        here = set(codes)
+        pool = [c for c in self._pool if c not in here]
         keys = [self.key("node", self.node)]
         keys += [self.key("room", c) for c in codes + pool]
         keys += [self.key("seat", p) for p in seats]
-        args: list[Any] = [self.node, NODE_TTL_MS, LEASE_TTL_MS, len(codes) + len(pool)]
+        args: list[Any] = [self.node, NODE_TTL_MS, LEASE_TTL_MS, len(codes)]
+        args += [LONG_TTL_MS, len(pool)]
         args += list(seats.values())
-        lost_keys = await self._call(self._renew(keys=keys, args=args))
+        _, lost_keys = await self._call(self._renew(keys=keys, args=args))
         lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
         if lost:
             self._pool = deque(c for c in self._pool if c not in lost)
@@ -316,7 +338,7 @@ class Relay:
             ]
             pipe = self._redis.pipeline(transaction=False)
             for code in codes:
-                pipe.set(self.key("room", code), self.node, nx=True, px=LEASE_TTL_MS)
+                pipe.set(self.key("room", code), self.node, nx=True, px=LONG_TTL_MS)
             answers = await self._call(pipe.execute())
             self._pool.extend(c for c, ok in zip(codes, answers, strict=True) if ok)
 

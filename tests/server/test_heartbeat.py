@@ -1,6 +1,7 @@
 """The heartbeat's thread and its watchdog (``server.heartbeat``) against a real Redis.
 
-Timings are shortened (renewals every 0.2 s, a 0.6 s stall limit, a 0.6 s node TTL) so
+Timings are shortened (renewals every 0.2 s, a 0.6 s stall limit, a 0.6 s node TTL, codes
+and seats every 0.6 s for 1.2 s) so
 that lapses show within a second or two; the node uses the module's constants
 (docs/cluster.md, "Leases"). Without Redis the tests are skipped, except under
 ``CI=true``, where that is a failure.
@@ -27,6 +28,8 @@ EVERY = 0.2
 STALL = 0.6
 NODE_TTL_MS = 600
 LEASE_TTL_MS = 1000
+LONG_EVERY = 0.6
+LONG_TTL_MS = 1200
 
 
 @pytest.fixture
@@ -59,6 +62,8 @@ def make(
     prefix: str, url: str = REDIS, **kw: object
 ) -> tuple[Heartbeat, list[tuple[list[str], list[str]]]]:
     lost: list[tuple[list[str], list[str]]] = []
+    kw.setdefault("long_every_s", LONG_EVERY)
+    kw.setdefault("long_ttl_ms", LONG_TTL_MS)
     hb = Heartbeat(
         url,
         "n1",
@@ -99,6 +104,8 @@ async def test_it_renews_the_heartbeat_rooms_seats_and_codes_the_loop_published(
         assert r.get(f"{prefix}seat:8") == b"ABCDE"
         assert 0 < r.pttl(f"{prefix}node:n1") <= NODE_TTL_MS
         assert NODE_TTL_MS < r.pttl(f"{prefix}room:ABCDE") <= LEASE_TTL_MS
+        assert LEASE_TTL_MS - 3 * EVERY * 1000 < r.pttl(f"{prefix}seat:7") <= LONG_TTL_MS
+        assert LEASE_TTL_MS - 3 * EVERY * 1000 < r.pttl(f"{prefix}room:FGHJK") <= LONG_TTL_MS
         assert hb.renewals >= 5 and lost == []
         # A new publication replaces the old: what it no longer names lapses.
         hb.publish({}, ["FGHJK"])
@@ -108,6 +115,50 @@ async def test_it_renews_the_heartbeat_rooms_seats_and_codes_the_loop_published(
     finally:
         await asyncio.to_thread(hb.stop)
     assert not hb.alive
+
+
+async def test_codes_and_seats_are_written_when_new_or_changed_and_all_renewed_less_often(
+    r: redis.Redis, prefix: str
+) -> None:
+    """Rooms are renewed every time; a seat or a reserved code only when new, changed or
+    due (every ``long_every_s``), and all of it at once when the node's own key had lapsed
+    (here: Redis lost the keys)."""
+    hb, lost = make(prefix, long_every_s=3600.0, long_ttl_ms=60_000)
+    hb.publish({"ABCDE": [7, 8]}, ["FGHJK"])
+    assert await asyncio.to_thread(hb.renew_once)
+    assert r.get(f"{prefix}seat:7") == b"ABCDE" and r.get(f"{prefix}room:FGHJK") == b"n1"
+    r.delete(f"{prefix}seat:7", f"{prefix}room:FGHJK", f"{prefix}room:ABCDE")
+    # Not due: what was written stays unwritten; the room is renewed every time.
+    assert await asyncio.to_thread(hb.renew_once)
+    assert r.get(f"{prefix}seat:7") is None and r.get(f"{prefix}room:FGHJK") is None
+    assert r.get(f"{prefix}room:ABCDE") == b"n1"
+    # A changed seat, a new one and a new code are written at the next renewal.
+    hb.publish({"ABCDE": [8], "LMNPQ": [7, 9]}, ["FGHJK", "RSTVW"])
+    assert await asyncio.to_thread(hb.renew_once)
+    assert r.get(f"{prefix}seat:7") == b"LMNPQ" and r.get(f"{prefix}seat:9") == b"LMNPQ"
+    assert r.get(f"{prefix}room:RSTVW") == b"n1"
+    assert r.get(f"{prefix}room:FGHJK") is None
+    # The node's key lapsed (Redis restarted empty, say): everything again, at once.
+    for key in r.scan_iter(match=f"{prefix}*"):
+        r.delete(key)
+    assert await asyncio.to_thread(hb.renew_once)
+    for key, value in [("seat:7", b"LMNPQ"), ("seat:8", b"ABCDE"), ("room:FGHJK", b"n1")]:
+        assert r.get(f"{prefix}{key}") == value
+    assert 30_000 < r.pttl(f"{prefix}seat:8") <= 60_000
+    assert lost == []
+
+
+async def test_a_reserved_code_is_renewed_when_due(r: redis.Redis, prefix: str) -> None:
+    hb, _ = make(prefix)
+    hb.publish({}, ["FGHJK"])
+    hb.start()
+    try:
+        await beating(hb, 0.3)
+        r.delete(f"{prefix}room:FGHJK")
+        await beating(hb, LONG_EVERY + 0.3)
+        assert r.get(f"{prefix}room:FGHJK") == b"n1"
+    finally:
+        await asyncio.to_thread(hb.stop)
 
 
 async def test_rooms_and_codes_another_node_holds_are_handed_back_to_the_loop(
