@@ -25,6 +25,7 @@ from .heartbeat import BEAT_EVERY_S, Heartbeat
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
 from .replays import live_ghost
 from .rooms import bus
+from .rooms import events as ev
 from .storage.sql import SqlStore
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ class Cluster:
         uid = self.hub.race_uids().get(code)
         if uid is not None:
             self.store.epochs.pop(uid, None)
-        self.server.apply(self.hub.drop_room(code, self._now()))
+        self.server.apply(self.hub.handle(ev.RoomLost(code), self._now()))
 
     def fenced(self, uids: set[str]) -> None:
         """The database refused journal entries of ``uids``: another node took them."""
@@ -233,7 +234,7 @@ class Cluster:
         alive = await self.relay.alive(peers)
         for node in peers - alive:
             log.warning("node %s is gone", node)
-            self.server.apply(self.hub.node_gone(node, self._now()))
+            self.server.apply(self.hub.handle(ev.NodeGone(node), self._now()))
 
     async def _sweep(self, *, former: bool = False) -> None:
         """Take over running races whose node has no heartbeat. ``former`` (at start):
@@ -271,7 +272,7 @@ class Cluster:
                     return False
             if not await self.relay.claim(code, owner):
                 return False
-            self.server.apply(self.hub.adopt_lobby(code, snapshot, self._now(), owner=owner))
+            self.server.apply(self.hub.handle(ev.AdoptLobby(code, snapshot, owner), self._now()))
             if not self.hub.has_room(code):
                 await self.relay.release(code)
                 return False
@@ -302,11 +303,8 @@ class Cluster:
                 watchers = await self.relay.watchers(room)
             except RelayDown:  # they watch again with a ``watch``; the race goes on
                 watchers = []
-            self.server.apply(
-                self.hub.restore(
-                    live, actions, alive_ms, self._now(), ghost=ghost, watchers=watchers
-                )
-            )
+            restore = ev.Restore(live, actions, alive_ms, ghost, watchers)
+            self.server.apply(self.hub.handle(restore, self._now()))
             self.takeovers += 1
             log.info("room %s: race %s taken over from node %s", room, uid, owner or "-")
             with contextlib.suppress(RelayDown):
@@ -410,16 +408,14 @@ class Cluster:
             if owner is not None and owner != self.node and not await self.relay.alive([owner]):
                 owner = None  # its node died; a resume will find the race once taken
         except RelayDown:
-            self.server.apply(
-                self.hub.unreachable(
-                    e.conn,
-                    "the cluster's directory is unreachable, so rooms of other nodes cannot"
-                    " be joined just now; try again shortly",
-                    self._now(),
-                )
+            text = (
+                "the cluster's directory is unreachable, so rooms of other nodes cannot"
+                " be joined just now; try again shortly"
             )
+            self.server.apply(self.hub.handle(ev.Unreachable(e.conn, text), self._now()))
             return
-        self.server.apply(self.hub.located(e.conn, e.code, owner, e.frame, self._now()))
+        located = ev.Located(e.conn, e.code, owner, e.frame)
+        self.server.apply(self.hub.handle(located, self._now()))
 
     def to_guest(self, conn: int, key: int, data: bytes, *, progress: bool) -> None:
         """A frame (``data``, the message whose id is ``key``) for guest ``conn``. A room
@@ -462,7 +458,7 @@ class Cluster:
         stands (a lost move was either journaled, and the resume's ``seq`` says so, or
         not, and the client resends it): a silent loss becomes a resume."""
         self.relay_gaps += 1
-        self.server.apply(self.hub.relay_gap(self._now()))
+        self.server.apply(self.hub.handle(ev.RelayGap(), self._now()))
 
     def on_message(self, data: bytes) -> None:
         """A relay message from another node (``bus``); a new guest waits while a takeover
@@ -490,7 +486,7 @@ class Cluster:
                 self.server.deliver(conn, m.data, progress=m.progress)
             return
         now = self._now()
-        effects = bus.incoming(self.hub, m, now)
+        effects = self.hub.handle(m, now)  # what another node says is a hub event
         if isinstance(m, bus.Frame):
             guest = self.hub.guest_conn((m.gateway, m.conn))
             if guest is not None:  # a relayed move is this node's to count, as its own are

@@ -24,7 +24,7 @@ Pure code: no I/O, no clock (the time comes in with each call).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, assert_never
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import msgpack
 
@@ -288,35 +288,7 @@ def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
 
 
 def incoming(hub: Hub, message: BusMessage, now: float) -> list[Effect]:
-    """Hand a message from another node to the hub's entry point for it, at ``now``;
-    its effects. ``Deliver`` is not the hub's (the I/O layer writes its frames): none."""
-    match message:
-        case Attach():
-            m = message
-            return hub.guest_attach(
-                (m.gateway, m.conn),
-                player_id=m.player,
-                name=m.name,
-                token=m.token,
-                registered=m.registered,
-                address=m.address,
-                frame=m.frame,
-                now=now,
-                follow=m.follow,
-            )
-        case Frame(gateway, conn, frame):
-            return hub.guest_frame((gateway, conn), frame, now)
-        case DetachMsg(gateway, conn):
-            return hub.guest_detach((gateway, conn), now)
-        case Shut(conn, code, reason):
-            return hub.closed_by_owner(conn, code, reason, now)
-        case Home(conn, frame):
-            return hub.returned(conn, frame, now)
-        case Kick(conn):
-            return hub.kick(conn, now)
-        case PasswordFail(key):
-            return hub.password_failed_elsewhere(key, now)
-        case Deliver():
-            return []
-        case _:
-            assert_never(message)
+    """Hand a message from another node to the hub, at ``now`` (``Hub.handle``: each
+    message is one of its events); its effects. ``Deliver`` is not the hub's (the I/O
+    layer writes its frames): none."""
+    return hub.handle(message, now)

@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from protocol import GameCode
 from protocol.commitment import SALT_HEX
@@ -48,6 +48,8 @@ from protocol.messages import (
 from protocol.shuffle import SEED_BYTES
 
 from ..effects import Effect, Forward, GhostRun, LiveAction, LiveRace, Query, Send
+from . import bus
+from . import events as ev
 from .dailies import Dailies
 from .ghosts import Ghosts
 from .handshake import Handshake
@@ -128,6 +130,109 @@ class Hub:
     @property
     def races_running(self) -> int:
         return sum(1 for r in self._rooms.values() if r.state == "racing")
+
+    # -- every event, typed -----------------------------------------------------------------
+
+    def handle(self, event: ev.HubEvent | bus.BusMessage, now: float) -> list[Effect]:
+        """What happened (``server.rooms.events``), or what another node said
+        (``server.rooms.bus``), at ``now``: routed to the entry point whose event it is;
+        its effects. A ``Deliver`` is the I/O layer's (frames to write), not the hub's."""
+        match event:
+            case ev.Received(conn, data):
+                return self.receive(conn, data, now)
+            case ev.Tick():
+                return self.tick(now)
+            case ev.Connected(conn, address, asked):
+                return self.connect(conn, now, address=address, asked=asked)
+            case ev.Control(conn):
+                return self.control(conn, now)
+            case ev.Disconnected(conn):
+                return self.disconnect(conn, now)
+            case ev.Authenticated():
+                e = event
+                return self.authenticated(
+                    e.conn,
+                    player_id=e.player_id,
+                    name=e.name,
+                    token=e.token,
+                    now=now,
+                    registered=e.registered,
+                    new=e.new,
+                    away=e.away,
+                    away_room=e.away_room,
+                )
+            case ev.HelloRefused(conn, code, text):
+                return self.hello_refused(conn, code=code, text=text, now=now)
+            case ev.Committed(race_id):
+                return self.committed(race_id, now)
+            case ev.QueryAnswered(conn, reply):
+                return self.query_answered(conn, reply, now)
+            case ev.GhostAnswered(conn, found):
+                return self.ghost_answered(conn, found, now)
+            case ev.PostMortemAnswered(conn, reply):
+                return self.postmortem_answered(conn, reply, now)
+            case ev.HintReady(player_id, request, verdict, moves):
+                return self.hint_ready(player_id, request, verdict=verdict, moves=moves, now=now)
+            case ev.HintFailed(player_id, request):
+                return self.hint_failed(player_id, request, now=now)
+            case ev.DailyBegun():
+                e2 = event
+                return self.daily_begun(
+                    e2.player_id,
+                    date=e2.date,
+                    attempt=e2.attempt,
+                    deal=e2.deal,
+                    par=e2.par,
+                    salt=e2.salt,
+                    now=now,
+                )
+            case ev.DailyRefused(player_id, code, text):
+                return self.daily_refused(player_id, code=code, text=text, now=now)
+            case ev.Restore(live, actions, alive_ms, ghost, watchers):
+                return self.restore(
+                    live, list(actions), alive_ms, now, ghost=ghost, watchers=watchers
+                )
+            case ev.Located(conn, code, node, frame):
+                return self.located(conn, code, node, frame, now)
+            case ev.Unreachable(conn, text):
+                return self.unreachable(conn, text, now)
+            case ev.NodeGone(node):
+                return self.node_gone(node, now)
+            case ev.RelayGap():
+                return self.relay_gap(now)
+            case ev.AdoptLobby(code, snapshot, owner):
+                return self.adopt_lobby(code, snapshot, now, owner=owner)
+            case ev.RoomLost(code):
+                return self.drop_room(code, now)
+            case bus.Attach():
+                m = event
+                return self.guest_attach(
+                    (m.gateway, m.conn),
+                    player_id=m.player,
+                    name=m.name,
+                    token=m.token,
+                    registered=m.registered,
+                    address=m.address,
+                    frame=m.frame,
+                    now=now,
+                    follow=m.follow,
+                )
+            case bus.Frame(gateway, conn, frame):
+                return self.guest_frame((gateway, conn), frame, now)
+            case bus.DetachMsg(gateway, conn):
+                return self.guest_detach((gateway, conn), now)
+            case bus.Shut(conn, code, reason):
+                return self.closed_by_owner(conn, code, reason, now)
+            case bus.Home(conn, frame):
+                return self.returned(conn, frame, now)
+            case bus.Kick(conn):
+                return self.kick(conn, now)
+            case bus.PasswordFail(key):
+                return self.password_failed_elsewhere(key, now)
+            case bus.Deliver():
+                return []
+            case _:
+                assert_never(event)
 
     # -- the connection's events ----------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """Two hubs as two nodes of a cluster, wired by an in-memory relay, on one fake clock.
 
-The relay here does what ``server.relay`` does over Redis, with the same messages: each
+Every input goes in as a typed event (``Hub.handle``: ``server.rooms.events``, and what
+another node says, ``server.rooms.bus``). The relay here does what ``server.relay`` does
+over Redis, with the same messages: each
 hub's ``Handover``, ``Forward``, ``Detach``, ``Release`` and a guest's ``Send`` and
 ``Close`` become ``server.rooms.bus`` messages (``bus.outgoing``), encoded to bytes and
 decoded again (the real codec), and handed to the other hub (``bus.incoming``); the
@@ -57,6 +59,7 @@ from server.effects import (
     Send,
 )
 from server.rooms import Hub, HubConfig, bus
+from server.rooms import events as ev
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()
@@ -149,22 +152,19 @@ class Cluster:
                     pid, name = self.registry[e.token]
                     token = e.token
                 where = self.seat(pid)
-                self.apply(
-                    node,
-                    hub.authenticated(
-                        e.conn,
-                        player_id=pid,
-                        name=name,
-                        token=token,
-                        now=self.now,
-                        new=e.name is not None,
-                        away=where[0] if where else None,
-                        away_room=where[1] if where else None,
-                    ),
+                said = ev.Authenticated(
+                    e.conn,
+                    player_id=pid,
+                    name=name,
+                    token=token,
+                    new=e.name is not None,
+                    away=where[0] if where else None,
+                    away_room=where[1] if where else None,
                 )
+                self.apply(node, hub.handle(said, self.now))
             elif isinstance(e, Locate):
                 owner = self.stale_for.get((node, e.code)) or self.owner(e.code)
-                self.apply(node, hub.located(e.conn, e.code, owner, e.frame, self.now))
+                self.apply(node, hub.handle(ev.Located(e.conn, e.code, owner, e.frame), self.now))
             elif isinstance(e, (Handover, Forward, Detach, Release)):
                 found = bus.outgoing(node, e)
                 assert found is not None
@@ -182,17 +182,17 @@ class Cluster:
     def connect(self, node: str, asked: str = "") -> tuple[str, int]:
         conn = next(self.conns)
         hub = self.hubs[node]
-        self.apply(node, hub.connect(conn, self.now, address="10.0.0.1", asked=asked))
+        self.apply(node, hub.handle(ev.Connected(conn, "10.0.0.1", asked), self.now))
         return (node, conn)
 
     def send(self, who: tuple[str, int], message: Any) -> None:
         node, conn = who
         self.now += 0.1  # a person's pace: the flood bucket never empties
-        self.apply(node, self.hubs[node].receive(conn, encode(message), self.now))
+        self.apply(node, self.hubs[node].handle(ev.Received(conn, encode(message)), self.now))
 
     def disconnect(self, who: tuple[str, int]) -> None:
         node, conn = who
-        self.apply(node, self.hubs[node].disconnect(conn, self.now))
+        self.apply(node, self.hubs[node].handle(ev.Disconnected(conn), self.now))
 
     def hello(
         self,
@@ -405,9 +405,9 @@ def test_a_player_moving_to_a_node_that_dies_on_the_way_resumes_where_the_race_w
 
     cl.disconnect(bob)  # the client follows: its socket on B goes first
     del cl.hubs["A"]  # A dies before the new socket reaches it
-    cl.apply("B", cl.hubs["B"].node_gone("A", cl.now))
+    cl.apply("B", cl.hubs["B"].handle(ev.NodeGone("A"), cl.now))
     cl.now += 4  # B's sweep takes the race over
-    cl.apply("B", cl.hubs["B"].restore(live, actions, alive_ms=1_000, now=cl.now))
+    cl.apply("B", cl.hubs["B"].handle(ev.Restore(live, actions, alive_ms=1_000), cl.now))
 
     bob2 = cl.hello("B", token="tok-bob", follow=True, asked="A")
     assert cl.inbox[bob2][0].room == live.room
