@@ -260,20 +260,29 @@ class Heartbeat:
         rooms = list(snap.rooms)
         codes = [c for c in snap.codes if c not in snap.rooms]
         seats = {pid: code for code, ids in snap.rooms.items() for pid in ids}
+        kept = self._seats_kept
         if full:
             new_codes, new_seats = codes, seats
         else:
             new_codes = [c for c in codes if c not in self._codes_kept]
-            kept = self._seats_kept
             new_seats = {pid: code for pid, code in seats.items() if kept.get(pid) != code}
+        # A player who left a room that is still here: their seat goes now (if it still
+        # names that room), not 30 s later, so a resume is not sent to the room they left.
+        # A room that went (over, or taken over: its new owner writes the same seats)
+        # leaves its seats to lapse.
+        dropped = {
+            pid: code for pid, code in kept.items() if pid not in seats and code in snap.rooms
+        }
         p = self.prefix
         keys = [f"{p}node:{self.node}"]
         keys += [f"{p}room:{c}" for c in rooms]
         keys += [f"{p}room:{c}" for c in new_codes]
         keys += [f"{p}seat:{pid}" for pid in new_seats]
+        keys += [f"{p}seat:{pid}" for pid in dropped]
         args: list[str | int] = [self.node, self.node_ttl_ms, self.lease_ttl_ms, len(rooms)]
-        args += [self.long_ttl_ms, len(new_codes)]
+        args += [self.long_ttl_ms, len(new_codes), len(dropped)]
         args += list(new_seats.values())
+        args += list(dropped.values())
         fresh, lost_keys = self._script(keys=keys, args=args)
         lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
         # What the publication no longer names is forgotten: named again, it is new.

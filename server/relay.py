@@ -79,12 +79,13 @@ OUTGOING_LIMIT = 100_000
 
 #: Renew a node's keys: ARGV[1] the node, ARGV[2] the node TTL, ARGV[3] the lease TTL,
 #: ARGV[4] how many room keys come first in KEYS (after the node key), ARGV[5] the long
-#: TTL (of reserved codes and seats), ARGV[6] how many code keys follow the rooms; the rest
-#: are seats (ARGV[7..] their values). A room or code key held by another node is not
-#: touched and comes back in the answer's second element: that room was taken over (that
-#: code is another's). A missing one is taken again. The first element is 0 if the node's
-#: own key had lapsed (a stall, an outage, Redis restarted empty): whoever renewed only
-#: what changed renews everything again.
+#: TTL (of reserved codes and seats), ARGV[6] how many code keys follow the rooms, ARGV[7]
+#: how many seat keys come last to be dropped; the seat keys between are set (ARGV[8..]
+#: their values, then the dropped ones' codes: each is deleted only if it still names that
+#: room). A room or code key held by another node is not touched and comes back in the
+#: answer's second element: that room was taken over (that code is another's). A missing
+#: one is taken again. The first element is 0 if the node's own key had lapsed (a stall,
+#: an outage, Redis restarted empty): whoever renewed only what changed renews everything.
 RENEW_SCRIPT = """
 local fresh = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -101,8 +102,16 @@ for i = 2, held + 1 do
     table.insert(lost, KEYS[i])
   end
 end
-for i = held + 2, #KEYS do
-  redis.call('SET', KEYS[i], ARGV[i + 5 - held], 'PX', ARGV[5])
+local drops = tonumber(ARGV[7])
+local sets = #KEYS - drops
+for i = held + 2, sets do
+  redis.call('SET', KEYS[i], ARGV[i + 6 - held], 'PX', ARGV[5])
+end
+local first = sets - held + 6
+for j = 1, drops do
+  if redis.call('GET', KEYS[sets + j]) == ARGV[first + j] then
+    redis.call('DEL', KEYS[sets + j])
+  end
 end
 return {fresh, lost}
 """
@@ -320,7 +329,7 @@ class Relay:
         keys += [self.key("room", c) for c in codes + pool]
         keys += [self.key("seat", p) for p in seats]
         args: list[Any] = [self.node, NODE_TTL_MS, LEASE_TTL_MS, len(codes)]
-        args += [LONG_TTL_MS, len(pool)]
+        args += [LONG_TTL_MS, len(pool), 0]
         args += list(seats.values())
         _, lost_keys = await self._call(self._renew(keys=keys, args=args))
         lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}

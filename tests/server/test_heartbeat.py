@@ -138,6 +138,15 @@ async def test_codes_and_seats_are_written_when_new_or_changed_and_all_renewed_l
     assert r.get(f"{prefix}seat:7") == b"LMNPQ" and r.get(f"{prefix}seat:9") == b"LMNPQ"
     assert r.get(f"{prefix}room:RSTVW") == b"n1"
     assert r.get(f"{prefix}room:FGHJK") is None
+    # bob (8) leaves ABCDE, still here: his seat goes at once. Room LMNPQ goes (over, or
+    # taken over: its new owner writes the same seats), so its seats are left to lapse;
+    # and a seat another node wrote since (7, in another room) is not touched.
+    r.set(f"{prefix}seat:7", "XYZWV")
+    hb.publish({"ABCDE": []}, [])
+    assert await asyncio.to_thread(hb.renew_once)
+    assert r.get(f"{prefix}seat:8") is None
+    assert r.get(f"{prefix}seat:7") == b"XYZWV" and r.get(f"{prefix}seat:9") == b"LMNPQ"
+    hb.publish({"ABCDE": [8], "LMNPQ": [7, 9]}, ["FGHJK", "RSTVW"])
     # The node's key lapsed (Redis restarted empty, say): everything again, at once.
     for key in r.scan_iter(match=f"{prefix}*"):
         r.delete(key)
