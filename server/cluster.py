@@ -50,6 +50,8 @@ class Cluster:
         self.server = server
         self.hub = server.hub
         self.relay = relay
+        #: How messages reach other nodes: encoded, on their Redis channels.
+        self.transport: bus.Transport = bus.OverBytes(relay.publish)
         self.store = store
         self.node = relay.node
         self._tasks: list[asyncio.Task[None]] = []
@@ -346,7 +348,7 @@ class Cluster:
                 return None
             raise
         if old is not None and old[0] != self.node:
-            self.relay.publish(old[0], bus.encode(bus.Kick(old[1])))
+            self.transport.send(old[0], bus.Kick(old[1]))
         if seated:
             return None
         code = await self.relay.seat(player_id)
@@ -389,9 +391,8 @@ class Cluster:
             self.server.keep(task)
             return
         if isinstance(e, PasswordFailed):
-            data = bus.encode(bus.PasswordFail(e.key))
             for node in self.others:
-                self.relay.publish(node, data)
+                self.transport.send(node, bus.PasswordFail(e.key))
             return
         found = bus.outgoing(self.node, e)
         if found is None:
@@ -400,7 +401,7 @@ class Cluster:
         node, message = found
         if isinstance(message, bus.Frame):
             self.server.metrics.frames_forwarded.inc()
-        self.relay.publish(node, bus.encode(message))
+        self.transport.send(node, message)
 
     async def _locate(self, e: Locate) -> None:
         try:
@@ -439,7 +440,7 @@ class Cluster:
             return
         data, progress = self._group_data, self._group_progress
         for node, conns in self._group.items():
-            self.relay.publish(node, bus.encode(bus.Deliver(tuple(conns), data, progress)))
+            self.transport.send(node, bus.Deliver(tuple(conns), data, progress))
         self._group = {}
         self._group_key = None
 
@@ -447,7 +448,7 @@ class Cluster:
         self.flush_guests()
         route = self.hub.route(conn)
         if route is not None:
-            self.relay.publish(route[0], bus.encode(bus.Shut(route[1], code, reason)))
+            self.transport.send(route[0], bus.Shut(route[1], code, reason))
 
     # -- messages in ------------------------------------------------------------------------
 

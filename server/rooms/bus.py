@@ -14,17 +14,21 @@ Each is a frozen dataclass with a field table, encoded like the wire protocol's 
 set: a node that reads another version, an unknown type or a field out of bounds raises
 ``BusError`` and drops the message, never a traceback. ``outgoing`` turns a hub's cluster
 effect into the message for another node, ``incoming`` hands a message to the hub's entry
-point for it. Two transports carry them: Redis (``server.relay``, the bytes of ``encode``
-on the channel of the node they are for) and, in the fake-clock tests, a dict of hubs
-(tests/server/test_nodes.py): both go through ``encode`` and ``decode``.
+point for it (``Hub.handle``: each message is one of its events). A ``Transport`` carries
+them: ``OverBytes`` encodes each for a transport of bytes (Redis: ``server.relay``, on
+the channel of the node it is for; the other side decodes it), ``InProcess`` hands the
+object itself to a node in the same process, without encoding. The fake-clock tests
+(tests/server/test_nodes.py) run two hubs over either: through ``encode`` and ``decode``
+both ways, or in process.
 
 Pure code: no I/O, no clock (the time comes in with each call).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 import msgpack
 
@@ -56,9 +60,12 @@ __all__ = [
     "DetachMsg",
     "Frame",
     "Home",
+    "InProcess",
     "Kick",
+    "OverBytes",
     "PasswordFail",
     "Shut",
+    "Transport",
     "decode",
     "encode",
     "incoming",
@@ -258,6 +265,36 @@ def decode(data: bytes) -> BusMessage:
     except MessageError as exc:
         raise BusError(exc.text) from None
     return message
+
+
+class Transport(Protocol):
+    """How a message reaches node ``node``: sent, never awaited (what cannot go now is
+    queued or lost; a lost one becomes a resume, docs/cluster.md)."""
+
+    def send(self, node: str, message: BusMessage) -> None: ...
+
+
+class OverBytes:
+    """A transport of bytes (Redis pub/sub, ``Relay.publish``): each message encoded
+    (``encode``); the node it is for decodes it (``decode``)."""
+
+    def __init__(self, publish: Callable[[str, bytes], None]) -> None:
+        self.publish = publish
+
+    def send(self, node: str, message: BusMessage) -> None:
+        self.publish(node, encode(message))
+
+
+class InProcess:
+    """Nodes in one process: the message object itself is handed to the receiver of the
+    node it is for (no encoding: the dataclasses are frozen, so nothing is shared that
+    either side could change)."""
+
+    def __init__(self, receivers: Mapping[str, Callable[[BusMessage], None]]) -> None:
+        self.receivers = receivers
+
+    def send(self, node: str, message: BusMessage) -> None:
+        self.receivers[node](message)
 
 
 def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:

@@ -4,8 +4,9 @@ Every input goes in as a typed event (``Hub.handle``: ``server.rooms.events``, a
 another node says, ``server.rooms.bus``). The relay here does what ``server.relay`` does
 over Redis, with the same messages: each
 hub's ``Handover``, ``Forward``, ``Detach``, ``Release`` and a guest's ``Send`` and
-``Close`` become ``server.rooms.bus`` messages (``bus.outgoing``), encoded to bytes and
-decoded again (the real codec), and handed to the other hub (``bus.incoming``); the
+``Close`` become ``server.rooms.bus`` messages (``bus.outgoing``), sent over a
+``bus.Transport``: ``OverBytes``, encoded to bytes and decoded again (the real codec, as
+over Redis), or ``InProcess``, the objects themselves; and handed to the other hub; the
 directory (``Locate``, the seat a hello finds) is read off the hubs. So the session/room
 seam (server/rooms/nodes.py) is tested sans I/O: a player on one node races in a room of
 the other, resumes through either, and goes home when they leave.
@@ -13,10 +14,13 @@ the other, resumes through either, and goes home when they leave.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from protocol import GameCode
 from protocol.messages import (
@@ -69,7 +73,7 @@ WIN_CODE, WIN_MOVES = WINNING[0], WINNING[1:]
 class Cluster:
     """Hubs by node id; clients by (node, conn); a fake clock; storage's registry."""
 
-    def __init__(self, *nodes: str, password: str | None = None) -> None:
+    def __init__(self, *nodes: str, password: str | None = None, codec: bool = True) -> None:
         self.now = 100.0
         codes = itertools.count()
         self.hubs = {
@@ -98,6 +102,13 @@ class Cluster:
         self.stale_for: dict[tuple[str, str], str] = {}
         #: Messages relayed between the hubs.
         self.relayed = 0
+        #: Both transports of the bus: bytes through the real codec (as over Redis), or the
+        #: objects themselves, in process.
+        self.transport: bus.Transport = (
+            bus.OverBytes(lambda to, data: self.receive(to, bus.decode(data)))
+            if codec
+            else bus.InProcess({n: functools.partial(self.receive, n) for n in nodes})
+        )
 
     def owner(self, code: str) -> str | None:
         if code in self.stale:  # a directory that has not caught up (a takeover under way)
@@ -113,10 +124,14 @@ class Cluster:
         return None
 
     def relay(self, to: str, message: bus.BusMessage) -> None:
-        """One message to node ``to``, through the real codec both ways."""
+        """One message to node ``to``, over the transport (through the real codec both
+        ways, unless in process)."""
         self.relayed += 1
-        got = bus.decode(bus.encode(message))
-        assert got == message
+        assert bus.decode(bus.encode(message)) == message
+        self.transport.send(to, message)
+
+    def receive(self, to: str, got: bus.BusMessage) -> None:
+        """A message node ``to`` received: its hub's event, or frames for its clients."""
         if isinstance(got, bus.Deliver):  # frames for the gateway's clients
             for conn in got.conns:
                 self.inbox[(to, conn)].append(decode_server(got.data))
@@ -214,8 +229,9 @@ class Cluster:
         return found[-1]
 
 
-def test_a_player_on_another_node_races_in_the_room_and_goes_home_after() -> None:
-    cl = Cluster("A", "B")
+@pytest.mark.parametrize("codec", [True, False], ids=["over-bytes", "in-process"])
+def test_a_player_on_another_node_races_in_the_room_and_goes_home_after(codec: bool) -> None:
+    cl = Cluster("A", "B", codec=codec)
     ann = cl.hello("A", "ann")
     bob = cl.hello("B", "bob")
     cl.send(ann, Create(code=WIN_CODE))
