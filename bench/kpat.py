@@ -9,10 +9,11 @@ Nothing of kpat is in this repository: its verdicts and layouts are written on t
 by kpat itself (Debian package ``kpat``; ``apt-get install kpat``), with its hidden
 command-line options for testing its solvers, into ``DIR``:
 
-* ``DIR/kpat-solve.txt``: the output of ``kpat --solve 10 --start 1 --end 1000`` (10 is
-  kpat's Yukon), one line ``N won|lost|unknown (T ms)`` per deal number ``N``: kpat's
-  verdicts on its own deals. ``--run-kpat`` runs it (with ``QT_QPA_PLATFORM=offscreen``)
-  when the file is missing.
+* ``DIR/kpat-solve*.txt``: the output of ``kpat --solve 10 --start 1 --end 1000`` (10 is
+  kpat's Yukon; several files for parts of the range are read together), one line ``N
+  won|lost|unknown (T ms)`` per deal number ``N``: kpat's verdicts on its own deals.
+  ``--run-kpat`` runs it (with ``QT_QPA_PLATFORM=offscreen``) when
+  ``DIR/kpat-solve.txt`` is missing.
 * any files ``DIR/<game>-<number>-<1|0>`` from ``kpat --generate --testdir DIR``: a saved
   game (kpat's XML "legacy" format) of a random deal ``number`` of game ``game`` that
   kpat's solver decided (``1`` won, ``0`` lost; it keeps no undecided one). kpat has no
@@ -282,11 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget <= 0 or args.jobs < 1 or not 0 <= args.start <= args.end:
         parser.error("--budget must be positive, --jobs at least 1, 0 <= --start <= --end")
     testdir: Path = args.testdir
-    verdicts_file = testdir / "kpat-solve.txt"
-    if args.run_kpat and not verdicts_file.exists():
+    if args.run_kpat and not (testdir / "kpat-solve.txt").exists():
         testdir.mkdir(parents=True, exist_ok=True)
         run_kpat(testdir, args.start, args.end)
-    kpat = read_verdicts(verdicts_file) if verdicts_file.exists() else {}
+    kpat: dict[int, str] = {}
+    for verdicts_file in sorted(testdir.glob("kpat-solve*.txt")):
+        kpat.update(read_verdicts(verdicts_file))
     saved = [
         read_saved(p)
         for p in sorted(testdir.iterdir())
@@ -308,7 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     missing = [n for n in range(args.start, args.end + 1) if n not in kpat]
     if missing:
-        print(f"kpat    no verdict for {len(missing)} deals (counted unknown for kpat)")
+        print(
+            f"kpat    no verdict for {len(missing)} deals (kpat not run on them: shown as"
+            " kpat's unknown, which no verdict of ours can contradict)"
+        )
     tasks = [
         (f"deal {n}", yukon_position(n), kpat.get(n, "unknown"), args.budget, args.wall)
         for n in range(args.start, args.end + 1)
