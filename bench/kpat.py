@@ -30,15 +30,20 @@ in alternating colours, only a king goes into an empty column, and a card never 
 from its foundation) and solved with ``--budget`` seconds (default 3) of CPU time
 (``time.process_time``, so the machine's load does not decide the verdicts; ``--wall`` for
 ``time.perf_counter``). Every winning line is replayed in a fresh engine (``Game.play``).
-The report gives won / lost / unknown, the time per deal, and the cross-check: a deal we
-prove lost that kpat wins, or one kpat calls lost that we win with a replayed line, is a
-contradiction, and each is listed. The exit status is 1 if there is one (or a file does
-not match the dealing), else 0; the figures themselves are a measurement, not a test.
+With ``--checkpoint FILE`` our outcomes are appended to FILE as they come and a later run
+solves only the deals not in it (kpat's verdicts are read afresh, so the cross-check can be
+made again as kpat's files grow). The report gives won / lost / unknown, the time per
+deal, and the cross-check: a deal we prove lost that kpat wins, or one kpat calls lost
+that we win with a replayed line, is a contradiction, and each is listed. The exit status
+is 1 if there is one (or a file does not match the dealing), else 0; the figures
+themselves are a measurement, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import multiprocessing
 import os
 import platform
@@ -216,6 +221,26 @@ def solve_one(task: tuple[str, str, str, float, bool]) -> Outcome:
     return Outcome(name, kpat, solution.verdict, solution.seconds, solution.nodes, replayed)
 
 
+def read_checkpoint(path: Path, header: dict[str, object]) -> dict[str, Outcome]:
+    """Our outcomes already in ``path`` by deal name (none if it does not exist);
+    ``SystemExit`` if it was written with another budget. kpat's verdicts are not taken
+    from it: they are read again from its files, which may have grown since."""
+    done: dict[str, Outcome] = {}
+    if not path.exists():
+        return done
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+        if first and json.loads(first) != header:
+            raise SystemExit(f"{path} was written with other settings: {first.strip()}")
+        for text in f:
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill: that deal is solved again
+            done[row["name"]] = Outcome(**row)
+    return done
+
+
 def check_saved(files: list[Saved]) -> list[str]:
     """Each saved file's cards against the bench's own dealing of its number."""
     wrong = []
@@ -278,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=3.0, help="seconds a deal (default 3)")
     parser.add_argument("--wall", action="store_true", help="budget in wall time, not CPU")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--checkpoint", type=Path, metavar="FILE", help="append our outcomes; resume from it"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
     if args.budget <= 0 or args.jobs < 1 or not 0 <= args.start <= args.end:
@@ -322,7 +350,18 @@ def main(argv: list[str] | None = None) -> int:
         (f"file {s.game}-{s.number}", position(s.columns), s.verdict, args.budget, args.wall)
         for s in yukon_files
     ]
-    outcomes: list[Outcome] = []
+    header: dict[str, object] = {"budget": args.budget, "clock": clock}
+    done = read_checkpoint(args.checkpoint, header) if args.checkpoint else {}
+    outcomes = [dataclasses.replace(done[t[0]], kpat=t[2]) for t in tasks if t[0] in done]
+    tasks = [t for t in tasks if t[0] not in done]
+    if done:
+        print(f"resumed {len(outcomes)} deals from {args.checkpoint}")
+    out = None
+    if args.checkpoint:
+        fresh = not args.checkpoint.exists() or args.checkpoint.stat().st_size == 0
+        out = open(args.checkpoint, "a", encoding="utf-8")  # noqa: SIM115
+        if fresh:
+            out.write(json.dumps(header) + "\n")
     started = time.perf_counter()
     step = max(1, len(tasks) // 20)
     results: Iterator[Outcome]
@@ -330,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     results = pool.imap(solve_one, tasks) if pool else map(solve_one, tasks)
     for outcome in results:
         outcomes.append(outcome)
+        if out:
+            out.write(json.dumps(dataclasses.asdict(outcome)) + "\n")
+            out.flush()
         if not args.quiet and len(outcomes) % step == 0:
             print(
                 f"  {len(outcomes)}/{len(tasks)}; {time.perf_counter() - started:.0f} s",
@@ -339,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     if pool:
         pool.close()
         pool.join()
+    if out:
+        out.close()
     deals = [o for o in outcomes if o.name.startswith("deal ")]
     files = [o for o in outcomes if o.name.startswith("file ")]
     report(f"kpat's deals {args.start}-{args.end}", deals, args.budget, clock)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.kpat import (
     Outcome,
     contradictions,
     klondike_columns,
     kpat_deck,
+    main,
     position,
     read_saved,
     read_verdicts,
@@ -78,3 +81,22 @@ def test_a_won_deal_is_replayed_and_contradictions_are_named() -> None:
         "deal 1: kpat calls it lost, our line wins it (replayed)",
         "deal 9: we prove it lost, kpat wins it",
     ]
+
+
+def test_a_run_resumes_from_its_checkpoint_and_reads_kpat_afresh(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "kpat-solve-1.txt").write_text("1 won (1 ms)\n")
+    checkpoint = tmp_path / "ours.jsonl"
+    argv = ["--testdir", str(tmp_path), "--end", "2", "--checkpoint", str(checkpoint), "--quiet"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "no verdict for 1 deals" in first
+    assert len(checkpoint.read_text().splitlines()) == 3  # the settings, then two deals
+    (tmp_path / "kpat-solve-2.txt").write_text("2 won (0 ms)\n")
+    assert main(argv) == 0
+    again = capsys.readouterr().out
+    assert "resumed 2 deals" in again and "no verdict" not in again
+    assert len(checkpoint.read_text().splitlines()) == 3  # nothing solved again
+    with pytest.raises(SystemExit):
+        main([*argv, "--budget", "1"])
