@@ -48,6 +48,7 @@ import multiprocessing
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -191,7 +192,8 @@ def run_kpat(testdir: Path, start: int, end: int) -> None:
     """Let kpat write its verdicts on its Yukon deals ``start..end`` into ``testdir``."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     out = testdir / "kpat-solve.txt"
-    command = ["kpat", "--solve", str(YUKON), "--start", str(start), "--end", str(end)]
+    kpat = shutil.which("kpat") or "/usr/games/kpat"  # where Debian puts it, off root's PATH
+    command = [kpat, "--solve", str(YUKON), "--start", str(start), "--end", str(end)]
     print(f"running {' '.join(command)} > {out}", file=sys.stderr, flush=True)
     with open(out, "w", encoding="utf-8") as f:
         subprocess.run(command, stdout=f, stderr=subprocess.DEVNULL, env=env, check=True)

@@ -20,6 +20,7 @@ from bench.kpat import (
     yukon_position,
 )
 from protocol import Game
+from solver import solve
 
 # The start of a file kpat 22.12 (Debian bookworm) wrote with ``kpat --generate``: its
 # Klondike deal 1001255843, first three tableau piles (kpat's suits: 0 clubs, 1 diamonds,
@@ -100,3 +101,24 @@ def test_a_run_resumes_from_its_checkpoint_and_reads_kpat_afresh(
     assert len(checkpoint.read_text().splitlines()) == 3  # nothing solved again
     with pytest.raises(SystemExit):
         main([*argv, "--budget", "1"])
+
+
+def test_the_deals_kpat_calls_lost_that_a_block_move_wins() -> None:
+    """kpat 22.12 says its Yukon deals 172 and 833 are lost (``kpat --solve 10``): its
+    solver sends a two up at once, but these wins put a block whose bottom is an ace on
+    a two that could go up. The line replays in a fresh engine (docs/solver.md, "The kpat
+    cross-check")."""
+    for number, k, move, base in ((172, 6, "AD>2", "2C"), (833, 1, "AC>4", "2H")):
+        start = yukon_position(number)
+        solution = solve(start, budget_nodes=100_000)
+        assert solution.verdict == "won" and solution.moves[k] == move
+        game = Game.from_position(start)
+        for played in solution.moves[:k]:
+            game.play(played)
+        columns = game.position().split(" ")[2].split("/")
+        assert columns[int(move[-1]) - 1].endswith(base)  # the two it goes onto, on top
+        [source] = [c for c in columns if move[:2] in c]
+        assert not source.endswith(move[:2])  # cards lie on the ace: a block moves
+        for played in solution.moves[k:]:
+            game.play(played)
+        assert game.is_won()
