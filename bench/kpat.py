@@ -23,7 +23,9 @@ command-line options for testing its solvers, into ``DIR``:
   dealing against every such file: each file's cards must be exactly what the same
   number deals (Klondike's files, games 0, 13 and 18, check the shuffle; Yukon's, game
   10, the shuffle and the Yukon deal). A file of game 10 is also solved, as one more deal
-  with a kpat verdict.
+  with a kpat verdict. (``--generate`` keeps drawing deals of each game in turn until
+  100 are decided; on game 8 kpat decides about one deal in a thousand, so in practice it
+  writes Klondike's files and never reaches Yukon's.)
 
 Each deal is converted to our position notation (Classic rules: kpat's Yukon builds down
 in alternating colours, only a king goes into an empty column, and a card never comes back
