@@ -50,7 +50,7 @@ if __package__ in (None, ""):  # run as ``python bench/winnability.py``: find ``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.engine import cpu_model, percentile
-from bench.solver import Z95, wilson
+from bench.solver import Z95, interval
 from protocol import Game, GameCode, Rules
 from solver import search_implementation, solve
 
@@ -132,13 +132,6 @@ def read_checkpoint(path: str, header: dict[str, object]) -> dict[int, Deal]:
             deal = Deal(**row)
             done[deal.index] = deal
     return done
-
-
-def interval(won: int, unknown: int, n: int) -> tuple[float, float]:
-    """The 95 % interval of the winnable share, unknowns counted lost (low) and won (high)."""
-    low, _ = wilson(won, n)
-    _, high = wilson(won + unknown, n)
-    return low, high
 
 
 def report(deals: list[Deal], args: argparse.Namespace, cpu: float) -> None:

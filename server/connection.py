@@ -843,8 +843,12 @@ class RaceServer:
         # Counted (verdict and time) only when the answer goes out, which marks the run as
         # hinted: a player who asks and drops must not read the verdict on the public
         # /metrics while their run is not marked.
-        if any(isinstance(e, Send) and isinstance(e.message, HintAnswer) for e in effects):
-            self.metrics.hint_solved(solution.verdict, time.perf_counter() - started)
+        sent = [
+            e.message for e in effects if isinstance(e, Send) and isinstance(e.message, HintAnswer)
+        ]
+        if sent:
+            verdict = "best" if sent[0].verdict == "best" else solution.verdict
+            self.metrics.hint_solved(verdict, time.perf_counter() - started)
         self._apply(effects)
 
     def _close_hints(self) -> None:

@@ -38,8 +38,10 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 #: Upper bounds, in seconds, of the time a hint takes to work out (docs/solver.md, "Hints":
 #: milliseconds with the C search, up to about a second with the Python one).
 HINT_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
-#: The solver's verdicts, each a series of ``yukon_hint_solves_total`` from the start.
-HINT_VERDICTS = ("won", "lost", "unknown")
+#: What a worked-out hint answered, each a series of ``yukon_hint_solves_total`` from the
+#: start: the solver's verdict, except that an undecided one that offered the best move
+#: found (the ``best`` answer, docs/solver.md "Hints") is ``best``, not ``unknown``.
+HINT_VERDICTS = ("won", "lost", "unknown", "best")
 
 
 @dataclass(frozen=True, slots=True)

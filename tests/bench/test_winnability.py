@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.winnability import deal_code, interval
+from bench.solver import interval
+from bench.winnability import deal_code
 from protocol import GameCode
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -471,12 +471,32 @@ async def test_playing_a_deal_from_hints_to_a_win(db_url: str, tmp_path: Path) -
         ]
         # One solve answered the whole game: every later hint came from alice's cache.
         solved = server.metrics
-        assert [solved.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS] == [1, 0, 0]
+        assert [solved.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS] == [
+            1,
+            0,
+            0,
+            0,
+        ]
         assert solved.value("yukon_hint_failures_total") == 0
         assert solved.value("yukon_hint_seconds_count") == 1
         assert server.hints_in_progress == 0
         await alice.ws.close()
         await bob.ws.close()
+
+
+async def test_metrics_count_a_best_answer_as_best(db_url: str, tmp_path: Path) -> None:
+    """A budget too small to decide: the answer is the best move found, and /metrics
+    counts it as ``best``, not as ``unknown`` (which is kept for hints with no move)."""
+    async with running_server(db_url, tmp_path, hint_budget_nodes=10) as server:
+        alice = await open_client(server, "alice")
+        await room_with(alice, code=WIN_CODE, hints=True)
+        await start_race(alice)
+        await alice.send(Hint())
+        answer = await alice.expect(HintAnswer)
+        assert (answer.seq, answer.verdict) == (0, "best")
+        counted = {v: server.metrics.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS}
+        assert counted == {"won": 0, "lost": 0, "unknown": 0, "best": 1}
+        await alice.ws.close()
 
 
 async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) -> None:
@@ -539,6 +559,7 @@ async def test_a_hint_abandoned_by_disconnecting_shows_no_verdict_on_metrics(
             await asyncio.sleep(0.01)
         assert server.hints_in_progress == 0
         assert [server.metrics.value("yukon_hint_solves_total", verdict=v) for v in VERDICTS] == [
+            0,
             0,
             0,
             0,

@@ -317,7 +317,7 @@ async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
         assert values[("yukon_db_write_failures_total", ())] == 0
         assert values[("yukon_db_write_retries_total", ())] == 0
         assert values[("yukon_hints_in_progress", ())] == 0
-        for verdict in ("won", "lost", "unknown"):  # no hints in this race
+        for verdict in ("won", "lost", "unknown", "best"):  # no hints in this race
             assert values[("yukon_hint_solves_total", (("verdict", verdict),))] == 0
         assert values[("yukon_hint_failures_total", ())] == 0
         assert values[("yukon_hint_seconds_count", ())] == 0

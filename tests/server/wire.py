@@ -71,10 +71,16 @@ class Client:
 
 @contextlib.asynccontextmanager
 async def running_server(
-    db_url: str, tmp_path: Path, *, resume_window_s: float = 5.0, **hub_options: Any
+    db_url: str,
+    tmp_path: Path,
+    *,
+    resume_window_s: float = 5.0,
+    hint_budget_nodes: int = HubConfig.hint_budget_nodes,
+    **hub_options: Any,
 ) -> AsyncIterator[RaceServer]:
     """The server as ``yukon serve`` wires it, on port 0, with a real database (and a
-    short resume window, ``resume_window_s``, for the tests of its end)."""
+    short resume window, ``resume_window_s``, for the tests of its end; a hint budget
+    too small to decide, ``hint_budget_nodes``, for the tests of the ``best`` answer)."""
     # A bigger token bucket than the default lets scripted players move as fast as they can.
     # Every test client comes from 127.0.0.1: no per-address limits here (tests of them
     # set their own).
@@ -86,6 +92,7 @@ async def running_server(
         max_connections_per_address=0,
         max_registrations_per_address=0,
         max_rooms_per_address=0,
+        hint_budget_nodes=hint_budget_nodes,
     )
     # The solver on a thread: a worker process per test server would cost more than the
     # daily deals it chooses (tests/server/test_app.py runs the process pool for real).
