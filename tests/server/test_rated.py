@@ -27,18 +27,8 @@ from protocol.messages import (
 )
 from server.daily import utc_date
 
+from .test_app import DAY, NOON, Clock
 from .wire import open_client, room_with, running_server, start_race
-
-DAY = 86_400.0
-NOON = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC).timestamp()
-
-
-class Clock:
-    def __init__(self, start: float) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
 
 
 async def test_a_rated_room_rates_its_runners(db_url: str, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import json
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from server.effects import RaceRecord
+from server.effects import LiveRace, RaceRecord
 from server.ratings import PROVISIONAL_RACES
 from server.storage.models import PlayerRating, RatingRow
 from server.storage.sql import SqlStore
@@ -175,3 +175,28 @@ async def test_streaks_by_the_servers_date_over_midnight_and_a_missed_day(
 
 async def test_an_unknown_player_has_no_page(store: SqlStore) -> None:
     assert await store.player_stats(name="nobody", today=DAY) is None
+
+
+async def test_a_rated_race_stays_rated_in_the_journal(store: SqlStore) -> None:
+    """A rated race rebuilt after a restart (or taken over) is still rated: its result
+    will rate its runners."""
+    ann, bob = await register(store, "ann", "bob")
+    live = LiveRace(
+        uid="rated-live",
+        room="ZEBRA",
+        code="YU1-C-AAAAAAB",
+        rules="C",
+        daily_date=None,
+        attempt=0,
+        undo=True,
+        time_limit=1800,
+        max_players=2,
+        fixed=True,
+        host_id=ann.player_id,
+        players=((ann.player_id, "ann"), (bob.player_id, "bob")),
+        started_wall=T0,
+        rated=True,
+    )
+    await store.journal(races=[live], actions=[])
+    [(found, _, _)] = await store.live_races()
+    assert found == live and found.rated
