@@ -412,6 +412,13 @@ class StandingsView(Live):
         me = not ghost and p.name == session.me
         line = Text()
         tag = " (ghost)" if ghost else " (you)" if me else ""
+        rated = (
+            next((x for x in session.room.players if x.name == p.name), None)
+            if session.room
+            else None
+        )
+        if not ghost and rated is not None and rated.rating is not None:  # protocol 4.27
+            tag = f" {rating_text(rated.rating, rated.provisional)}{tag}"
         state = self._state(p, session)
         # The name gives way, never its tag or its state: "Carol the Te… (you) playing".
         room = max(4, width - state.cell_len - 1)

@@ -515,6 +515,8 @@ export function room(c) {
 
 function standingsEl(c) {
   const list = h("ol", "standings");
+  // A runner's seat in the room: their rating beside the name (docs/protocol.md 4.27).
+  const seat = (name) => c.session.room?.players.find((x) => x.name === name) ?? {};
   return {
     el: h("aside", { class: "card side", "aria-label": "Standings" }, h("h2", {}, "Standings"), list),
     update() {
@@ -530,7 +532,13 @@ function standingsEl(c) {
               h(
                 "span",
                 "who",
-                h("span", { class: "pname", title: p.name }, p.ghost ? `${p.name} (ghost)` : p.name),
+                h(
+                  "span",
+                  { class: "pname", title: p.name },
+                  p.ghost
+                    ? `${p.name} (ghost)`
+                    : nameRated(p.name, seat(p.name).rating, seat(p.name).provisional),
+                ),
                 !p.ghost && p.name === s.me && h("span", "summary", "(you)"),
               ),
               " ",
