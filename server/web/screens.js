@@ -739,7 +739,7 @@ function table(heads, rows, mine = () => false) {
       "th",
       {
         scope: "col",
-        class: `${/^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : ""}${/^(moves|score|undos)$/.test(t) ? " wide" : ""}`,
+        class: `${/^(time|moves|score|cards|undos|#|rank|rating|streak)$/.test(t) ? "num" : ""}${/^(moves|score|undos)$/.test(t) ? " wide" : ""}`,
       },
       t,
     );
