@@ -5,6 +5,7 @@
 
 import { h, fill } from "./dom.js";
 import { formatMs } from "./session.js";
+import { appBase } from "./net.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -64,9 +65,18 @@ export function playerCell(c, name, rating, provisional) {
   return h(
     "td",
     { class: "name", title: name },
+    // A link, not a button: inline, so that a long name is cut like any other (one line).
     h(
-      "button",
-      { class: "plain mini who", type: "button", onclick: () => openPlayer(c, name), "aria-label": `${name}'s page` },
+      "a",
+      {
+        class: "who",
+        href: `${appBase()}players/${encodeURIComponent(name)}`,
+        title: `${name}'s page`,
+        onclick: (e) => {
+          e.preventDefault(); // the page opens in the client; the address is the server's page
+          openPlayer(c, name);
+        },
+      },
       name,
     ),
     ratingText(rating, provisional) && h("span", "rating", ` ${ratingText(rating, provisional)}`),

@@ -56,7 +56,7 @@ async def test_a_rated_race_and_a_player_page_with_its_chart(
         await shot(alice, artifacts, "rated-results")
 
         # alice's own page, from her name in the results: the rating and its chart.
-        await alice.page.click("td.name button.who >> text=alice")
+        await alice.page.click("td.name a.who >> text=alice")
         # (one point: a line of no length, there but not "visible")
         await alice.page.wait_for_selector("#player-chart svg.chart polyline", state="attached")
         await alice.until(lambda: alice.of("player_page"), "the player page")
