@@ -51,7 +51,7 @@ from .config import LOCAL_WHERE
 from .host import Host, host
 from .invite import name_link, replay_link
 from .replay import SPEEDS, ReplayRun, postmortem_text
-from .state import FOUNDATION, RaceBoard, Session, format_ms, headline
+from .state import FOUNDATION, RaceBoard, Session, format_ms, headline, rating_text, streak_text
 from .widgets import (
     BoardView,
     Live,
@@ -210,7 +210,10 @@ class LobbyScreen(Base):
     """Create a room, join or watch one, play the daily deal, open the leaderboards."""
 
     AUTO_FOCUS = "#create"
-    HINTS = "n new · j join · w watch · d daily · l boards · h history · i link · ? help · q quit"
+    HINTS = (
+        "n new · j join · w watch · d daily · l boards · h history · p page · i link · ? help"
+        " · q quit"
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "create", "new room"),
         Binding("j", "join", "join"),
@@ -219,6 +222,7 @@ class LobbyScreen(Base):
         Binding("l", "boards", "leaderboards"),
         Binding("h", "history", "history"),
         Binding("i", "name_link", "your name's link"),
+        Binding("p", "player", "your page"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "unfocus", "back to the buttons", show=False),
@@ -242,6 +246,7 @@ class LobbyScreen(Base):
                     yield Label("Options", classes="label")
                     yield TickBox("undo", value=True, compact=True, id="undo")
                     yield TickBox("hints", value=False, compact=True, id="hints")
+                    yield TickBox("rated", value=False, compact=True, id="rated")
                     remark = "(h in a race; hinted wins rank lower)"
                     yield Label(Text(remark, style="#8a8a8a"))
                 with Horizontal(classes="row"):
@@ -278,6 +283,7 @@ class LobbyScreen(Base):
         time_limit = cast(int, self.query_one("#time", Select).value)
         undo = self.query_one("#undo", TickBox).value
         hints = self.query_one("#hints", TickBox).value
+        rated = self.query_one("#rated", TickBox).value
         if code:
             try:
                 parsed = GameCode.parse(code)
@@ -291,13 +297,19 @@ class LobbyScreen(Base):
                 undo=undo,
                 time_limit=time_limit,
                 hints=hints,
+                rated=rated,
             )
         rules = cast(str, self.query_one("#variant", Select).value)
         for letter in "EGT":
             if self.query_one(f"#opt-{letter.lower()}", TickBox).value:
                 rules += letter
         return Create(
-            rules=rules, max_players=players, undo=undo, time_limit=time_limit, hints=hints
+            rules=rules,
+            max_players=players,
+            undo=undo,
+            time_limit=time_limit,
+            hints=hints,
+            rated=rated,
         )
 
     def _room_code(self) -> str | None:
@@ -348,6 +360,8 @@ class LobbyScreen(Base):
             return
         self._daily_ask = None
         par = f", par {page.par} moves" if page.par is not None else ""
+        if streak := streak_text(self.session.standing):
+            par += f"; your {streak}"
         if page.you is None:
             question = (
                 f"Today's daily deal ({page.date}{par}): your one attempt that counts on the"
@@ -373,6 +387,10 @@ class LobbyScreen(Base):
 
     def action_history(self) -> None:
         self.app.push_screen(HistoryScreen())
+
+    def action_player(self) -> None:
+        if self.session.me is not None:
+            open_player(self, self.session.me)
 
     def action_quit(self) -> None:
         self.app.exit()
@@ -765,11 +783,26 @@ class RunPicker(Base):
         if race is not None:
             self.client.send(Ghost(race, name))
 
+    def action_player(self) -> None:
+        """The chosen row's player's page (docs/protocol.md 4.27)."""
+        runs = self.runs()
+        if runs:
+            i = self.mine() if self.selected is None else min(self.selected, len(runs) - 1)
+            open_player(self, runs[i][1])
+
+
+def open_player(screen: Screen[None], name: str) -> None:
+    """Open ``name``'s page over ``screen`` (client/player.py imports the screens)."""
+    from .player import PlayerScreen
+
+    screen.app.push_screen(PlayerScreen(name))
+
 
 PICK_BINDINGS: list[BindingType] = [
     Binding("up", "pick(-1)", "previous run", show=False),
     Binding("down", "pick(1)", "next run", show=False),
     Binding("v", "replay", "replay"),
+    Binding("p", "player", "player's page", show=False),
 ]
 
 
@@ -849,6 +882,8 @@ class ResultsScreen(RunPicker):
             )
             if session.daily.par is not None:
                 text.append(f" · par {session.daily.par} moves", style="#8a8a8a")
+            if streak := streak_text(session.standing):  # my daily streak (protocol 4.27)
+                text.append(f" · {streak}", style="#5fd75f")
             text.append("\n")
         mine = session.postmortem(result.race, session.me) if result.race and session.me else None
         if me is not None and result.race:
@@ -1054,6 +1089,7 @@ class BoardTable(Live):
             ("score", "right"),
             ("cards", "right"),
             ("undos", "right"),
+            *board_standing_columns(page),
         ):
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
         you = page.you
@@ -1063,14 +1099,35 @@ class BoardTable(Live):
             style = "bold #5fafff" if mine else ""
             table.add_row(*self._cells(row), style=style + (" reverse" if i == picked else ""))
         if you is not None and you not in page.rows:
-            table.add_row("", "...", "", "", "", "", "", "")
+            table.add_row("", "...", *[""] * (len(table.columns) - 2))
             last = " reverse" if picked == len(page.rows) else ""
             table.add_row(*self._cells(you), style="bold #5fafff" + last)
         return table
 
-    @staticmethod
-    def _cells(r: BoardRow) -> list[RenderableType]:
-        return [str(r.rank), r.name, outcome_cell(r.outcome), *_run_cells(r)]
+    def _cells(self, r: BoardRow) -> list[RenderableType]:
+        page = self.session.board
+        extra = board_standing_cells(r, page) if page is not None else []
+        return [str(r.rank), r.name, outcome_cell(r.outcome), *_run_cells(r), *extra]
+
+
+def board_standing_columns(page: BoardPage) -> list[tuple[str, str]]:
+    """A board's rating column (and a daily board's streak column), when any row has one
+    (docs/protocol.md 4.27; an older server sends neither)."""
+    rows = [*page.rows, *([page.you] if page.you else [])]
+    cols = [("rating", "right")] if any(r.rating is not None for r in rows) else []
+    if page.kind == "daily" and any(r.streak for r in rows):
+        cols.append(("streak", "right"))
+    return cols
+
+
+def board_standing_cells(r: BoardRow, page: BoardPage) -> list[RenderableType]:
+    names = [name for name, _ in board_standing_columns(page)]
+    cells: list[RenderableType] = []
+    if "rating" in names:
+        cells.append(rating_text(r.rating, False))
+    if "streak" in names:
+        cells.append(str(r.streak or ""))
+    return cells
 
 
 def _run_cells(r: BoardRow | HistoryRow) -> list[RenderableType]:

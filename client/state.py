@@ -33,6 +33,7 @@ from protocol.messages import (
     Left,
     Message,
     MoveMsg,
+    PlayerPage,
     PlayerProgress,
     PostMortem,
     PostMortemAnswer,
@@ -48,6 +49,7 @@ from protocol.messages import (
     Watch,
     Welcome,
 )
+from protocol.messages import Player as PlayerMsg
 from protocol.times import format_ms
 
 from .cards import SUIT_ORDER, label, move_label
@@ -490,6 +492,36 @@ class RaceBoard:
         return f"{pick.card}>{dest}", ""
 
 
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """My rating (rounded; None: no rated race yet), whether it is provisional, and my
+    daily streak, now and at best (docs/protocol.md 4.27)."""
+
+    rating: int | None = None
+    provisional: bool = True
+    streak: int = 0
+    best_streak: int = 0
+
+
+def rating_text(rating: int | None, provisional: bool) -> str:
+    """``1662``, ``1662?`` (provisional), or nothing for a player without a rating."""
+    return "" if rating is None else f"{rating}{'?' if provisional else ''}"
+
+
+def change_text(change: int | None) -> str:
+    """A race's rating change: ``+12``, ``-5``, ``±0``; nothing in an unrated race."""
+    if change is None:
+        return ""
+    return f"+{change}" if change > 0 else f"-{-change}" if change < 0 else "±0"
+
+
+def streak_text(standing: Standing | None) -> str:
+    """``daily streak 3 (best 5)``; nothing before any streak (nor from an older server)."""
+    if standing is None or not (standing.streak or standing.best_streak):
+        return ""
+    return f"daily streak {standing.streak} (best {standing.best_streak})"
+
+
 @dataclass
 class Session:
     """Everything the client knows, as the server told it, plus what the player holds."""
@@ -506,6 +538,11 @@ class Session:
     daily: DailyDeal | None = None
     board: BoardPage | None = None
     history: HistoryPage | None = None
+    #: My rating and daily streak (docs/protocol.md 4.27): from the welcome, kept up to
+    #: date by my own ``player_page`` and my row of a daily board. None: an older server.
+    standing: Standing | None = None
+    #: The player page asked for (``player``): the page, or the refusal's text.
+    player_page: PlayerPage | str | None = None
     countdown_until: float | None = None
     #: The daily attempts I was in, by room code: a resumed daily room comes without its
     #: ``daily_deal`` (protocol 4.19: only room, race, progress), so it is remembered here
@@ -617,6 +654,7 @@ class Session:
             self.me = msg.name
             self.token = msg.token
             self.resume_s = msg.resume_s
+            self.standing = Standing(msg.rating, msg.provisional, msg.streak, msg.best_streak)
             if self.invite is not None and msg.room == self.invite:
                 self.invite = None  # the link's room is mine already: its resync follows
             # The server names the room it kept us in; its ``room`` message follows at
@@ -662,9 +700,15 @@ class Session:
             self.say("the race is over")
             mine = any(r.name == self.me for r in msg.ranks)
             if msg.race is not None and self.me is not None and mine:
-                return self.ask_postmortem(msg.race, self.me)  # for the results
+                # for the results: the post-mortem, and my rating or streak if changed
+                return self.ask_postmortem(msg.race, self.me) + self.after_result(msg)
         elif isinstance(msg, BoardPage):
             self.board = msg
+            you = msg.you
+            if msg.kind == "daily" and you is not None and you.streak is not None and self.standing:
+                self.standing = replace(self.standing, streak=you.streak)
+        elif isinstance(msg, PlayerPage):
+            self._player_page(msg)
         elif isinstance(msg, HistoryPage):
             self.history = msg
         elif isinstance(msg, HintAnswer):
@@ -686,8 +730,26 @@ class Session:
             echo, self._invite_echo = self._invite_echo, None
             if msg.code == "already_in_room" and self.room is not None and self.room.room == echo:
                 return []
+            if msg.code == "unknown_player":
+                self.player_page = msg.text
             self._error(msg)
         return []
+
+    # -- ratings and streaks (docs/protocol.md 4.27) -------------------------------------------
+
+    def _player_page(self, msg: PlayerPage) -> None:
+        """A player's page; my own brings my rating and streak up to date too."""
+        self.player_page = msg
+        if msg.name == self.me:
+            self.standing = Standing(msg.rating, msg.provisional, msg.streak, msg.best_streak)
+
+    def after_result(self, result: Result) -> list[Message]:
+        """A race I ran is over: my page, when it may have changed my rating (a rated
+        race) or my streak (a daily attempt); the standing it brings shows at once."""
+        rated = any(r.rating_change is not None for r in result.ranks)
+        if self.me is None or not (rated or self.daily is not None):
+            return []
+        return [PlayerMsg(self.me)]
 
     # -- replays and post-mortems (docs/protocol.md 4.22) -------------------------------------
 

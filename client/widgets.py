@@ -27,7 +27,15 @@ from protocol.messages import PlayerProgress, RankEntry, Room
 from .cards import GLYPHS, SUIT_ORDER, is_red, label
 from .host import Host, host
 from .invite import invite_link
-from .state import DONE_STATES, FOUNDATION, RaceBoard, Session, format_ms
+from .state import (
+    DONE_STATES,
+    FOUNDATION,
+    RaceBoard,
+    Session,
+    change_text,
+    format_ms,
+    rating_text,
+)
 
 __all__ = [
     "BoardView",
@@ -404,6 +412,13 @@ class StandingsView(Live):
         me = not ghost and p.name == session.me
         line = Text()
         tag = " (ghost)" if ghost else " (you)" if me else ""
+        rated = (
+            next((x for x in session.room.players if x.name == p.name), None)
+            if session.room
+            else None
+        )
+        if not ghost and rated is not None and rated.rating is not None:  # protocol 4.27
+            tag = f" {rating_text(rated.rating, rated.provisional)}{tag}"
         state = self._state(p, session)
         # The name gives way, never its tag or its state: "Carol the Te… (you) playing".
         room = max(4, width - state.cell_len - 1)
@@ -563,6 +578,7 @@ class RoomView(Live):
         minutes = room.time_limit // 60
         limit = f"{minutes} min" if room.time_limit % 60 == 0 else f"{room.time_limit} s"
         hints = " · hints" if room.hints else ""
+        hints += " · rated" if room.rated else ""
         who = f"up to {room.max_players} players" if room.max_players > 1 else "you alone"
         out.append(
             f"{describe_rules(room.rules)} · {'undo' if room.undo else 'no undo'}{hints}"
@@ -578,6 +594,9 @@ class RoomView(Live):
         out.append(f"Players {len(room.players)}/{room.max_players}\n", style="bold")
         for p in room.players:
             out.append_text(self._player(room, p.name, p.ready, p.connected, session.me))
+            if p.rating is not None:  # the line's end: the rating (docs/protocol.md 4.27)
+                out.right_crop(1)
+                out.append(f"  {rating_text(p.rating, p.provisional)}\n", style="#8a8a8a")
         if room.spectators:
             out.append(f"\n{room.spectators} watching", style="#8a8a8a")
         return out
@@ -623,12 +642,16 @@ class ResultsView(Live):
         table.add_column("moves", justify="right")
         table.add_column("score", justify="right")
         table.add_column("cards", justify="right")
+        rated = any(r.rating_change is not None for r in result.ranks)
+        if rated:  # a rated race: each runner's new rating and its change (protocol 4.27)
+            table.add_column("rating", justify="right")
         picked = getattr(self.screen, "selected", None)  # a run chosen to replay
         for i, r in enumerate(result.ranks):
             style = "bold" if r.name == session.me else ""
-            table.add_row(
-                *self._row(r, session.me), style=style + (" reverse" if i == picked else "")
-            )
+            cells = self._row(r, session.me)
+            if rated:
+                cells.append(f"{rating_text(r.rating, False)} {change_text(r.rating_change)}")
+            table.add_row(*cells, style=style + (" reverse" if i == picked else ""))
         if result.ghost is not None:  # the recorded run raced, for comparison (protocol 4.23)
             row = self._row(result.ghost, None)
             row[1] = cut(result.ghost.name, NAME_CELLS - 8) + " (ghost)"

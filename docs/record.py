@@ -58,7 +58,7 @@ from server.effects import Authenticate, Journal, LiveAction, LiveRace, Send
 from server.rooms import Hub, HubConfig
 
 DOC = Path(__file__).resolve().parent / "protocol.md"
-SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4")
+SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4", "7.6")
 SECRET = "worked-example"
 #: The server's wall clock when each recording starts.
 CLOCK_28 = dt.datetime(2026, 11, 28, 18, tzinfo=dt.UTC).timestamp()
@@ -743,6 +743,55 @@ def record_7_4() -> str:
     return t.text()
 
 
+# -- 7.6 -----------------------------------------------------------------------------------
+
+
+async def record_7_6() -> str:
+    """A rated room's race, the ratings in its result and room, and a player's page."""
+    with fixed([TOKENS["alice"], TOKENS["bob"]]), tempfile.TemporaryDirectory() as tmp:
+        async with server(tmp, iter(["R8TED"]), [CLOCK_29]) as srv:
+            s = Scene(f"ws://127.0.0.1:{srv.port}")
+            alice, bob = await s.join("alice"), await s.join("bob")
+            await s.step(
+                "Step 1. alice says hello: no rating yet, no streak",
+                alice,
+                {"t": "hello", "v": 1, "name": "alice"},
+                expect={alice: "welcome"},
+            )
+            await s.quietly(bob, {"t": "hello", "v": 1, "name": "bob"}, expect="welcome")
+            await s.step(
+                "Step 2. alice creates a rated room (bob, welcomed like alice, is not shown)",
+                alice,
+                {"t": "create", "code": "YU1-C-AAAAAAB", "max_players": 2, "rated": True},
+            )
+            await s.quietly(bob, {"t": "join", "room": "R8TED"})
+            await s.quietly(bob, {"t": "ready", "ready": True})
+            await s.quietly(alice, {"t": "start"}, expect="progress")
+            for seq, text in enumerate(["7H>2", "KD>1", "AH>F"], start=1):
+                await s.quietly(alice, move(seq, text))
+            await s.quietly(bob, {"t": "resign"})
+            await s.step(
+                "Step 3. bob joined, the race ran (alice put a card home), bob resigned;"
+                " alice resigns: the result carries each runner's new rating and its change,"
+                " and the room shows the ratings beside the names",
+                alice,
+                {"t": "resign"},
+                expect={alice: "room", bob: "room"},
+            )
+            await s.step(
+                "Step 4. bob asks for alice's page (any case)",
+                bob,
+                {"t": "player", "name": "ALICE"},
+            )
+            await s.step(
+                "Step 5. and for a name nobody has",
+                bob,
+                {"t": "player", "name": "zed"},
+            )
+            await s.close(alice, bob)
+    return s.t.text()
+
+
 # -- the document --------------------------------------------------------------------------
 
 RECORDERS: dict[str, Callable[[], Awaitable[str] | str]] = {
@@ -751,6 +800,7 @@ RECORDERS: dict[str, Callable[[], Awaitable[str] | str]] = {
     "7.2": record_7_2,
     "7.3": record_7_3,
     "7.4": record_7_4,
+    "7.6": record_7_6,
 }
 
 

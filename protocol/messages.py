@@ -70,6 +70,7 @@ __all__ = [
     "PostMortem",
     "Ghost",
     "Finish",
+    "Player",
     # server -> client
     "Welcome",
     "Error",
@@ -94,6 +95,9 @@ __all__ = [
     "ReplayPage",
     "PostMortemAnswer",
     "Route",
+    "PlayerPage",
+    "BestTime",
+    "MAX_RATINGS",
     "NODE_ID_CHARS",
     "HINT_VERDICTS",
     "POSTMORTEM_STATUSES",
@@ -314,6 +318,10 @@ _seq = F("seq", Int(1, _U31))
 _ms = Int(0, _U63)
 _state = Str(16, PLAYER_STATES)
 _small = Int(0, _U31)
+#: A rating, rounded (Glicko-2 on the Glicko scale: docs/ratings.md).
+_rating = Int(-10000, 10000)
+#: The most points of a rating history a ``player_page`` carries.
+MAX_RATINGS = 200
 
 
 # Client -> server ---------------------------------------------------------------------------
@@ -361,6 +369,7 @@ class Create:
         F("undo", Bool(), False),
         F("time_limit", Int(30, 7200), False),
         F("hints", Bool(), False),
+        F("rated", Bool(), False),
     )
     rules: str | None = None
     code: str | None = None
@@ -369,6 +378,8 @@ class Create:
     time_limit: int = 1800
     #: Runners may ask for hints (``hint``); a run that got one ranks after those without.
     hints: bool = False
+    #: The race changes its runners' ratings (docs/ratings.md).
+    rated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,6 +550,16 @@ class Ghost:
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class Player:
+    """Ask for a player's page: rating and its history, races, wins, best times, streak
+    (docs/protocol.md 4.27)."""
+
+    TYPE: ClassVar[str] = "player"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("name", Str(64)),)
+    name: str
+
+
 # Server -> client ---------------------------------------------------------------------------
 
 
@@ -551,6 +572,12 @@ class Welcome:
         F("token", Str(128)),
         F("resume_s", _small),
         F("room", Opt(Str(16)), False),  # sent always; optional only for an older server
+        # Ratings and streaks (docs/protocol.md 4.27): sent always; optional for an older
+        # server.
+        F("rating", Opt(_rating), False),
+        F("provisional", Bool(), False),
+        F("streak", _small, False),
+        F("best_streak", _small, False),
     )
     v: int
     name: str
@@ -560,6 +587,12 @@ class Welcome:
     #: client that lost its connection learns here, without waiting, whether its place
     #: was kept (docs/protocol.md 4.15).
     room: str | None = None
+    #: The player's rating, rounded (nil: no rated race yet), and whether it is provisional.
+    rating: int | None = None
+    provisional: bool = True
+    #: Consecutive UTC days with a won counted daily attempt, now and at best.
+    streak: int = 0
+    best_streak: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -599,10 +632,15 @@ class RoomPlayer:
         F("name", Str(MAX_NAME)),
         F("ready", Bool()),
         F("connected", Bool()),
+        F("rating", Opt(_rating), False),  # sent always; optional for an older server
+        F("provisional", Bool(), False),
     )
     name: str
     ready: bool
     connected: bool
+    #: The player's rating, rounded; nil for a player who has none yet.
+    rating: int | None = None
+    provisional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -626,6 +664,7 @@ class Room:
         F("commitment", _commitment, False),  # sent always; optional for an older server
         F("salt", _salt, False),
         F("ghost", Opt(Str(MAX_NAME)), False),  # sent always; optional for an older server
+        F("rated", Bool(), False),  # sent always; optional for an older server
     )
     room: str
     you: str
@@ -646,6 +685,8 @@ class Room:
     salt: str | None = None
     #: A ghost room (``ghost``): the name of the runner whose recorded run it races.
     ghost: str | None = None
+    #: Its races change their runners' ratings (docs/ratings.md).
+    rated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -792,6 +833,8 @@ class RankEntry:
         F("score", _small),
         F("foundations", Int(0, 52)),
         F("hinted", Bool(), False),  # sent always; optional only for an older server's result
+        F("rating", Opt(_rating), False),  # sent always; optional for an older server
+        F("rating_change", Opt(Int(-10000, 10000)), False),
     )
     rank: int
     name: str
@@ -802,6 +845,10 @@ class RankEntry:
     foundations: int
     #: The runner got a hint in this race: ranked after every runner who did not.
     hinted: bool = False
+    #: The runner's rating after the race (nil: none yet), and what this race changed
+    #: (nil in an unrated race).
+    rating: int | None = None
+    rating_change: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -882,6 +929,8 @@ class BoardRow:
         F("undos", _small),
         F("hinted", Bool(), False),  # sent always; optional only for an older server
         F("race", Opt(_race_id), False),  # sent always; optional for an older server
+        F("rating", Opt(_rating), False),  # sent always; optional for an older server
+        F("streak", Opt(_small), False),
     )
     rank: int
     name: str
@@ -895,6 +944,10 @@ class BoardRow:
     hinted: bool = False
     #: The race the row's run was in: ``replay`` {``race``, ``name``} plays it back.
     race: str | None = None
+    #: The player's current rating (nil: none yet).
+    rating: int | None = None
+    #: A daily board's row: the player's current daily streak (nil on other boards).
+    streak: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -984,6 +1037,47 @@ class HistoryPage:
     best_time_ms: int | None
     offset: int
     rows: tuple[HistoryRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BestTime:
+    """A player's best win time with one rules field (unhinted wins only)."""
+
+    FIELDS: ClassVar[tuple[F, ...]] = (F("rules", Str(8)), F("time_ms", _ms))
+    rules: str
+    time_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerPage:
+    """The answer to ``player``: a player's page (docs/protocol.md 4.27)."""
+
+    TYPE: ClassVar[str] = "player_page"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("name", Str(MAX_NAME)),
+        F("rating", Opt(_rating)),
+        F("provisional", Bool()),
+        F("deviation", Opt(Int(0, 10000))),
+        F("races", Int(0, _U63)),
+        F("wins", Int(0, _U63)),
+        F("best", ListOf(Obj(BestTime), 64)),
+        F("streak", _small),
+        F("best_streak", _small),
+        F("ratings", ListOf(Pair(_ms, _rating), MAX_RATINGS)),
+    )
+    name: str
+    rating: int | None
+    provisional: bool
+    #: The rating's deviation, rounded: about a 95 % chance the player's strength is
+    #: within twice this of ``rating``.
+    deviation: int | None
+    races: int
+    wins: int
+    best: tuple[BestTime, ...]
+    streak: int
+    best_streak: int
+    #: ``[t_ms, rating]`` after each rated race (UTC epoch ms), oldest first, the newest 200.
+    ratings: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -1098,6 +1192,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         PostMortem,
         Ghost,
         Finish,
+        Player,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
@@ -1121,6 +1216,7 @@ SERVER_TYPES: dict[str, type[Any]] = {
         ReplayPage,
         PostMortemAnswer,
         Route,
+        PlayerPage,
     )
 }
 

@@ -41,7 +41,7 @@ from protocol.messages import (
 )
 from solver import Solution, solve
 
-from .daily import NoWinnableDealError
+from .daily import NoWinnableDealError, utc_date
 from .effects import (
     Authenticate,
     BeginDaily,
@@ -673,10 +673,10 @@ class RaceServer:
         """Results are announced only once committed; the writer retries through outages."""
         record = effect.record
         try:
-            await self.writer.write(record)
+            ratings = await self.writer.write(record)
         except Exception:  # refused for good: logged and set aside by the writer
             return
-        self._apply(self.hub.committed(record.race_id, self._now()))
+        self._apply(self.hub.committed(record.race_id, self._now(), ratings))
 
     async def _authenticate(self, effect: Authenticate) -> None:
         hub = self.hub
@@ -700,6 +700,9 @@ class RaceServer:
                     )
                     return
                 identity = found
+            standing = (
+                await self.store.standings([identity.player_id], today=utc_date(self.boards.wall()))
+            )[identity.player_id]
             if self.cluster is not None:
                 away = await self.cluster.locate_player(
                     identity.player_id, effect.conn, resume=effect.token is not None
@@ -742,6 +745,7 @@ class RaceServer:
                 new=new,
                 away=away[0] if away is not None else None,
                 away_room=away[1] if away is not None else None,
+                standing=standing,
             )
         )
 

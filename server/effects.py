@@ -8,9 +8,11 @@ database report back through a ``Hub`` entry point named in their docstring.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from protocol.messages import Message
+
+from .streaks import Streak
 
 __all__ = [
     "Send",
@@ -34,6 +36,8 @@ __all__ = [
     "Detach",
     "Release",
     "GhostRun",
+    "RatingChange",
+    "Standing",
 ]
 
 
@@ -89,11 +93,37 @@ class RaceRecord:
     started_wall: float
     ended_wall: float
     results: tuple[PlayerResult, ...]
+    #: A rated race: storing it rates its runners (``RatingChange``, docs/ratings.md).
+    rated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RatingChange:
+    """A runner's rating after a rated race, as storage committed it (``Hub.committed``):
+    rounded as the wire shows it, with the change from the rating before (a player's
+    first rated race counts from the default, 1500)."""
+
+    player_id: int
+    rating: int
+    change: int
+    provisional: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What is shown beside a player's name (storage reads it at hello, the welcome says
+    it): the rounded rating (None: no rated race yet), whether it is provisional, and the
+    daily streak (docs/ratings.md)."""
+
+    rating: int | None = None
+    provisional: bool = True
+    streak: Streak = field(default_factory=Streak)
 
 
 @dataclass(frozen=True, slots=True)
 class Persist:
-    """Store a finished race; then call ``Hub.committed(race_id, now)``."""
+    """Store a finished race; then call ``Hub.committed(race_id, now, ratings)`` with the
+    rating changes storing it made (none for an unrated race)."""
 
     record: RaceRecord
 
@@ -179,6 +209,8 @@ class LiveRace:
     #: restart fetches again to bring the ghost back.
     ghost_race: str | None = None
     ghost_player: str | None = None
+    #: A rated race (docs/ratings.md): still rated when rebuilt.
+    rated: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

@@ -1,5 +1,5 @@
 """Plain HTTP on the websocket port: the browser client (``/``, ``/r/ROOM``, ``/static/``),
-``/healthz``, ``/metrics`` and ``/leaderboard``.
+``/healthz``, ``/metrics``, ``/leaderboard`` and a player's page (``/players/NAME``).
 
 One port keeps running a server simple: a load balancer's health check, Prometheus and a
 browser reach the server where the players do, through the same proxy and firewall rule.
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import datetime as dt
 import email.utils
 import functools
@@ -50,8 +51,11 @@ from protocol.times import format_ms
 
 from .connection import RaceServer
 from .daily import code_public, code_public_at, day_begun, utc_date
+from .effects import Standing
+from .leaderboard import player_page
 from .replays import message_json
 from .rooms import ROOM_ALPHABET
+from .storage.ratings import PlayerStats
 from .storage.sql import Board, BoardEntry, RoomRace, describe_error
 
 log = logging.getLogger("yukon.http")
@@ -99,6 +103,8 @@ _WEB_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.
 IMMUTABLE = "public, max-age=31536000, immutable"
 #: ``/replay/<race>/<player>`` and ``/replay/<race>/<player>/postmortem`` (``replay``).
 REPLAY_PREFIX = "/replay/"
+#: ``/players/<name>``: a player's page (``player``, docs/protocol.md 4.27).
+PLAYER_PREFIX = "/players/"
 #: The status of each error a replay or a post-mortem can get over HTTP.
 _REPLAY_STATUS = {
     "no_such_race": HTTPStatus.NOT_FOUND,
@@ -263,6 +269,8 @@ class DailyPage:
     dealt: bool = False
     #: When the day's code becomes public (wall time; ``daily.code_public_at``).
     public_at: float = 0.0
+    #: Each row's player's rating and streak, by player id (docs/protocol.md 4.27).
+    standings: Mapping[int, Standing] = dataclasses.field(default_factory=dict)
 
     @property
     def pages(self) -> int:
@@ -274,9 +282,12 @@ def format_time(time_ms: int) -> str:
     return format_ms(time_ms)
 
 
-def _row_json(e: BoardEntry) -> dict[str, Any]:
+def _row_json(
+    e: BoardEntry, standing: Standing | None = None, today: dt.date | None = None
+) -> dict[str, Any]:
     # Not the player id: it is internal, and the board is public.
-    return {
+    shown = {} if standing is None or today is None else _standing_json(standing, today)
+    return shown | {
         "rank": e.rank,
         "name": e.name,
         "outcome": e.outcome,
@@ -301,8 +312,17 @@ def board_json(page: DailyPage) -> dict[str, Any]:
         "page": page.page,
         "pages": page.pages,
         "per_page": PAGE_SIZE,
-        "rows": [_row_json(e) for e in page.rows],
+        "rows": [_row_json(e, page.standings.get(e.player_id), page.today) for e in page.rows],
     }
+
+
+def _standing_json(standing: Standing, today: dt.date) -> dict[str, Any]:
+    return {"rating": standing.rating, "streak": standing.streak.current(today)}
+
+
+def player_href(name: str) -> str:
+    """A player's page: ``/players/`` and the name, percent-encoded UTF-8."""
+    return PLAYER_PREFIX + quote(name, safe="")
 
 
 def _href(date: dt.date, page: int = 1, fmt: str = "html") -> str:
@@ -419,6 +439,78 @@ def render_board_html(page: DailyPage) -> str:
         time=format_time,
         long_date=_long_date,
         short_date=_short_date,
+        player_href=player_href,
+    )
+
+
+# -- a player's page (docs/protocol.md 4.27) ---------------------------------------------------
+
+#: The chart's drawing box, in SVG user units (it scales to the page's width).
+CHART_W, CHART_H, CHART_PAD = 600, 160, 12
+
+
+@dataclass(frozen=True, slots=True)
+class RatingChart:
+    """A rating history drawn as an SVG polyline: numbers only, so nothing a player typed
+    goes into the drawing."""
+
+    points: str
+    low: int
+    high: int
+    first_ms: int
+    last_ms: int
+    last_x: float
+    last_y: float
+
+
+def rating_chart(ratings: tuple[tuple[int, int], ...]) -> RatingChart | None:
+    """The history's points in the chart's box (oldest at the left, evenly spaced by race,
+    so a burst of races in one evening does not squash into a line); None without any."""
+    if not ratings:
+        return None
+    values = [r for _, r in ratings]
+    low, high = min(values), max(values)
+    span = max(high - low, 50)  # a flat history still draws as a line, mid-height
+    mid = (high + low) / 2
+    inner_w, inner_h = CHART_W - 2 * CHART_PAD, CHART_H - 2 * CHART_PAD
+    n = len(values)
+    xy = []
+    for i, v in enumerate(values):
+        x = CHART_PAD + (inner_w * i / (n - 1) if n > 1 else inner_w / 2)
+        y = CHART_PAD + inner_h * (0.5 - (v - mid) / span)
+        xy.append((round(x, 1), round(y, 1)))
+    return RatingChart(
+        points=" ".join(f"{x},{y}" for x, y in xy),
+        low=low,
+        high=high,
+        first_ms=ratings[0][0],
+        last_ms=ratings[-1][0],
+        last_x=xy[-1][0],
+        last_y=xy[-1][1],
+    )
+
+
+def player_json(stats: PlayerStats) -> dict[str, Any]:
+    """``/players/NAME?format=json``: the fields of ``player_page``."""
+    data = message_json(player_page(stats))
+    return data
+
+
+def render_player_html(stats: PlayerStats) -> str:
+    """A player's page (``templates/player.html``): rating, its chart as inline SVG,
+    races, wins, best times, the daily streak. No script; the name is escaped."""
+
+    def day(ms: int) -> str:
+        return _short_date(dt.datetime.fromtimestamp(ms / 1000, dt.UTC).date())
+
+    return _TEMPLATES.get_template("player.html").render(
+        p=stats,
+        chart=rating_chart(stats.ratings),
+        width=CHART_W,
+        height=CHART_H,
+        day=day,
+        time=format_time,
+        json_href=player_href(stats.name) + "?format=json",
     )
 
 
@@ -474,7 +566,11 @@ class HttpPages:
                     invite.group(1), query, request.headers.get("If-None-Match")
                 )
             web = self._web_route(path)
-            if web is None and path not in _PATHS and not path.startswith(REPLAY_PREFIX):
+            if (
+                web is None
+                and path not in _PATHS
+                and not path.startswith((REPLAY_PREFIX, PLAYER_PREFIX))
+            ):
                 raise HttpError(HTTPStatus.NOT_FOUND, f"no page at {_shown(path)}; {_NOT_FOUND}")
             if request.method not in ("GET", "HEAD"):
                 raise HttpError(
@@ -490,6 +586,8 @@ class HttpPages:
                 return self.metrics()
             if path.startswith(REPLAY_PREFIX):
                 return await self.replay(path, query, request.headers.get("If-None-Match"))
+            if path.startswith(PLAYER_PREFIX):
+                return await self.player(path, query)
             return await self.leaderboard(query)
         except HttpError as exc:
             extra = [("Allow", exc.allow)] if exc.allow else []
@@ -627,6 +725,7 @@ class HttpPages:
             salt=choice.salt if choice is not None and code is not None else None,
             dealt=choice is not None,
             public_at=code_public_at(q.date),
+            standings=await self._standings(board, today),
         )
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
@@ -642,6 +741,50 @@ class HttpPages:
             cache="no-cache",
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
         )
+
+    async def _standings(self, board: Board, today: dt.date) -> Mapping[int, Standing]:
+        """The rows' players' ratings and streaks; none when the database cannot say
+        (the board itself was read: it still shows)."""
+        ids = [e.player_id for e in board.rows]
+        try:
+            return await asyncio.wait_for(
+                self.server.store.standings(ids, today=today), self.query_timeout
+            )
+        except Exception as exc:
+            log.warning("leaderboard: no ratings or streaks (%s)", describe_error(exc))
+            return {}
+
+    async def player(self, path: str, query: str) -> Response:
+        """``/players/<name>``: a player's page, HTML or (``?format=json``) the fields of
+        ``player_page``; an unknown name is a 404 (JSON: ``unknown_player``)."""
+        fmt = parse_qs(query).get("format", ["html"])
+        as_json = fmt == ["json"]
+        try:
+            name = unquote(path[len(PLAYER_PREFIX) :], errors="strict")
+        except UnicodeDecodeError:
+            name = ""
+        stats = None
+        if name and len(name) <= 64 and "/" not in name:
+            try:
+                stats = await asyncio.wait_for(
+                    self.server.boards.player_stats(name), self.query_timeout
+                )
+            except Exception as exc:
+                reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
+                text = f"the player's page is unavailable: the database {reason}"
+                if as_json:
+                    return _json(
+                        HTTPStatus.SERVICE_UNAVAILABLE, {"error": "unavailable", "text": text}
+                    )
+                raise HttpError(HTTPStatus.SERVICE_UNAVAILABLE, text) from None
+        if stats is None:
+            text = f"no player is called {_shown(name)}"
+            if as_json:
+                return _json(HTTPStatus.NOT_FOUND, {"error": "unknown_player", "text": text})
+            raise HttpError(HTTPStatus.NOT_FOUND, text)
+        if as_json:
+            return _json(HTTPStatus.OK, player_json(stats))
+        return _page(HTTPStatus.OK, render_player_html(stats))
 
     async def replay(self, path: str, query: str, if_none_match: str | None = None) -> Response:
         """``/replay/<race>/<player>[/postmortem]?format=json``: a run's replay (every

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from protocol import GameCode, InvalidCodeError
 from protocol.messages import (
+    BestTime,
     Board,
     BoardPage,
     BoardRow,
@@ -21,9 +22,12 @@ from protocol.messages import (
     HistoryPage,
     HistoryRow,
     Message,
+    Player,
+    PlayerPage,
 )
 
 from .daily import DailyDeals, code_public, day_begun, utc_date
+from .storage.ratings import PlayerStats
 from .storage.sql import Board as StoredBoard
 from .storage.sql import BoardEntry, SqlStore
 
@@ -45,6 +49,22 @@ def _row(e: BoardEntry) -> BoardRow:
         e.undos,
         e.hinted,
         e.race,
+    )
+
+
+def player_page(s: PlayerStats) -> PlayerPage:
+    """A player's stored figures as the wire's ``player_page`` (``/players/NAME`` too)."""
+    return PlayerPage(
+        name=s.name,
+        rating=s.rating,
+        provisional=s.provisional,
+        deviation=s.deviation,
+        races=s.races,
+        wins=s.wins,
+        best=tuple(BestTime(rules, t) for rules, t in s.best),
+        streak=s.streak,
+        best_streak=s.best_streak,
+        ratings=s.ratings,
     )
 
 
@@ -90,6 +110,8 @@ class Leaderboards:
             return await self._board(message, player_id)
         if isinstance(message, History):
             return await self._history(message, player_id)
+        if isinstance(message, Player):
+            return await self.player(message.name)
         raise TypeError(f"not a query: {message!r}")
 
     async def _board(self, m: Board, player_id: int) -> Message:
@@ -110,7 +132,9 @@ class Leaderboards:
             choice = await self.dailies.stored(date)
             code = str(choice.code) if choice is not None and code_public(date, wall) else None
             par = choice.par if choice is not None else None
-            page = self._page(m, date.isoformat(), code, board, par)
+            page = await self.with_standings(
+                self._page(m, date.isoformat(), code, board, par), board, today, streaks=True
+            )
             if choice is None or choice.salt is None:
                 return page
             # The commitment is public from the day's start; its salt comes with the code.
@@ -129,7 +153,39 @@ class Leaderboards:
         board = await self.store.deal_board(
             code=shown, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
         )
-        return self._page(m, None, str(parsed), board)
+        return await self.with_standings(self._page(m, None, str(parsed), board), board, today)
+
+    # -- ratings and streaks (docs/protocol.md 4.27) ---------------------------------------
+
+    async def with_standings(
+        self, page: BoardPage, board: StoredBoard, today: dt.date, *, streaks: bool = False
+    ) -> BoardPage:
+        """A board page whose rows show each player's current rating (and, ``streaks``:
+        a daily board's, their daily streak), ``board`` being the stored page it shows."""
+        entries = [*board.rows, *([board.you] if board.you else [])]
+        found = await self.store.standings([e.player_id for e in entries], today=today)
+
+        def shown(row: BoardRow, entry: BoardEntry) -> BoardRow:
+            s = found[entry.player_id]
+            streak = s.streak.current(today) if streaks else None
+            return dataclasses.replace(row, rating=s.rating, streak=streak)
+
+        return dataclasses.replace(
+            page,
+            rows=tuple(shown(r, e) for r, e in zip(page.rows, board.rows, strict=True)),
+            you=shown(page.you, board.you) if page.you and board.you else page.you,
+        )
+
+    async def player_stats(self, name: str) -> PlayerStats | None:
+        """A player's page by name, with the streak by the server's own date."""
+        return await self.store.player_stats(name=name, today=self.today())
+
+    async def player(self, name: str) -> Message:
+        """The answer to ``player``: the page, or ``unknown_player``."""
+        stats = await self.player_stats(name)
+        if stats is None:
+            return Error("unknown_player", f"no player is called {name!r}")
+        return player_page(stats)
 
     @staticmethod
     def _page(

@@ -20,6 +20,8 @@ PROTOCOL = ROOT / "docs" / "protocol.md"
 TIMES = re.compile(r'"(elapsed_ms|time_ms|finished_ms|at)": \d+')
 #: The times of a replay's actions (``"actions": [[257, "5C>4"], ...]``), which differ too.
 ACTION_TIMES = re.compile(r'\[\d+, "')
+#: The times of a rating history's points (``"ratings": [[1795..., 1662]]``).
+RATING_TIMES = re.compile(r"\[\d{12,}, ")
 HEX = re.compile(r"^    [0-9a-f]{2}( [0-9a-f]{2})*$")
 
 
@@ -69,10 +71,13 @@ def normalised(text: str) -> list[str]:
                 out.append(line)
             continue
         if line.startswith("  {"):
-            timed = bool(TIMES.search(line) or ACTION_TIMES.search(line))
+            timed = bool(
+                TIMES.search(line) or ACTION_TIMES.search(line) or RATING_TIMES.search(line)
+            )
             if timed:
                 out[-1] = re.sub(r"\(\d+ bytes\)$", "(N bytes)", out[-1])
             line = ACTION_TIMES.sub('[N, "', TIMES.sub(r'"\1": N', line))
+            line = RATING_TIMES.sub("[N, ", line)
         out.append(line)
     return out
 
@@ -97,7 +102,7 @@ def test_worked_examples_are_what_the_server_sends() -> None:
     record = recorder()
     recorded = asyncio.run(record.record())
     doc = PROTOCOL.read_text(encoding="utf-8")
-    assert set(recorded) == {"quick start", "7.1", "7.2", "7.3", "7.4"}
+    assert set(recorded) == {"quick start", "7.1", "7.2", "7.3", "7.4", "7.6"}
     for name, text in recorded.items():
         in_doc = record.recorded_in(doc, name)
         if name == "7.4":  # recorded with a fake clock: its times are exact too

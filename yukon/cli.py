@@ -246,9 +246,28 @@ def cmd_db(args: argparse.Namespace) -> int:
     from server.storage import migrate
     from server.storage.sql import SqlStore, describe_error
 
+    identical = True
+
     async def work() -> str:
+        nonlocal identical
         store = SqlStore(args.db)
         try:
+            if args.action == "recompute-ratings":
+                report = await store.recompute_ratings()
+                identical = report.identical
+                lines = [*report.differences[:20]]
+                if len(report.differences) > 20:
+                    lines.append(f"... and {len(report.differences) - 20} more")
+                verdict = (
+                    "identical"
+                    if identical
+                    else f"{len(report.differences)} difference(s) from the stored numbers"
+                )
+                lines.append(
+                    f"{shown_url(store.url)}: {report.races} rated race(s), {report.rows}"
+                    f" rating(s) of {report.players} player(s) recomputed: {verdict}"
+                )
+                return "\n".join(lines)
             if args.action == "upgrade":
                 before, after = await migrate.upgrade_from(store)
                 if before == after:
@@ -265,7 +284,7 @@ def cmd_db(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"yukon db {args.action}: {describe_error(exc)}", file=sys.stderr)
         return 1
-    return 0
+    return 0 if identical else 2
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -671,8 +690,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_play)
 
-    p = sub.add_parser("db", help="the database schema: upgrade it, or show where it is")
-    p.add_argument("action", choices=("upgrade", "current"))
+    p = sub.add_parser(
+        "db",
+        help="the database schema: upgrade it, or show where it is; recompute-ratings:"
+        " compute every rating again from the stored results and compare (exit 2: differ)",
+    )
+    p.add_argument("action", choices=("upgrade", "current", "recompute-ratings"))
     _add_db_option(p)
     p.set_defaults(func=cmd_db)
     return parser

@@ -21,14 +21,14 @@ Pure code: no I/O, no clock (the time comes in with ``handle``).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from protocol import GameCode
 from protocol.messages import Error, Message
 
-from ..effects import GhostRun, LiveAction, LiveRace
+from ..effects import GhostRun, LiveAction, LiveRace, RatingChange, Standing
 
 __all__ = [
     "AdoptLobby",
@@ -112,6 +112,8 @@ class Authenticated:
     new: bool = False
     away: str | None = None
     away_room: str | None = None
+    #: Their rating and daily streak (docs/ratings.md), read with the identity.
+    standing: Standing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +127,11 @@ class HelloRefused:
 
 @dataclass(frozen=True, slots=True)
 class Committed:
-    """Storage committed race ``race_id``: its result may be announced now."""
+    """Storage committed race ``race_id``: its result may be announced now, with the
+    rating changes storing it made (a rated race's, by player id)."""
 
     race_id: int
+    ratings: Mapping[int, RatingChange] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from protocol.messages import (
     normalize_name,
 )
 
-from ..effects import Authenticate, Close, Effect, Forget, Handover
+from ..daily import utc_date
+from ..effects import Authenticate, Close, Effect, Forget, Handover, Standing
 from ..limits import address_key
 from .password import Password
 from .play import Play
@@ -189,6 +190,7 @@ class Handshake(Part):
         new: bool = False,
         away: str | None = None,
         away_room: str | None = None,
+        standing: Standing | None = None,
     ) -> None:
         """Storage registered a name (``new``) or recognised a token: the connection is that
         player, whose name was registered at wall time ``registered``. A name registered for
@@ -212,6 +214,9 @@ class Handshake(Part):
                 self._tokens.pop(p.token, None)
                 p.token = token
             p.registered = registered
+            if standing is not None:
+                p.rating, p.provisional = standing.rating, standing.provisional
+                p.streak = standing.streak
             self._tokens[token] = p
             if away is not None and p.room is None and p.away is None:
                 p.away = away
@@ -260,7 +265,17 @@ class Handshake(Part):
                 room = p.away_room if p.away is not None else None
             self._send(
                 p,
-                Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
+                Welcome(
+                    PROTOCOL_VERSION,
+                    p.name,
+                    p.token,
+                    int(self._config.resume_window_s),
+                    room,
+                    rating=p.rating,
+                    provisional=p.provisional,
+                    streak=p.streak.current(utc_date(self._shared.wall())),
+                    best_streak=p.streak.best,
+                ),
             )
         if p.away is not None:
             self._out.append(handover(c, p, p.away, None))

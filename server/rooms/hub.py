@@ -11,7 +11,7 @@ import heapq
 import logging
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, assert_never
 
 from protocol import GameCode
@@ -45,9 +45,22 @@ from protocol.messages import (
 from protocol.messages import (
     History as HistoryMsg,
 )
+from protocol.messages import (
+    Player as PlayerMsg,
+)
 from protocol.shuffle import SEED_BYTES
 
-from ..effects import Effect, Forward, GhostRun, LiveAction, LiveRace, Query, Send
+from ..effects import (
+    Effect,
+    Forward,
+    GhostRun,
+    LiveAction,
+    LiveRace,
+    Query,
+    RatingChange,
+    Send,
+    Standing,
+)
 from . import bus
 from . import events as ev
 from .dailies import Dailies
@@ -160,11 +173,12 @@ class Hub:
                     new=e.new,
                     away=e.away,
                     away_room=e.away_room,
+                    standing=e.standing,
                 )
             case ev.HelloRefused(conn, code, text):
                 return self.hello_refused(conn, code=code, text=text, now=now)
-            case ev.Committed(race_id):
-                return self.committed(race_id, now)
+            case ev.Committed(race_id, ratings):
+                return self.committed(race_id, now, ratings)
             case ev.QueryAnswered(conn, reply):
                 return self.query_answered(conn, reply, now)
             case ev.GhostAnswered(conn, found):
@@ -404,7 +418,7 @@ class Hub:
             self._postmortems.ask(c, p, msg)
         elif isinstance(msg, Ghost):
             self._ghosts.ask(c, p, msg)
-        elif isinstance(msg, (BoardMsg, HistoryMsg, Replay)):
+        elif isinstance(msg, (BoardMsg, HistoryMsg, Replay, PlayerMsg)):
             limit = self.config.max_queries_per_connection
             if c.queries >= limit:
                 self._error(
@@ -431,10 +445,12 @@ class Hub:
         new: bool = False,
         away: str | None = None,
         away_room: str | None = None,
+        standing: Standing | None = None,
     ) -> list[Effect]:
         """Storage registered a name (``new``) or recognised a token, registered at wall
         time ``registered``: the connection is that player (``Handshake.authenticated``);
-        ``away``: the node that holds their room, when it is another (a cluster's)."""
+        ``away``: the node that holds their room, when it is another (a cluster's);
+        ``standing``: their rating and streak (docs/ratings.md)."""
         self._begin(now)
         self._handshake.authenticated(
             conn,
@@ -446,6 +462,7 @@ class Hub:
             new=new,
             away=None if away == self.node else away,
             away_room=away_room,
+            standing=standing,
         )
         return self._flush()
 
@@ -455,10 +472,13 @@ class Hub:
         self._handshake.refused(conn, code=code, text=text)
         return self._flush()
 
-    def committed(self, race_id: int, now: float) -> list[Effect]:
-        """Storage has committed race ``race_id``: now, and only now, announce the result."""
+    def committed(
+        self, race_id: int, now: float, ratings: Mapping[int, RatingChange] | None = None
+    ) -> list[Effect]:
+        """Storage has committed race ``race_id``: now, and only now, announce the result
+        (with the rating changes storing it made, by player id, for a rated race)."""
         self._begin(now)
-        self._play.committed(race_id, now)
+        self._play.committed(race_id, now, ratings or {})
         return self._flush()
 
     def query_answered(self, conn: int, reply: Message, now: float) -> list[Effect]:

@@ -74,6 +74,7 @@ class Lobbies(Part):
                 "undo": r.undo,
                 "time_limit": r.time_limit,
                 "hints": r.hints,
+                "rated": r.rated,
                 "players": [[m.id, m.name] for m in r.players],
                 "spectators": [[m.id, m.name] for m in r.spectators],
                 "ready": sorted(r.ready) if not over else [],
@@ -116,6 +117,7 @@ class Lobbies(Part):
             int(snap["time_limit"]),
             hints=bool(snap["hints"]),
             salt=salt,
+            rated=bool(snap.get("rated", False)),
         )
         for p in players:
             room.seat_player(p)

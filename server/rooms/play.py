@@ -14,12 +14,12 @@ reaches the shared plumbing through names bound once (``Part``, ``Room.__init__`
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 from protocol.messages import Create, Left, Message
 
-from ..effects import Locate, Persist, RaceRecord, Send
+from ..effects import Locate, Persist, RaceRecord, RatingChange, Send
 from .room import Refusal, Room
 from .shared import Part, Shared
 from .state import _Conn, _Player
@@ -136,6 +136,7 @@ class Play(Part):
             msg.time_limit,
             salt=None if fixed else self.new_salt(),
             hints=msg.hints,
+            rated=msg.rated,
         )
         self.open_room(c, p, room)
         log.info("%s created room %s (%s)", p.name, code, fixed or rules)
@@ -253,11 +254,26 @@ class Play(Part):
             return
         self.refuse(c, room.rematch(p, now))
 
-    def committed(self, race_id: int, now: float) -> None:
+    def committed(self, race_id: int, now: float, ratings: Mapping[int, RatingChange]) -> None:
         """Storage has committed race ``race_id``: now, and only now, announce the result."""
+        for pid, change in ratings.items():  # the name shows its new rating from now on
+            p = self._players.get(pid)
+            if p is not None:
+                p.rating, p.provisional = change.rating, change.provisional
         room = self._finishing.pop(race_id, None)
         if room is not None and self._rooms.get(room.code) is room:
-            room.committed(race_id, now)
+            self._won_daily(room)
+            room.committed(race_id, now, ratings)
+
+    def _won_daily(self, room: Room[_Player]) -> None:
+        """A counted daily attempt won moves its player's streak on (what storage would
+        now say: the welcome of another device tells the same, docs/ratings.md)."""
+        if room.daily is None or room.practice or room.race is None:
+            return
+        for name, runner in room.race.runners.items():
+            p = self._players.get(room.ids.get(name, -1))
+            if p is not None and runner.state.value == "won":
+                p.streak = p.streak.won(room.daily)
 
     def alive(self, room: Room[_Player]) -> bool:
         """The room is still this hub's (a timer of a room closed or lost finds it not)."""

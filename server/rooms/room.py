@@ -23,8 +23,10 @@ it over (docs/cluster.md), which is how a room is handed over.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from protocol import GameCode, Rules
@@ -35,6 +37,7 @@ from protocol.messages import (
     Error,
     Message,
     Progress,
+    RankEntry,
     Refused,
     Result,
     RoomPlayer,
@@ -56,6 +59,7 @@ from ..effects import (
     LiveRace,
     PlayerResult,
     RaceRecord,
+    RatingChange,
 )
 from ..race import Ghost, Race, Runner
 
@@ -81,6 +85,10 @@ class Member(Protocol):
     name: str
     spectator: bool
     room: Room[Any] | None
+    #: The member's rating, rounded (None: none yet), and whether it is provisional: what
+    #: ``room`` shows beside the name (the hub sets both, docs/ratings.md).
+    rating: int | None
+    provisional: bool
 
     @property
     def connected(self) -> bool: ...
@@ -135,6 +143,20 @@ class Outside(Protocol[M]):
         ...
 
 
+def rated_ranks(
+    ranks: Sequence[RankEntry], ids: Mapping[str, int], ratings: Mapping[int, RatingChange]
+) -> tuple[RankEntry, ...]:
+    """A rated race's ranks with each runner's rating after it and its change (as storage
+    committed them, docs/protocol.md 4.27)."""
+    out = []
+    for entry in ranks:
+        change = ratings.get(ids.get(entry.name, -1))
+        if change is not None:
+            entry = dataclasses.replace(entry, rating=change.rating, rating_change=change.change)
+        out.append(entry)
+    return tuple(out)
+
+
 class Refusal(NamedTuple):
     """A request the room refused: the session answers it as an ``error``."""
 
@@ -164,6 +186,7 @@ class Room(Generic[M]):
         hints: bool = False,
         salt: str | None = None,
         ghost: GhostRun | None = None,
+        rated: bool = False,
     ) -> None:
         self._outside = outside
         # Bound once: the move path reaches them without a lookup on ``outside``.
@@ -214,6 +237,9 @@ class Room(Generic[M]):
         self.ghost = ghost
         #: When the ghost's figures next change (monotonic seconds): its timer, or None.
         self.ghost_due: float | None = None
+        #: Its races change their runners' ratings (docs/ratings.md; never a daily or a
+        #: ghost room: ``Play`` creates those unrated).
+        self.rated = rated
 
     def members(self) -> list[M]:
         return self.players + self.spectators
@@ -440,6 +466,7 @@ class Room(Generic[M]):
                     practice=self.practice,
                     ghost_race=self.ghost.race if self.ghost else None,
                     ghost_player=self.ghost.name if self.ghost else None,
+                    rated=self.rated,
                 )
             )
         )
@@ -623,11 +650,15 @@ class Room(Generic[M]):
                     started_wall=self.started_wall,
                     ended_wall=self._wall(),
                     results=rows,
+                    rated=self.rated,
                 ),
             )
 
-    def committed(self, race_id: int, now: float) -> None:
-        """Storage has committed race ``race_id``: now, and only now, announce the result."""
+    def committed(
+        self, race_id: int, now: float, ratings: Mapping[int, RatingChange] | None = None
+    ) -> None:
+        """Storage has committed race ``race_id``: now, and only now, announce the result,
+        with the ratings storing it changed (``ratings``, by player id: a rated race)."""
         if self.race_id != race_id:
             return
         assert self.race is not None
@@ -635,6 +666,8 @@ class Room(Generic[M]):
         self.state = "finished"
         code = self.public_code()
         ranks = self.race.ranks()
+        if ratings:
+            ranks = rated_ranks(ranks, self.ids, ratings)
         result = self.result = Result(
             code=code,
             ranks=ranks,
@@ -851,13 +884,20 @@ class Room(Generic[M]):
             hints=self.hints,
             time_limit=self.time_limit,
             players=tuple(
-                RoomPlayer(m.name, m is self.host or m.name in self.ready, m.connected)
+                RoomPlayer(
+                    m.name,
+                    m is self.host or m.name in self.ready,
+                    m.connected,
+                    m.rating,
+                    m.provisional and m.rating is not None,
+                )
                 for m in self.players
             ),
             spectators=len(self.spectators),
             commitment=commitment(self.deal, self.salt) if self.salt else None,
             salt=self.salt if code else None,
             ghost=self.ghost.name if self.ghost else None,
+            rated=self.rated,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:
@@ -910,6 +950,7 @@ class Room(Generic[M]):
             hints=live.hints,
             salt=live.salt,
             ghost=ghost,
+            rated=live.rated,
         )
         room.players = players
         room.ready = {p.name for p in players}

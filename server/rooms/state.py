@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from protocol.messages import Hello
 
 from ..daily import DAILY_TIME_LIMIT_S
+from ..streaks import Streak
 
 if TYPE_CHECKING:
     from .room import Room
@@ -184,6 +185,13 @@ class _Player:
     away: str | None = None
     #: The code of that room (the welcome names it: docs/protocol.md 4.15).
     away_room: str | None = None
+    #: The player's rating, rounded (None: none yet), as the hello found it and rated
+    #: races since changed it: ``room`` shows it beside the name (docs/ratings.md).
+    rating: int | None = None
+    provisional: bool = True
+    #: The daily streak as the hello found it and won dailies moved it since (the
+    #: welcome says it, by the server's date).
+    streak: Streak = field(default_factory=Streak)
 
     @property
     def connected(self) -> bool:

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -37,6 +38,8 @@ __all__ = [
     "DailyDealRow",
     "DealBest",
     "Setting",
+    "RatingRow",
+    "PlayerRating",
     "board_key",
 ]
 
@@ -90,6 +93,9 @@ class RaceRow(Base):
     daily_date: Mapped[dt.date | None] = mapped_column(Date)
     started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     ended_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: A rated race (a quick race, or a private room its host marked rated; migration
+    #: 0011): its results changed its runners' ratings (``ratings``).
+    rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class ResultRow(Base):
@@ -286,6 +292,8 @@ class LiveRaceRow(Base):
     #: again to bring the ghost back after a restart (migration 0008).
     ghost_race: Mapped[str | None] = mapped_column(String(40))
     ghost_player: Mapped[str | None] = mapped_column(String(20))
+    #: A rated race (migration 0011): it stays rated when rebuilt after a restart.
+    rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):
@@ -301,3 +309,51 @@ class LiveActionRow(Base):
     seq: Mapped[int | None] = mapped_column(Integer)
     at_ms: Mapped[int] = mapped_column(BigInteger)
     action: Mapped[str] = mapped_column(String(8))
+
+
+class RatingRow(Base):
+    """One runner's rating change in one rated race, with everything it was computed from
+    (migration 0011; docs/ratings.md): the rating, deviation and volatility before and
+    after, and each pairwise game (the opponent, their rating and deviation before the
+    race, the score). Written in the transaction that stores the result; ``yukon db
+    recompute-ratings`` computes every row again from the stored results and compares."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (
+        # A player's rating history, oldest first (the chart), and their latest row.
+        Index("ix_ratings_player", "player_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    race_id: Mapped[int] = mapped_column(ForeignKey("races.id", ondelete="CASCADE"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    result_id: Mapped[int] = mapped_column(
+        ForeignKey("results.id", ondelete="CASCADE"), unique=True
+    )
+    rated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    rating_before: Mapped[float] = mapped_column(Double)
+    deviation_before: Mapped[float] = mapped_column(Double)
+    volatility_before: Mapped[float] = mapped_column(Double)
+    rating: Mapped[float] = mapped_column(Double)
+    deviation: Mapped[float] = mapped_column(Double)
+    volatility: Mapped[float] = mapped_column(Double)
+    #: JSON: ``[[opponent_id, rating, deviation, score], ...]``, the pairwise games.
+    games: Mapped[str] = mapped_column(Text)
+
+
+class PlayerRating(Base):
+    """A player's current rating: their latest ``ratings`` row's figures, kept in the same
+    transaction, so that a room, a board or the quick-race pool reads one row a player.
+    A player with no rated race has no row (and no rating: the defaults apply)."""
+
+    __tablename__ = "player_ratings"
+
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    rating: Mapped[float] = mapped_column(Double)
+    deviation: Mapped[float] = mapped_column(Double)
+    volatility: Mapped[float] = mapped_column(Double)
+    #: Rated races finished (the rating is provisional below ``ratings.PROVISIONAL_RACES``).
+    races: Mapped[int] = mapped_column(Integer)
+    rated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 
-from ..effects import PlayerResult, RaceRecord
+from ..effects import PlayerResult, RaceRecord, RatingChange
 from .sql import FencedError, SqlStore, describe_error
 
 #: Errors that mean the database refused this record, not that it is away.
@@ -106,19 +106,20 @@ class ResultWriter:
             await self._commit(record)
         return records
 
-    async def write(self, record: RaceRecord) -> None:
-        """Return once ``record`` is committed to the database; never lose it meanwhile."""
+    async def write(self, record: RaceRecord) -> dict[int, RatingChange]:
+        """Return once ``record`` is committed to the database; never lose it meanwhile.
+        The answer: the rating changes storing it made (docs/ratings.md), by player id."""
         async with self._lock:
             self._pending[record.uid] = record
             await asyncio.to_thread(self._append, record_to_json(record))
-        await self._commit(record)
+        return await self._commit(record)
 
-    async def _commit(self, record: RaceRecord) -> None:
+    async def _commit(self, record: RaceRecord) -> dict[int, RatingChange]:
         delay = self.first_delay
         tries = 0
         while True:
             try:
-                await self.store.record_race(record)
+                changes = await self.store.record_race(record)
                 break
             except FencedError:
                 # Another node took the race over and will store it: nothing to keep here.
@@ -157,6 +158,7 @@ class ResultWriter:
         async with self._lock:
             self._pending.pop(record.uid, None)
             await asyncio.to_thread(self._rewrite)
+        return changes
 
     @property
     def failed_path(self) -> Path:

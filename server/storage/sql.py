@@ -34,7 +34,7 @@ from protocol import GameCode
 from protocol.messages import name_key, name_skeleton
 
 from ..daily import DailyChoice
-from ..effects import LiveAction, LiveRace, RaceRecord
+from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange
 from .models import (
     DailyAttempt,
     DailyDealRow,
@@ -48,6 +48,7 @@ from .models import (
     Setting,
     board_key,
 )
+from .ratings import RatingsStore, lock_players, rate, stored_changes
 
 __all__ = [
     "SqlStore",
@@ -280,8 +281,9 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
-class SqlStore:
-    """Players, races, results and moves in one SQL database."""
+class SqlStore(RatingsStore):
+    """Players, races, results and moves in one SQL database (ratings and streaks:
+    ``RatingsStore``)."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self.url = normalize_url(url)
@@ -472,12 +474,19 @@ class SqlStore:
 
     # -- results ------------------------------------------------------------------------------
 
-    async def record_race(self, record: RaceRecord) -> None:
-        """Store a finished race with its results and moves, once: a retry is a no-op."""
+    async def record_race(self, record: RaceRecord) -> dict[int, RatingChange]:
+        """Store a finished race with its results and moves, once: a retry is a no-op.
+
+        A rated race also rates its runners, in the same transaction (``ratings.rate``):
+        the changes it made come back, by player id (a retry returns those stored)."""
         try:
             async with self.engine.begin() as conn:
                 if await self._has_race(conn, record.uid):
-                    return
+                    return await stored_changes(conn, record.uid)
+                if record.rated:
+                    # Before the race's id is drawn: rated races sharing a runner are
+                    # numbered in the order they are rated, which recomputing follows.
+                    await lock_players(conn, [r.player_id for r in record.results])
                 held = (
                     await conn.execute(
                         select(_live.c.owner, _live.c.epoch)
@@ -487,16 +496,20 @@ class SqlStore:
                 ).first()
                 if held is not None and (held.owner, held.epoch) != self._fence(record.uid):
                     raise FencedError(record.uid)
-                await self._insert_race(conn, record)
+                race_id, result_ids = await self._insert_race(conn, record)
+                changes: dict[int, RatingChange] = {}
+                if record.rated:
+                    changes = await rate(conn, record, race_id, result_ids)
                 # Stored: the race needs no rebuilding after a restart any more.
                 await conn.execute(
                     _live_actions.delete().where(_live_actions.c.race_uid == record.uid)
                 )
                 await conn.execute(_live.delete().where(_live.c.uid == record.uid))
+            return changes
         except IntegrityError:
             async with self.engine.connect() as conn:
                 if await self._has_race(conn, record.uid):
-                    return  # a concurrent retry stored it
+                    return await stored_changes(conn, record.uid)  # a concurrent retry
             raise
 
     # -- the journal of running races -------------------------------------------------------
@@ -599,6 +612,7 @@ class SqlStore:
                             "epoch": 1,
                             "ghost_race": r.ghost_race,
                             "ghost_player": r.ghost_player,
+                            "rated": r.rated,
                         }
                         for r in fresh
                     ],
@@ -740,6 +754,7 @@ class SqlStore:
             practice=bool(row.practice),
             ghost_race=row.ghost_race,
             ghost_player=row.ghost_player,
+            rated=bool(row.rated),
         )
         alive = max([row.alive_ms, *(a.at_ms for a in actions)])
         return live, actions, alive
@@ -750,7 +765,10 @@ class SqlStore:
         return found.first() is not None
 
     @staticmethod
-    async def _insert_race(conn: AsyncConnection, record: RaceRecord) -> None:
+    async def _insert_race(conn: AsyncConnection, record: RaceRecord) -> tuple[int, dict[int, int]]:
+        """Insert the race, its results and moves: the race's row id, and each result's
+        by player id."""
+        result_ids: dict[int, int] = {}
         race_id = (
             await conn.execute(
                 insert(_races)
@@ -762,6 +780,7 @@ class SqlStore:
                     daily_date=record.daily_date,
                     started_at=_utc(record.started_wall),
                     ended_at=_utc(record.ended_wall),
+                    rated=record.rated,
                 )
                 .returning(_races.c.id)
             )
@@ -799,6 +818,7 @@ class SqlStore:
                     .returning(_results.c.id)
                 )
             ).scalar_one()
+            result_ids[r.player_id] = result_id
             if not r.practice:
                 await SqlStore._keep_best(conn, record.code, r.player_id, result_id, key)
             if r.journal:
@@ -809,6 +829,7 @@ class SqlStore:
                         for n, (at, move) in enumerate(r.journal, start=1)
                     ],
                 )
+        return race_id, result_ids
 
     @staticmethod
     async def _keep_best(

@@ -225,6 +225,10 @@ export class Client {
           this.pmAsked = msg.race;
           this.link.send({ t: "postmortem", race: msg.race, player: s.me });
         }
+        // My rating or streak may have changed (a rated race, a won daily): my page says.
+        if (s.me && (s.isDaily || msg.ranks.some((x) => x.rating_change != null))) {
+          this.link.send({ t: "player", name: s.me });
+        }
         checkDeal(s.room?.commitment, msg.code, msg.salt).then((f) => {
           s.fairness = f;
           this.render();
@@ -377,10 +381,11 @@ export class Client {
   }
 
   confirmDaily(page) {
+    const streak = this.session.standing ? ` Your daily streak: ${this.session.standing.streak}.` : "";
     const q =
       page.you === null
-        ? `Today's daily deal (${page.date}): your one attempt that counts on the leaderboard${page.par ? ` (par ${page.par} moves)` : ""}. Start now?`
-        : `Today's daily deal (${page.date}): you have played the attempt that counts; this one is practice. Start now?`;
+        ? `Today's daily deal (${page.date}): your one attempt that counts on the leaderboard${page.par ? ` (par ${page.par} moves)` : ""}.${streak} Start now?`
+        : `Today's daily deal (${page.date}): you have played the attempt that counts; this one is practice.${streak} Start now?`;
     screens.confirm(this, q, () => this.send({ t: "daily" }));
   }
 

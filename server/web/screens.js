@@ -5,6 +5,10 @@ import { h, fill } from "./dom.js";
 import { keep, appBase } from "./net.js";
 import { formatMs, headline, listed, nameCheck, NAME_MAX } from "./session.js";
 import { BoardView } from "./board.js";
+import { changeText, nameRated, openPlayer, playerCell, ratingText, streakText } from "./player.js";
+
+// The player's page (docs/protocol.md 4.27): a screen of its own module.
+export { player } from "./player.js";
 
 const VARIANTS = [
   ["C", "Classic"],
@@ -209,6 +213,8 @@ export function lobby(c) {
   const code = codeInput("code", "or a game code");
   const undo = h("input", { type: "checkbox", id: "undo", checked: true });
   const hints = h("input", { type: "checkbox", id: "hints" });
+  const rated = h("input", { type: "checkbox", id: "rated" });
+  const standing = h("p", { class: "summary", id: "my-standing" });
   const players = h(
     "select",
     { id: "players", "aria-label": "Players" },
@@ -235,6 +241,7 @@ export function lobby(c) {
       time_limit: Number(time.value),
       hints: hints.checked,
     };
+    if (rated.checked) msg.rated = true; // said only when asked: rated rooms are new (4.27)
     if (code.value.trim()) {
       msg.code = gameCode(c, code.value);
       if (!msg.code) return;
@@ -265,11 +272,13 @@ export function lobby(c) {
     d: () => c.askDaily(),
     l: openBoards(c),
     h: openHistory(c),
+    p: () => c.session.me && openPlayer(c, c.session.me),
   });
   const el = screen(
     ch,
     "lobby",
     h("h1", {}, "Lobby"),
+    standing,
     form(
       { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
       create,
@@ -280,7 +289,8 @@ export function lobby(c) {
         h("span", "lbl", "Options"),
         tick(undo, "undo"),
         tick(hints, "hints"),
-        h("span", "summary", "(a win with hints ranks after the wins without)"),
+        tick(rated, "rated"),
+        h("span", "summary", "(a win with hints ranks after the wins without; a rated race changes ratings)"),
       ),
       row(
         lbl("players", "Players"),
@@ -309,13 +319,22 @@ export function lobby(c) {
         button("Today's daily deal (d)", () => c.askDaily(), { id: "daily" }),
         plain("Leaderboards (l)", openBoards(c), "boards"),
         plain("History (h)", openHistory(c), "history"),
+        plain("Your page (p)", () => c.session.me && openPlayer(c, c.session.me), "my-page"),
         plain("Use this name on another device", () => nameLink(c), "name-link"),
       ),
     ),
   );
   return {
     el,
-    update: ch.update,
+    update() {
+      ch.update();
+      const m = c.session.standing;
+      standing.hidden = !m;
+      if (m) {
+        const r = ratingText(m.rating, m.provisional);
+        standing.textContent = `${c.session.me}: ${r ? `rating ${r}` : "no rating yet"} · ${streakText(m.streak, m.best_streak)}`;
+      }
+    },
     key(k) {
       // Join and watch need a room code: the box gets the focus to type it in.
       if ((k === "j" || k === "w") && !roomCode.value.trim()) {
@@ -437,7 +456,7 @@ export function room(c) {
         h(
           "p",
           "deal",
-          `${rulesText(r.rules)}${r.max_players > 1 ? ` · ${r.max_players} players at most` : ""} · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"} · ${Math.round(r.time_limit / 60)} min`,
+          `${rulesText(r.rules)}${r.max_players > 1 ? ` · ${r.max_players} players at most` : ""} · ${r.undo ? "undo" : "no undo"} · ${r.hints ? "hints" : "no hints"}${r.rated ? " · rated" : ""} · ${Math.round(r.time_limit / 60)} min`,
           r.code && [" · deal ", h("code", {}, r.code)],
         ),
         r.commitment && h("p", "summary", "Commitment to the deal: ", h("code", "hash", r.commitment)),
@@ -448,7 +467,7 @@ export function room(c) {
           h(
             "li",
             {},
-            h("span", { class: "pname", title: p.name }, p.name),
+            h("span", { class: "pname", title: p.name }, nameRated(p.name, p.rating, p.provisional)),
             p.name === r.host && badge("won", "host"),
             p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
             away(p),
@@ -496,6 +515,8 @@ export function room(c) {
 
 function standingsEl(c) {
   const list = h("ol", "standings");
+  // A runner's seat in the room: their rating beside the name (docs/protocol.md 4.27).
+  const seat = (name) => c.session.room?.players.find((x) => x.name === name) ?? {};
   return {
     el: h("aside", { class: "card side", "aria-label": "Standings" }, h("h2", {}, "Standings"), list),
     update() {
@@ -511,7 +532,13 @@ function standingsEl(c) {
               h(
                 "span",
                 "who",
-                h("span", { class: "pname", title: p.name }, p.ghost ? `${p.name} (ghost)` : p.name),
+                h(
+                  "span",
+                  { class: "pname", title: p.name },
+                  p.ghost
+                    ? `${p.name} (ghost)`
+                    : nameRated(p.name, seat(p.name).rating, seat(p.name).provisional),
+                ),
                 !p.ghost && p.name === s.me && h("span", "summary", "(you)"),
               ),
               " ",
@@ -712,7 +739,7 @@ function table(heads, rows, mine = () => false) {
       "th",
       {
         scope: "col",
-        class: `${/^(time|moves|score|cards|undos|#|rank)$/.test(t) ? "num" : ""}${/^(moves|score|undos)$/.test(t) ? " wide" : ""}`,
+        class: `${/^(time|moves|score|cards|undos|#|rank|rating|streak)$/.test(t) ? "num" : ""}${/^(moves|score|undos)$/.test(t) ? " wide" : ""}`,
       },
       t,
     );
@@ -800,6 +827,7 @@ export function results(c) {
             {},
             `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
             d.par ? ` · par ${d.par} moves` : "",
+            s.standing ? ` · ${streakText(s.standing.streak, s.standing.best_streak)}` : "",
           ),
         h(
           "p",
@@ -818,14 +846,17 @@ export function results(c) {
             s.postmortem?.race !== r.race ? "working it out…" : (s.postmortem.text ?? postmortemText(s.postmortem)),
           ),
       );
+      // A rated race: each runner's new rating and its change (docs/protocol.md 4.27).
+      const rated = r.ranks.some((x) => x.rating_change !== null && x.rating_change !== undefined);
       fill(
         body,
         table(
-          ["#", "player", ...RUN, "replay"],
+          ["#", "player", ...RUN, ...(rated ? ["rating"] : []), "replay"],
           ranksAndGhost(r).map((x) => [
             num(x.rank),
-            nameCell(x.name),
+            x.ghost ? nameCell(x.name) : playerCell(c, x.name, null, false),
             ...runCells(x),
+            ...(rated ? [num(x.ghost ? "" : `${ratingText(x.rating, false)} ${changeText(x.rating_change)}`.trim())] : []),
             x.ghost ? h("td", {}) : replayCell(c, r.race, x.name),
           ]),
           (i) => r.ranks[i]?.name === s.me,
@@ -974,12 +1005,13 @@ export function boards(c) {
         body,
         rows.length
           ? table(
-              ["#", "player", ...RUN, "undos", "replay", "race"],
+              ["#", "player", ...RUN, "undos", ...(p.kind === "daily" ? ["streak"] : []), "replay", "race"],
               rows.map((r) => [
                 num(r.rank),
-                nameCell(r.name),
+                playerCell(c, r.name, r.rating, false),
                 ...runCells(r),
                 wide(r.undos),
+                ...(p.kind === "daily" ? [num(r.streak ?? "")] : []),
                 replayCell(c, r.race, r.name),
                 r.race ? raceButton(c, r) : "",
               ]),

@@ -266,6 +266,10 @@ export class Session {
     this.me = null;
     this.board = null;
     this.history = null;
+    /** My rating and streak ({rating, provisional, streak, best_streak}), or null. */
+    this.standing = null;
+    /** The player page asked for (`player_page`, or {error}), or null. */
+    this.playerPage = null;
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
@@ -349,6 +353,7 @@ export class Session {
     switch (msg.t) {
       case "welcome":
         this.me = msg.name;
+        this.onStanding(msg);
         // The welcome names the room kept for us (its `room` follows at once); nil after a
         // drop means our place is gone (protocol 4.15): no timer has to guess it.
         this.awaitingResync = this.lost && !!this.room;
@@ -402,9 +407,15 @@ export class Session {
         break;
       case "board_page":
         this.board = msg;
+        if (msg.kind === "daily" && msg.you?.streak != null && this.standing) {
+          this.standing = { ...this.standing, streak: msg.you.streak };
+        }
         break;
       case "history_page":
         this.history = msg;
+        break;
+      case "player_page":
+        this.onPlayerPage(msg);
         break;
       case "hint_answer":
         this.onHint(msg);
@@ -413,12 +424,32 @@ export class Session {
         if (this.race) this.race.hintAsked = false;
         if (msg.seq !== null && msg.seq !== undefined && this.race) this.race.answered(msg.seq);
         if (msg.code === "room_closed") this.outside();
+        if (msg.code === "unknown_player") this.playerPage = { error: msg.text };
         this.say(msg.text, "error");
         break;
       default:
         break; // a type this client does not know: ignored (protocol 1.3)
     }
     return [];
+  }
+
+  // -- ratings and streaks (docs/protocol.md 4.27) -------------------------------------------
+
+  /** My rating and streak, from the welcome (an older server leaves them out: none). */
+  onStanding(msg) {
+    this.standing =
+      msg.streak === undefined
+        ? null
+        : { rating: msg.rating ?? null, provisional: !!msg.provisional, streak: msg.streak, best_streak: msg.best_streak ?? 0 };
+  }
+
+  /** A player's page; my own also brings my rating and streak up to date. */
+  onPlayerPage(msg) {
+    this.playerPage = msg;
+    if (msg.name === this.me) {
+      const { rating, provisional, streak, best_streak } = msg;
+      this.standing = { rating, provisional, streak, best_streak };
+    }
   }
 
   outside() {

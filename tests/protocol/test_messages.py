@@ -19,6 +19,7 @@ from protocol.messages import (
     ROOM_STATES,
     SERVER_TYPES,
     Accepted,
+    BestTime,
     Board,
     BoardPage,
     BoardRow,
@@ -40,6 +41,8 @@ from protocol.messages import (
     Left,
     MessageError,
     MoveMsg,
+    Player,
+    PlayerPage,
     PlayerProgress,
     PostMortem,
     PostMortemAnswer,
@@ -146,6 +149,8 @@ CLIENT_MESSAGES: list[Any] = [
     Ghost("0a1b2c3d4e5f-17", "bob"),
     Ghost(None, "Ann"),
     Finish(7),
+    Player("ann"),
+    Create(rules="C", rated=True),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -192,6 +197,21 @@ SERVER_MESSAGES: list[Any] = [
     PostMortemAnswer("0a1b2c3d4e5f-17", "bob", "won", None, None, None, (), 88, 95, (6, 9), 2, 9),
     PostMortemAnswer("x-1", "bob", "unknown", 0, None, 40, (), None, None, (), 0, 100_000),
     Route("node2", "ABCDE"),
+    PlayerPage(
+        "ann",
+        1562,
+        False,
+        88,
+        12,
+        7,
+        (BestTime("C", 51_700), BestTime("RT", 93_400)),
+        3,
+        5,
+        ((1_796_000_000_000, 1500), (1_796_000_600_000, 1562)),
+    ),
+    PlayerPage("bob", None, True, None, 0, 0, (), 0, 0, ()),
+    Welcome(PROTOCOL_VERSION, "ann", "tok", 60, None, 1562, False, 3, 5),
+    replace(ROOM, rated=True, players=(RoomPlayer("ann", True, True, 1562, True),)),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -300,6 +320,7 @@ def test_type_names_are_the_t_field() -> None:
             "postmortem",
             "ghost",
             "finish",
+            "player",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -322,6 +343,7 @@ def test_type_names_are_the_t_field() -> None:
             "replay_page",
             "postmortem_answer",
             "route",
+            "player_page",
         ]
     )
 

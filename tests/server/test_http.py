@@ -441,6 +441,8 @@ async def test_the_leaderboard_shows_a_day_and_keeps_today_s_code_secret(
             "foundations",
             "undos",
             "race",  # the run's race: /replay/<race>/<name> (section 1.6)
+            "rating",  # the player's current rating and streak (section 4.27)
+            "streak",
         }
         explicit = await fetch(server, "/leaderboard?date=2026-11-29&format=json")
         assert explicit.json() == data
@@ -479,7 +481,8 @@ async def test_the_leaderboard_pages_by_fifty(db_url: str, tmp_path: Path) -> No
         first = await fetch(server, "/leaderboard?date=2026-11-28")
         rows = board_rows(first.text)
         assert len(rows) == PAGE_SIZE
-        assert rows[0] == ["1", "p00", "won", "1:00.0", "100", "500", "0"]
+        # (then the rating, none, and the streak: section 4.27)
+        assert rows[0][:8] == ["1", "p00", "won", "1:00.0", "100", "500", "0", ""]
         assert rows[-1][:2] == ["50", "p49"]
         assert "53 players &middot; page 1 of 2" in first.text
         assert 'href="/leaderboard?date=2026-11-28&amp;page=2"' in first.text
@@ -747,7 +750,8 @@ async def test_the_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
         )
     rows = board_rows(dom)
     assert [r[1] for r in rows] == ["ann", "&lt;b&gt;x&lt;/b&gt;", "cat", "Bjørn"]
-    assert rows[0] == ["1", "ann", "won", "5:12.4", "143", "610", "0"]
+    # (then the rating, none, and the daily streak: 1, the day's win; section 4.27)
+    assert rows[0] == ["1", "ann", "won", "5:12.4", "143", "610", "0", "", "1"]
     assert rows[2][2] == "timeout38/52 cards"
     assert "<b>x</b>" not in dom  # the browser saw text, not an element
     assert "Sunday 29 November 2026" in dom

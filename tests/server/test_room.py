@@ -42,6 +42,8 @@ class Seat:
     connected: bool = True
     spectator: bool = False
     room: Room[Any] | None = None
+    rating: int | None = None
+    provisional: bool = True
 
 
 @dataclass

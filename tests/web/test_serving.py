@@ -27,7 +27,7 @@ WEB = ROOT / "server" / "web"
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
 #: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
 #: all, the friend's dead ends) brought it from 151 to 166 KB.
-BUDGET = 165 * 1024
+BUDGET = 175 * 1024
 
 
 @dataclass

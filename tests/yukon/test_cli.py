@@ -344,3 +344,48 @@ def test_per_address_limits_and_trusted_proxies_are_settings() -> None:
     result = yukon("serve", "--trusted-proxy", "proxy.example")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "--trusted-proxy" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_db_recompute_ratings_reports_identical_numbers_and_differences(tmp_path: Path) -> None:
+    """``yukon db recompute-ratings`` computes every rating again from the stored results:
+    exit 0 and "identical" when they match, exit 2 and the difference when one was
+    changed behind the writer's back."""
+    import asyncio
+    import dataclasses
+
+    from sqlalchemy import update
+
+    from server.storage import migrate
+    from server.storage.models import PlayerRating
+    from server.storage.sql import SqlStore
+    from tests.server.storage.test_sql import race, register, res
+
+    url = f"sqlite:///{tmp_path}/yukon.db"
+
+    async def setup() -> None:
+        store = SqlStore(url)
+        await migrate.upgrade(store)
+        a, b, c = await register(store, "ann", "bob", "cyd")
+        for n in range(3):
+            record = race(res(a, rank=1 + n % 3), res(b, rank=1 + (n + 1) % 3), res(c, rank=3))
+            await store.record_race(dataclasses.replace(record, rated=True))
+        await store.close()
+
+    async def nudge() -> None:
+        store = SqlStore(url)
+        await store.run_sync(
+            lambda conn: conn.execute(
+                update(PlayerRating.__table__).values(rating=PlayerRating.rating + 1)
+            )
+        )
+        await store.close()
+
+    asyncio.run(setup())
+    done = yukon("db", "recompute-ratings", "--db", url)
+    assert done.returncode == 0, done.stderr
+    assert "3 rated race(s), 9 rating(s) of 3 player(s) recomputed: identical" in done.stdout
+    asyncio.run(nudge())
+    done = yukon("db", "recompute-ratings", "--db", url)
+    assert done.returncode == 2
+    assert "3 difference(s) from the stored numbers" in done.stdout
+    assert "current rating stored" in done.stdout

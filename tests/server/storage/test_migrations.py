@@ -28,6 +28,8 @@ TABLES = {
     "settings",
     "live_races",
     "live_actions",
+    "ratings",
+    "player_ratings",
 }
 INDEXES = {"ix_results_daily_board", "ix_results_code_board", "ix_results_player_finished"}
 AT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)

@@ -1,0 +1,429 @@
+"""Ratings and streaks in the database (docs/ratings.md): the writer's part, which rates
+a rated race in the transaction that stores it, and the reads (current ratings, a
+player's page, streaks, the recomputation that checks every stored number).
+
+The numbers come from ``server.ratings`` (pure Glicko-2); this module only reads its
+inputs and keeps its outputs, so the same function recomputes them from stored results.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from protocol.messages import name_key
+
+from ..effects import RaceRecord, RatingChange, Standing
+from ..ratings import (
+    Rated,
+    Rating,
+    Runner,
+    is_provisional,
+    rate_race,
+)
+from ..streaks import Streak, streaks
+from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
+
+__all__ = [
+    "RatingsStore",
+    "Standing",
+    "PlayerStats",
+    "Recomputed",
+    "lock_players",
+    "rate",
+    "stored_changes",
+    "RATING_HISTORY",
+]
+
+#: The most points of a player's rating history a page shows (the newest).
+RATING_HISTORY = 200
+
+_players = cast(Table, Player.__table__)
+_races = cast(Table, RaceRow.__table__)
+_results = cast(Table, ResultRow.__table__)
+_ratings = cast(Table, RatingRow.__table__)
+_current = cast(Table, PlayerRating.__table__)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    """A player's page (``player_page``, ``/players/NAME``)."""
+
+    name: str
+    rating: int | None
+    provisional: bool
+    deviation: int | None
+    races: int
+    wins: int
+    #: ``(rules, time_ms)``: the best unhinted win per rules field, in rules order.
+    best: tuple[tuple[str, int], ...]
+    streak: int
+    best_streak: int
+    #: ``(t_ms, rating)``: the rating after each rated race, oldest first, the newest
+    #: ``RATING_HISTORY``.
+    ratings: tuple[tuple[int, int], ...]
+
+
+@dataclass(slots=True)
+class Recomputed:
+    """What ``recompute`` found: how many rated races and rating rows it computed again,
+    and every difference from what is stored (none: identical)."""
+
+    races: int = 0
+    rows: int = 0
+    players: int = 0
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def _utc(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
+
+
+def _ms(when: dt.datetime) -> int:
+    if when.tzinfo is None:  # SQLite hands back naive datetimes; every stored time is UTC
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def _games_json(rated: Rated) -> str:
+    return json.dumps(
+        [[g.opponent, g.rating, g.deviation, g.score] for g in rated.games],
+        separators=(",", ":"),
+    )
+
+
+def _change(rated: Rated, races: int) -> RatingChange:
+    return RatingChange(
+        player_id=rated.player_id,
+        rating=round(rated.after.rating),
+        change=round(rated.after.rating) - round(rated.before.rating),
+        provisional=is_provisional(races),
+    )
+
+
+async def lock_players(conn: AsyncConnection, player_ids: Sequence[int]) -> None:
+    """Hold the runners' rows until the transaction ends (PostgreSQL; SQLite's writes are
+    one at a time anyway), in id order so two races never wait on each other: a rated
+    race reads its runners' ratings and writes new ones, and a second race of one of them
+    must read what the first wrote."""
+    if conn.dialect.name != "postgresql" or not player_ids:
+        return
+    await conn.execute(
+        select(_players.c.id)
+        .where(_players.c.id.in_(sorted(set(player_ids))))
+        .order_by(_players.c.id)
+        .with_for_update()
+    )
+
+
+async def rate(
+    conn: AsyncConnection, record: RaceRecord, race_id: int, result_ids: dict[int, int]
+) -> dict[int, RatingChange]:
+    """Rate a rated race's runners, inside the transaction storing it: their current
+    ratings in, the ratings table's rows and the new current ratings out."""
+    ids = [r.player_id for r in record.results]
+    rows = (await conn.execute(select(_current).where(_current.c.player_id.in_(ids)))).all()
+    now = {row.player_id: row for row in rows}
+    runners = [
+        Runner(
+            r.player_id,
+            Rating(now[r.player_id].rating, now[r.player_id].deviation, now[r.player_id].volatility)
+            if r.player_id in now
+            else Rating(),
+            r.rank,
+        )
+        for r in record.results
+    ]
+    if len(runners) < 2:
+        return {}
+    at = _utc(record.ended_wall)
+    changes: dict[int, RatingChange] = {}
+    for rated in rate_race(runners):
+        pid = rated.player_id
+        races = (now[pid].races if pid in now else 0) + 1
+        await conn.execute(
+            insert(_ratings).values(
+                race_id=race_id,
+                player_id=pid,
+                result_id=result_ids[pid],
+                rated_at=at,
+                rating_before=rated.before.rating,
+                deviation_before=rated.before.deviation,
+                volatility_before=rated.before.volatility,
+                rating=rated.after.rating,
+                deviation=rated.after.deviation,
+                volatility=rated.after.volatility,
+                games=_games_json(rated),
+            )
+        )
+        values = {
+            "rating": rated.after.rating,
+            "deviation": rated.after.deviation,
+            "volatility": rated.after.volatility,
+            "races": races,
+            "rated_at": at,
+        }
+        if pid in now:
+            await conn.execute(update(_current).where(_current.c.player_id == pid).values(**values))
+        else:
+            await conn.execute(insert(_current).values(player_id=pid, **values))
+        changes[pid] = _change(rated, races)
+    return changes
+
+
+async def stored_changes(conn: AsyncConnection, uid: str) -> dict[int, RatingChange]:
+    """The rating changes a stored race made (a retried write answers with these)."""
+    g = _ratings.c
+    earlier = _ratings.alias("earlier")
+    races = (
+        select(func.count())
+        .select_from(earlier)
+        .where(earlier.c.player_id == g.player_id, earlier.c.id <= g.id)
+        .scalar_subquery()
+    )
+    rows = (
+        await conn.execute(
+            select(g.player_id, g.rating_before, g.rating, races.label("races"))
+            .join(_races, _races.c.id == g.race_id)
+            .where(_races.c.uid == uid)
+        )
+    ).all()
+    return {
+        int(row.player_id): RatingChange(
+            player_id=int(row.player_id),
+            rating=round(row.rating),
+            change=round(row.rating) - round(row.rating_before),
+            provisional=is_provisional(int(row.races)),
+        )
+        for row in rows
+    }
+
+
+class RatingsStore:
+    """The reads of ratings and streaks; ``SqlStore`` is one (it has the engine)."""
+
+    engine: AsyncEngine
+
+    async def current_ratings(self, player_ids: Sequence[int]) -> dict[int, tuple[float, float]]:
+        """Players' current ratings and deviations (the quick-race pool's seam); a player
+        with no rated race is absent (the caller uses ``DEFAULT_RATING`` and
+        ``DEFAULT_DEVIATION``)."""
+        if not player_ids:
+            return {}
+        c = _current.c
+        async with self.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    select(c.player_id, c.rating, c.deviation).where(
+                        c.player_id.in_(sorted(set(player_ids)))
+                    )
+                )
+            ).all()
+        return {int(r.player_id): (float(r.rating), float(r.deviation)) for r in rows}
+
+    async def standings(self, player_ids: Sequence[int], *, today: dt.date) -> dict[int, Standing]:
+        """What shows beside each player's name: rating and streak (``today``: the
+        server's UTC date). Every id asked for is in the answer."""
+        ids = sorted(set(player_ids))
+        if not ids:
+            return {}
+        c = _current.c
+        async with self.engine.connect() as conn:
+            rated = {
+                int(r.player_id): r
+                for r in (
+                    await conn.execute(
+                        select(c.player_id, c.rating, c.races).where(c.player_id.in_(ids))
+                    )
+                ).all()
+            }
+            won = await self._won_days(conn, ids)
+        out = {}
+        for pid in ids:
+            row = rated.get(pid)
+            out[pid] = Standing(
+                rating=None if row is None else round(row.rating),
+                provisional=True if row is None else is_provisional(int(row.races)),
+                streak=Streak.of(won.get(pid, ()), today),
+            )
+        return out
+
+    @staticmethod
+    async def _won_days(conn: AsyncConnection, ids: Sequence[int]) -> dict[int, list[dt.date]]:
+        """The days each player won their counted daily attempt (not practice)."""
+        r = _results.c
+        rows = (
+            await conn.execute(
+                select(r.player_id, r.daily_date)
+                .where(
+                    r.player_id.in_(ids),
+                    r.daily_date.is_not(None),
+                    r.practice.is_(False),
+                    r.outcome == "won",
+                )
+                .distinct()
+            )
+        ).all()
+        won: dict[int, list[dt.date]] = {}
+        for row in rows:
+            won.setdefault(int(row.player_id), []).append(row.daily_date)
+        return won
+
+    async def player_stats(self, *, name: str, today: dt.date) -> PlayerStats | None:
+        """A player's page by name (any case or compatibility form), or None."""
+        async with self.engine.connect() as conn:
+            player = (
+                await conn.execute(
+                    select(_players.c.id, _players.c.name).where(
+                        _players.c.name_key == name_key(name)
+                    )
+                )
+            ).first()
+            if player is None:
+                return None
+            pid = int(player.id)
+            r = _results.c
+            races, wins = (
+                await conn.execute(
+                    select(func.count(), func.count().filter(r.outcome == "won")).where(
+                        r.player_id == pid
+                    )
+                )
+            ).one()
+            best = (
+                await conn.execute(
+                    select(_races.c.rules, func.min(r.time_ms))
+                    .join(_races, _races.c.id == r.race_id)
+                    .where(r.player_id == pid, r.outcome == "won", r.hinted.is_(False))
+                    .group_by(_races.c.rules)
+                    .order_by(_races.c.rules)
+                )
+            ).all()
+            c = _current.c
+            current = (
+                await conn.execute(select(c.rating, c.deviation, c.races).where(c.player_id == pid))
+            ).first()
+            g = _ratings.c
+            history = (
+                await conn.execute(
+                    select(g.rated_at, g.rating)
+                    .where(g.player_id == pid)
+                    .order_by(g.id.desc())
+                    .limit(RATING_HISTORY)
+                )
+            ).all()
+            won = await self._won_days(conn, [pid])
+        streak, best_streak = streaks(won.get(pid, ()), today)
+        return PlayerStats(
+            name=str(player.name),
+            rating=None if current is None else round(current.rating),
+            provisional=True if current is None else is_provisional(int(current.races)),
+            deviation=None if current is None else round(current.deviation),
+            races=int(races),
+            wins=int(wins),
+            best=tuple((str(rules), int(t)) for rules, t in best),
+            streak=streak,
+            best_streak=best_streak,
+            ratings=tuple((_ms(h.rated_at), round(h.rating)) for h in reversed(history)),
+        )
+
+    async def recompute_ratings(self) -> Recomputed:
+        """Compute every rating again from the stored results of the rated races, in the
+        order they were rated, and compare with what is stored (every ``ratings`` row, its
+        inputs and outputs, and every ``player_ratings`` row). Reads only."""
+        report = Recomputed()
+        r = _results.c
+        g = _ratings.c
+        current: dict[int, Rating] = {}
+        counts: dict[int, int] = {}
+        async with self.engine.connect() as conn:
+            race_ids = (
+                (
+                    await conn.execute(
+                        select(_races.c.id).where(_races.c.rated.is_(True)).order_by(_races.c.id)
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            for race_id in race_ids:
+                results = (
+                    await conn.execute(
+                        select(r.id, r.player_id, r.rank).where(r.race_id == race_id).order_by(r.id)
+                    )
+                ).all()
+                runners = [
+                    Runner(int(x.player_id), current.get(int(x.player_id), Rating()), int(x.rank))
+                    for x in results
+                ]
+                if len(runners) < 2:
+                    continue
+                report.races += 1
+                stored = {
+                    int(row.result_id): row
+                    for row in (await conn.execute(select(_ratings).where(g.race_id == race_id)))
+                }
+                result_of = {int(x.player_id): int(x.id) for x in results}
+                for rated in rate_race(runners):
+                    pid = rated.player_id
+                    current[pid] = rated.after
+                    counts[pid] = counts.get(pid, 0) + 1
+                    report.rows += 1
+                    row = stored.pop(result_of[pid], None)
+                    where = f"race {race_id}, player {pid}"
+                    if row is None:
+                        report.differences.append(f"{where}: no stored rating")
+                        continue
+                    mine = (
+                        rated.before.rating,
+                        rated.before.deviation,
+                        rated.before.volatility,
+                        rated.after.rating,
+                        rated.after.deviation,
+                        rated.after.volatility,
+                        _games_json(rated),
+                    )
+                    theirs = (
+                        row.rating_before,
+                        row.deviation_before,
+                        row.volatility_before,
+                        row.rating,
+                        row.deviation,
+                        row.volatility,
+                        row.games,
+                    )
+                    if mine != theirs:
+                        report.differences.append(
+                            f"{where}: stored {theirs[:6]} {theirs[6]}, recomputed"
+                            f" {mine[:6]} {mine[6]}"
+                        )
+                for extra in stored.values():
+                    report.differences.append(
+                        f"race {race_id}: a stored rating of player {extra.player_id}"
+                        " that no result accounts for"
+                    )
+            kept = {int(row.player_id): row for row in (await conn.execute(select(_current))).all()}
+        report.players = len(current)
+        for pid, rating in sorted(current.items()):
+            row = kept.pop(pid, None)
+            mine_now = (rating.rating, rating.deviation, rating.volatility, counts[pid])
+            theirs_now = (
+                None if row is None else (row.rating, row.deviation, row.volatility, row.races)
+            )
+            if mine_now != theirs_now:
+                report.differences.append(
+                    f"player {pid}: current rating stored {theirs_now}, recomputed {mine_now}"
+                )
+        for pid in sorted(kept):
+            report.differences.append(f"player {pid}: a current rating no rated race gives")
+        return report
