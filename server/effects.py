@@ -34,6 +34,7 @@ __all__ = [
     "Detach",
     "Release",
     "GhostRun",
+    "Rate",
 ]
 
 
@@ -126,6 +127,15 @@ class Query:
     conn: int
     player_id: int
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A player asks for a quick race: look up their current rating (``current_ratings``)
+    and when others usually play (``race_hours``, kept a while); then call
+    ``Hub.quick_rated`` (docs/protocol.md 4.26)."""
+
+    player_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,4 +332,5 @@ Effect = (
     | Detach
     | Release
     | PasswordFailed
+    | Rate
 )

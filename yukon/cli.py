@@ -182,6 +182,14 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         proxies = tuple(net for text in given if text for net in parse_networks(text))
     except ValueError as exc:
         raise _UsageError(f"--trusted-proxy: {exc}") from None
+    from server.rooms.pool import PoolConfig
+
+    try:  # issue 29: the quick-race pool's settings
+        PoolConfig(
+            args.quick_min, args.quick_max, args.quick_wait, min(args.quick_fill, args.quick_wait)
+        )
+    except ValueError as exc:
+        raise _UsageError(f"--quick-min/--quick-max/--quick-wait/--quick-fill: {exc}") from None
     return ServeOptions(
         host=args.host,
         port=args.port,
@@ -207,6 +215,10 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             max_registrations_per_address=args.max_registrations_per_address,
             max_rooms_per_address=args.max_rooms_per_address,
             daily_min_age_s=args.daily_min_age * 3600,
+            quick_min_players=args.quick_min,
+            quick_max_players=args.quick_max,
+            quick_max_wait_s=args.quick_wait,
+            quick_fill_s=args.quick_fill,
         ),
     )
 
@@ -554,6 +566,34 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=_env("MAX_CONNECTIONS", "10000"),
         help="connections beyond this are closed with 1013 (YUKON_MAX_CONNECTIONS)",
+    )
+    # issue 29: the quick-race pool (docs/protocol.md 4.26)
+    p.add_argument(
+        "--quick-min",
+        type=int,
+        default=_env("QUICK_MIN", "2"),
+        help="fewest players a quick race starts with (YUKON_QUICK_MIN)",
+    )
+    p.add_argument(
+        "--quick-max",
+        type=int,
+        default=_env("QUICK_MAX", "4"),
+        help="most players in a quick race (YUKON_QUICK_MAX)",
+    )
+    p.add_argument(
+        "--quick-wait",
+        type=float,
+        default=_env("QUICK_WAIT", "20"),
+        metavar="SECONDS",
+        help="nobody waits longer for a quick race while another waits too (YUKON_QUICK_WAIT)",
+    )
+    p.add_argument(
+        "--quick-fill",
+        type=float,
+        default=_env("QUICK_FILL", "6"),
+        metavar="SECONDS",
+        help="a quick race smaller than --quick-max starts once its first player waited"
+        " this long (YUKON_QUICK_FILL)",
     )
     p.add_argument(
         "--daily-min-age",

@@ -45,6 +45,7 @@ from protocol.messages import (
 from protocol.messages import (
     History as HistoryMsg,
 )
+from protocol.messages import Quick as QuickMsg
 from protocol.shuffle import SEED_BYTES
 
 from ..effects import Effect, Forward, GhostRun, LiveAction, LiveRace, Query, Send
@@ -56,6 +57,7 @@ from .lobbies import Lobbies
 from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
+from .quick import ENTERING, Quick
 from .restarts import Restarts
 from .room import Room
 from .shared import Shared
@@ -102,6 +104,7 @@ class Hub:
         self._nodes = Nodes(shared, play, self._handshake)
         self._ghosts = Ghosts(shared, play)
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
+        self._quick = Quick(shared, play)  # issue 29: the quick-race pool
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move`` -> ``Room.move``) costs what one
         # class would.
@@ -214,6 +217,8 @@ class Hub:
         self._begin(now)
         c = self._conns.get(conn)
         if c is not None:
+            if c.player is not None:
+                self._quick.gone(c.player, now)  # issue 29: out of the quick-race pool
             self._nodes.disconnected(c)
         self._handshake.disconnect(conn, now)
         return self._flush()
@@ -252,6 +257,8 @@ class Hub:
                 room = ref
                 assert isinstance(room, Room)
                 room.enforce_limit(now)
+            elif kind == "quick":  # issue 29: the quick-race pool's poll
+                self._quick.tick(now)
             elif kind == "gone":
                 p = ref
                 assert isinstance(p, _Player)
@@ -275,6 +282,10 @@ class Hub:
             self._move(c, p, msg.seq, None, now)
         elif isinstance(msg, Finish):
             self._play.finish(c, p, msg.seq, now)
+        elif isinstance(msg, ENTERING) and self._quick.waiting(p):
+            # issue 29: going into another room leaves the quick-race pool first
+            self._quick.leave(p, now)
+            self._dispatch(c, p, msg, now)
         elif isinstance(msg, Create):
             self._play.create(c, p, msg, now)
         elif isinstance(msg, Join):
@@ -299,6 +310,8 @@ class Hub:
             self._postmortems.ask(c, p, msg)
         elif isinstance(msg, Ghost):
             self._ghosts.ask(c, p, msg)
+        elif isinstance(msg, QuickMsg):  # issue 29: the quick-race pool
+            self._quick.ask(c, p, msg, now)
         elif isinstance(msg, (BoardMsg, HistoryMsg, Replay)):
             limit = self.config.max_queries_per_connection
             if c.queries >= limit:
@@ -394,6 +407,18 @@ class Hub:
         its search reached, answered as ``best``, or none) (``Hints.ready``)."""
         self._begin(now)
         self._hints.ready(player_id, request, verdict=verdict, moves=moves, now=now)
+        return self._flush()
+
+    def quick_rated(
+        self, player_id: int, *, rating: float | None, usual: str | None, now: float
+    ) -> list[Effect]:
+        """Storage answered ``Rate`` (issue 29): the player's rating (None: the database
+        is away: they are told and may ask again) and when others usually play."""
+        self._begin(now)
+        if rating is None:
+            self._quick.failed(player_id, now)
+        else:
+            self._quick.rated(player_id, rating, usual, now)
         return self._flush()
 
     def hint_failed(self, player_id: int, request: int, *, now: float) -> list[Effect]:

@@ -214,6 +214,8 @@ class Room(Generic[M]):
         self.ghost = ghost
         #: When the ghost's figures next change (monotonic seconds): its timer, or None.
         self.ghost_due: float | None = None
+        #: A room the quick-race pool formed (``quick.Quick.seat``; docs/protocol.md 4.26).
+        self.quick = False
 
     def members(self) -> list[M]:
         return self.players + self.spectators
@@ -858,6 +860,7 @@ class Room(Generic[M]):
             commitment=commitment(self.deal, self.salt) if self.salt else None,
             salt=self.salt if code else None,
             ghost=self.ghost.name if self.ghost else None,
+            quick=self.quick,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:

@@ -5,6 +5,7 @@ import { h, fill } from "./dom.js";
 import { keep, appBase } from "./net.js";
 import { formatMs, headline, listed, nameCheck, NAME_MAX } from "./session.js";
 import { BoardView } from "./board.js";
+import { quickBox } from "./quick.js";
 
 const VARIANTS = [
   ["C", "Classic"],
@@ -258,7 +259,9 @@ export function lobby(c) {
     c.send({ t, room: r });
   };
   const tick = (input, text) => h("label", "tick", input, " ", text);
+  const quick = quickBox(c); // issue 29: the quick-race pool
   const keys = keyed({
+    q: () => quick.key("q"),
     n: create,
     j: () => enter("join"),
     w: () => enter("watch"),
@@ -270,6 +273,7 @@ export function lobby(c) {
     ch,
     "lobby",
     h("h1", {}, "Lobby"),
+    quick.el,
     form(
       { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
       create,
@@ -315,7 +319,10 @@ export function lobby(c) {
   );
   return {
     el,
-    update: ch.update,
+    update() {
+      ch.update();
+      quick.update();
+    },
     key(k) {
       // Join and watch need a room code: the box gets the focus to type it in.
       if ((k === "j" || k === "w") && !roomCode.value.trim()) {
@@ -1115,6 +1122,7 @@ const HELP = [
   ["r", "resign"],
   ["l", "leave the room (back to the lobby)"],
   ["Lobby", ""],
+  ["q", "quick race: enter (or leave) the public pool"],
   ["n j w", "new room, join, watch"],
   ["d", "today's daily deal"],
   ["l h", "leaderboards, your history"],

@@ -41,9 +41,11 @@ from protocol.messages import (
     MessageError,
     MoveMsg,
     PlayerProgress,
+    Pool,
     PostMortem,
     PostMortemAnswer,
     Progress,
+    Quick,
     Race,
     RankEntry,
     Ready,
@@ -146,6 +148,8 @@ CLIENT_MESSAGES: list[Any] = [
     Ghost("0a1b2c3d4e5f-17", "bob"),
     Ghost(None, "Ann"),
     Finish(7),
+    Quick(),
+    Quick(leave=True),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -192,6 +196,8 @@ SERVER_MESSAGES: list[Any] = [
     PostMortemAnswer("0a1b2c3d4e5f-17", "bob", "won", None, None, None, (), 88, 95, (6, 9), 2, 9),
     PostMortemAnswer("x-1", "bob", "unknown", 0, None, 40, (), None, None, (), 0, 100_000),
     Route("node2", "ABCDE"),
+    Pool("waiting", 3, 4200, 20_000, 180, "most races start 18:00-22:00 UTC"),
+    Pool("left", 0, 0, 20_000, 75, None),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -300,6 +306,7 @@ def test_type_names_are_the_t_field() -> None:
             "postmortem",
             "ghost",
             "finish",
+            "quick",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -322,6 +329,7 @@ def test_type_names_are_the_t_field() -> None:
             "replay_page",
             "postmortem_answer",
             "route",
+            "pool",
         ]
     )
 
@@ -971,3 +979,22 @@ def test_finish_is_numbered_like_a_move() -> None:
     assert error_of(pack({"t": "finish"}), decode_client).code == "bad_field"
     assert error_of(pack({"t": "finish", "seq": 0}), decode_client).code == "bad_field"
     assert error_of(pack({"t": "finish", "seq": True}), decode_client).code == "bad_field"
+
+
+def test_quick_and_pool_are_optional_for_older_peers() -> None:
+    """Issue 29's fields are optional: an older client's ``room`` lacks ``quick``, a
+    ``quick`` without ``leave`` enters the pool."""
+    assert decode_client(msgpack.packb({"t": "quick"})) == Quick(leave=False)
+    with pytest.raises(MessageError):
+        decode_server(
+            msgpack.packb(
+                {
+                    "t": "pool",
+                    "state": "gone",
+                    "waiting": 1,
+                    "waited_ms": 0,
+                    "max_wait_ms": 1,
+                    "band": 1,
+                }
+            )
+        )
