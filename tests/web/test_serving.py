@@ -26,8 +26,9 @@ WEB = ROOT / "server" / "web"
 #: The whole client stays under this: the page and every file served under /static (its
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
 #: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
-#: all, the friend's dead ends) brought it from 151 to 166 KB.
-BUDGET = 165 * 1024
+#: all, the friend's dead ends) brought it from 151 to 166 KB; 170 KiB since issue 29's
+#: quick race (quick.js, the lobby's box: 3.5 KB) took it to 171 KB.
+BUDGET = 170 * 1024
 
 
 @dataclass
