@@ -372,6 +372,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             invite=target.room,
             token=target.token,
         )
+        app.session.quick = args.quick  # issue 29: into the quick-race pool once welcomed
         app.run()
         return app.return_code or 0  # 1: a certificate not trusted, or refused
 
@@ -389,6 +390,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 store=store,
                 key=LOCAL_KEY,
             )
+            app.session.quick = args.quick
             await app.run_async()
 
     try:
@@ -708,6 +710,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--local",
         action="store_true",
         help="start a server of your own in this process (SQLite in your data directory)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a quick race: into the public pool as soon as the server welcomes you, to"
+        " race players of about your rating (docs/protocol.md 4.26)",
     )
     p.set_defaults(func=cmd_play)
 
