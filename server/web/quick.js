@@ -36,6 +36,7 @@ export function quickBox(c) {
     "button",
     { type: "button", id: "quick-leave", class: "plain", onclick: () => c.send({ t: "quick", leave: true }) },
     "Leave",
+    h("span", "kbd", " (q)"),
   );
   const el = h(
     "div",
