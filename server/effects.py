@@ -35,6 +35,9 @@ __all__ = [
     "Release",
     "GhostRun",
     "Rate",
+    "PoolEnter",
+    "PoolLeave",
+    "QuickInvite",
 ]
 
 
@@ -136,6 +139,33 @@ class Rate:
     ``Hub.quick_rated`` (docs/protocol.md 4.26)."""
 
     player_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEnter:
+    """A cluster's node: its player waits in the whole cluster's quick-race pool, from
+    wall time ``joined`` (``server.quickpool``; docs/cluster.md)."""
+
+    player_id: int
+    rating: float
+    joined: float
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLeave:
+    """A cluster's node: its player no longer waits in the cluster's pool."""
+
+    player_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuickInvite:
+    """A cluster's node placed a quick room here: the player's gateway ``node`` sends them
+    into ``room`` (``Hub.quick_join``); ``room`` "": back to waiting."""
+
+    node: str
+    player_id: int
+    room: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,4 +363,7 @@ Effect = (
     | Release
     | PasswordFailed
     | Rate
+    | PoolEnter
+    | PoolLeave
+    | QuickInvite
 )

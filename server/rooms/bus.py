@@ -42,7 +42,7 @@ from protocol.messages import (
     to_fields,
 )
 
-from ..effects import Detach, Effect, Forward, Handover, Release
+from ..effects import Detach, Effect, Forward, Handover, QuickInvite, Release
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -58,6 +58,8 @@ __all__ = [
     "Home",
     "Kick",
     "PasswordFail",
+    "QuickJoin",
+    "QuickSeat",
     "Shut",
     "decode",
     "encode",
@@ -222,10 +224,49 @@ class PasswordFail:
     key: str
 
 
-BusMessage: TypeAlias = Attach | Frame | DetachMsg | Deliver | Shut | Home | Kick | PasswordFail
+@dataclass(frozen=True, slots=True)
+class QuickSeat:
+    """The cluster's pooler to a node: form a quick room here for ``players`` (ids, the
+    longest waiting first), whose sessions are on ``gateways`` (docs/cluster.md)."""
+
+    TYPE: ClassVar[str] = "qseat"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("players", ListOf(Int(0, 2**63 - 1), 8)),
+        F("gateways", ListOf(_node, 8)),
+    )
+    players: tuple[int, ...]
+    gateways: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QuickJoin:
+    """A quick room's node to a player's gateway: send the player into ``room`` (as their
+    own ``join``); ``room`` "": the room could not form, they wait on."""
+
+    TYPE: ClassVar[str] = "qjoin"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("player", Int(0, 2**63 - 1)), F("room", Str(16)))
+    player: int
+    room: str
+
+
+BusMessage: TypeAlias = (
+    Attach | Frame | DetachMsg | Deliver | Shut | Home | Kick | PasswordFail | QuickSeat | QuickJoin
+)
 
 TYPES: dict[str, type[Any]] = {
-    c.TYPE: c for c in (Attach, Frame, DetachMsg, Deliver, Shut, Home, Kick, PasswordFail)
+    c.TYPE: c
+    for c in (
+        Attach,
+        Frame,
+        DetachMsg,
+        Deliver,
+        Shut,
+        Home,
+        Kick,
+        PasswordFail,
+        QuickSeat,
+        QuickJoin,
+    )
 }
 
 _PACKER = msgpack.Packer(use_bin_type=True)
@@ -284,6 +325,8 @@ def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
             return to, DetachMsg(node, conn)
         case Release(to, conn, frame):
             return to, Home(conn, frame)
+        case QuickInvite(to, player, room):
+            return to, QuickJoin(player, room)
     return None
 
 
@@ -316,6 +359,10 @@ def incoming(hub: Hub, message: BusMessage, now: float) -> list[Effect]:
             return hub.kick(conn, now)
         case PasswordFail(key):
             return hub.password_failed_elsewhere(key, now)
+        case QuickSeat(players, gateways):
+            return hub.quick_seat(tuple(zip(players, gateways, strict=False)), now)
+        case QuickJoin(player, room):
+            return hub.quick_join(player, room, now)
         case Deliver():
             return []
         case _:

@@ -421,6 +421,24 @@ class Hub:
             self._quick.rated(player_id, rating, usual, now)
         return self._flush()
 
+    def quick_count(self, waiting: int, now: float) -> list[Effect]:
+        """A cluster's pool holds ``waiting`` players (issue 29; ``server.quickpool``)."""
+        self._begin(now)
+        self._quick.count(waiting, now)
+        return self._flush()
+
+    def quick_seat(self, players: Sequence[tuple[int, str]], now: float) -> list[Effect]:
+        """The cluster's pooler placed a quick room here for ``players`` (id, gateway)."""
+        self._begin(now)
+        self._quick.place(players, now)
+        return self._flush()
+
+    def quick_join(self, player_id: int, room: str, now: float) -> list[Effect]:
+        """A quick room on another node is this player's: they go there ("": wait on)."""
+        self._begin(now)
+        self._quick.invited(player_id, room, now)
+        return self._flush()
+
     def hint_failed(self, player_id: int, request: int, *, now: float) -> list[Effect]:
         """The solver could not run (its worker process died): the player may ask again."""
         self._begin(now)
