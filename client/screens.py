@@ -50,6 +50,7 @@ from .closed import RoomState
 from .config import LOCAL_WHERE
 from .host import Host, host
 from .invite import name_link, replay_link
+from .quick import QuickInfo
 from .replay import SPEEDS, ReplayRun, postmortem_text
 from .state import FOUNDATION, RaceBoard, Session, format_ms, headline, rating_text, streak_text
 from .widgets import (
@@ -211,10 +212,11 @@ class LobbyScreen(Base):
 
     AUTO_FOCUS = "#create"
     HINTS = (
-        "n new · j join · w watch · d daily · l boards · h history · p page · i link · ? help"
-        " · q quit"
+        "r quick · n new · j join · w watch · d daily · l boards · h history · p page · i link"
+        " · ? help · q quit"
     )
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "quick", "quick race"),
         Binding("n", "create", "new room"),
         Binding("j", "join", "join"),
         Binding("w", "watch", "watch"),
@@ -231,6 +233,13 @@ class LobbyScreen(Base):
     def compose(self) -> ComposeResult:
         yield Title("lobby")
         with Vertical(id="lobby"):
+            with Container(classes="box", id="quick-box") as box:  # issue 29
+                box.border_title = "Quick race"
+                with Horizontal(classes="row"):
+                    yield Button("Quick race (r)", compact=True, variant="primary", id="quick")
+                    about = "players of about your rating, 2 to 4, within seconds"
+                    yield Label(Text(about, style="#8a8a8a"))
+                yield QuickInfo(id="quick-info")
             with Container(classes="box", id="new-room") as box:
                 box.border_title = "New room"
                 with Horizontal(classes="row"):
@@ -322,6 +331,11 @@ class LobbyScreen(Base):
             return None
         return code
 
+    def action_quick(self) -> None:
+        """Enter the quick-race pool, or leave it (docs/protocol.md 4.26)."""
+        for message in self.session.quick_race():
+            self.client.send(message)
+
     def action_create(self) -> None:
         message = self.create_message()
         if message is not None:
@@ -355,6 +369,9 @@ class LobbyScreen(Base):
 
     def refresh_view(self) -> None:
         super().refresh_view()
+        quick = self.query_one("#quick", Button)
+        quick.label = "Leave pool (r)" if self.session.pool else "Quick race (r)"
+        self.query_one(QuickInfo).display = self.session.pool is not None
         page = self.session.board
         if self._daily_ask is None or page is None or page.kind != "daily":
             return
@@ -417,6 +434,7 @@ class LobbyScreen(Base):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         action = {
+            "quick": self.action_quick,
             "create": self.action_create,
             "join": self.action_join,
             "watch": self.action_watch,

@@ -35,9 +35,11 @@ from protocol.messages import (
     MoveMsg,
     PlayerPage,
     PlayerProgress,
+    Pool,
     PostMortem,
     PostMortemAnswer,
     Progress,
+    Quick,
     Race,
     Refused,
     ReplayPage,
@@ -574,6 +576,12 @@ class Session:
     #: client in or says why not; and, once a ``join`` was refused because the race runs
     #: or the room is full, why (``"is racing"``, ``"is full"``): it is watched instead.
     invite: str | None = None
+    #: Waiting in the quick-race pool (docs/protocol.md 4.26): its last ``pool``, and when
+    #: it came (the client's clock); None: not waiting. ``quick``: enter the pool once
+    #: welcomed (``yukon play --quick``).
+    pool: Pool | None = None
+    pool_at: float = 0.0
+    quick: bool = False
     invite_watch: str = ""
     #: The link's room let this client in before its ``join`` was answered (the token
     #: resumed it there): the ``already_in_room`` still to come is no news.
@@ -663,7 +671,7 @@ class Session:
             self._lost = False
             if self.awaiting_resync and msg.room is None:
                 self.resync_missed()
-            return self._follow_invite()
+            return self._follow_invite() + self._quick_once(msg)
         elif isinstance(msg, Room):
             self._room(msg, now)
             self._invite_answered(msg)
@@ -702,6 +710,9 @@ class Session:
             if msg.race is not None and self.me is not None and mine:
                 # for the results: the post-mortem, and my rating or streak if changed
                 return self.ask_postmortem(msg.race, self.me) + self.after_result(msg)
+        elif isinstance(msg, Pool):  # the quick-race pool (protocol 4.26)
+            self.pool = msg if msg.state == "waiting" else None
+            self.pool_at = now
         elif isinstance(msg, BoardPage):
             self.board = msg
             you = msg.you
@@ -865,8 +876,21 @@ class Session:
         self.start_view = None
         self.fairness = None
 
+    def _quick_once(self, welcome: Welcome) -> list[Message]:
+        """``yukon play --quick``: into the pool once welcomed, unless back in a room."""
+        if not self.quick or welcome.room is not None:
+            return []
+        self.quick = False
+        return [Quick()]
+
+    def quick_race(self) -> list[Message]:
+        """The lobby's key: enter the pool, or leave it while waiting."""
+        return [Quick(leave=self.pool is not None)]
+
     def _room(self, msg: Room, now: float) -> None:
         self.awaiting_resync = False
+        if msg.quick:
+            self.pool = None  # the pool formed this room
         if msg.max_players == 1 and msg.ghost is None:  # a daily room (protocol 4.16)
             if self.daily is None and msg.room in self.dailies:  # resumed: still the daily
                 self.daily = self.dailies[msg.room]

@@ -58,7 +58,7 @@ from server.effects import Authenticate, Journal, LiveAction, LiveRace, Send
 from server.rooms import Hub, HubConfig
 
 DOC = Path(__file__).resolve().parent / "protocol.md"
-SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4", "7.6")
+SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4", "7.6", "4.26")
 SECRET = "worked-example"
 #: The server's wall clock when each recording starts.
 CLOCK_28 = dt.datetime(2026, 11, 28, 18, tzinfo=dt.UTC).timestamp()
@@ -251,7 +251,13 @@ def fixed(tokens: list[str]) -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def server(tmp: str, rooms: Iterator[str], clock: list[float], db: str = "example") -> Any:
+async def server(
+    tmp: str,
+    rooms: Iterator[str],
+    clock: list[float],
+    db: str = "example",
+    hub: HubConfig | None = None,
+) -> Any:
     options = ServeOptions(
         port=0,
         host="127.0.0.1",
@@ -260,7 +266,7 @@ async def server(tmp: str, rooms: Iterator[str], clock: list[float], db: str = "
         daily_secret=SECRET,
         # No progress hold, as in every example of section 7: each move's progress at
         # once, to every member (section 4.11 says what the hold changes).
-        hub=HubConfig(countdown_s=0.5, progress_hold_s=0),
+        hub=hub or HubConfig(countdown_s=0.5, progress_hold_s=0),
         solver_processes=0,
     )
     started = time.time()
@@ -792,6 +798,40 @@ async def record_7_6() -> str:
     return s.t.text()
 
 
+# -- 4.26: a quick race ----------------------------------------------------------------------
+
+
+async def record_4_26() -> str:
+    """Two players press Quick race; a third enters and leaves. A room of two forms as
+    soon as two wait (``quick_fill_s`` 0 here: 6 s by default, section 4.26)."""
+    hub = HubConfig(countdown_s=0.5, progress_hold_s=0, quick_fill_s=0.0)
+    tokens = [TOKENS["alice"], TOKENS["bob"], TOKENS["carol"]]
+    with fixed(tokens), tempfile.TemporaryDirectory() as tmp:
+        async with server(tmp, iter(["QK7RM"]), [CLOCK_29], hub=hub) as srv:
+            s = Scene(f"ws://127.0.0.1:{srv.port}")
+            alice, bob, carol = await s.join("alice"), await s.join("bob"), await s.join("carol")
+            for player in (alice, bob, carol):
+                hello = {"t": "hello", "v": 1, "name": player.label}
+                await s.quietly(player, hello, expect="welcome")
+            await s.step(
+                "1. carol enters the pool, alone: she waits (no history yet: `usual` nil)",
+                carol,
+                {"t": "quick"},
+                expect={carol: "pool"},
+            )
+            await s.step("2. carol leaves the pool", carol, {"t": "quick", "leave": True})
+            await s.step("3. alice enters the pool", alice, {"t": "quick"}, expect={alice: "pool"})
+            await s.step(
+                "4. bob enters: two wait, a room forms at once (no fill time here), its"
+                " countdown begins, then the race",
+                bob,
+                {"t": "quick"},
+                expect={alice: "race", bob: "race"},
+            )
+            await s.close(alice, bob, carol)
+    return s.t.text()
+
+
 # -- the document --------------------------------------------------------------------------
 
 RECORDERS: dict[str, Callable[[], Awaitable[str] | str]] = {
@@ -801,6 +841,7 @@ RECORDERS: dict[str, Callable[[], Awaitable[str] | str]] = {
     "7.3": record_7_3,
     "7.4": record_7_4,
     "7.6": record_7_6,
+    "4.26": record_4_26,
 }
 
 

@@ -71,6 +71,7 @@ __all__ = [
     "Ghost",
     "Finish",
     "Player",
+    "Quick",
     # server -> client
     "Welcome",
     "Error",
@@ -98,6 +99,8 @@ __all__ = [
     "PlayerPage",
     "BestTime",
     "MAX_RATINGS",
+    "Pool",
+    "POOL_STATES",
     "NODE_ID_CHARS",
     "HINT_VERDICTS",
     "POSTMORTEM_STATUSES",
@@ -141,6 +144,8 @@ ROOM_STATES = ("lobby", "countdown", "racing", "finished")
 HINT_VERDICTS = ("win", "lost", "best", "unknown")
 #: Which leaderboards there are.
 BOARD_KINDS = ("daily", "deal")
+#: Where a player stands in the quick-race pool (``pool.state``, docs/protocol.md 4.26).
+POOL_STATES = ("waiting", "left")
 #: What a post-mortem can say of a run (docs/protocol.md 4.22; ``solver.postmortem``).
 POSTMORTEM_STATUSES = ("won", "lost", "open", "unwinnable", "unknown")
 #: The longest race id (``<boot>-<number>``: 12 hex digits, a dash, a counter).
@@ -560,6 +565,15 @@ class Player:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class Quick:
+    """Enter the public quick-race pool (``leave``: leave it); docs/protocol.md 4.26."""
+
+    TYPE: ClassVar[str] = "quick"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("leave", Bool(), False),)
+    leave: bool = False
+
+
 # Server -> client ---------------------------------------------------------------------------
 
 
@@ -627,6 +641,33 @@ class Route:
 
 
 @dataclass(frozen=True, slots=True)
+class Pool:
+    """Where you stand in the quick-race pool (docs/protocol.md 4.26): sent on entering,
+    when the number waiting changes (at most once a second), and on leaving."""
+
+    TYPE: ClassVar[str] = "pool"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("state", Str(16, POOL_STATES)),
+        F("waiting", _small),
+        F("waited_ms", _small),
+        F("max_wait_ms", _small),
+        F("band", _small),
+        F("usual", Opt(Str(128)), False),
+    )
+    state: str
+    #: Players waiting now, you included (the whole cluster's pool).
+    waiting: int
+    waited_ms: int
+    #: The longest anyone waits for a race while another player waits too.
+    max_wait_ms: int
+    #: The rating half-width you are matched within now (it widens as you wait).
+    band: int
+    #: When others usually play, from stored races ("most races start 18:00-22:00 UTC"),
+    #: or None: too few races stored to say.
+    usual: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RoomPlayer:
     FIELDS: ClassVar[tuple[F, ...]] = (
         F("name", Str(MAX_NAME)),
@@ -665,6 +706,7 @@ class Room:
         F("salt", _salt, False),
         F("ghost", Opt(Str(MAX_NAME)), False),  # sent always; optional for an older server
         F("rated", Bool(), False),  # sent always; optional for an older server
+        F("quick", Bool(), False),  # issue 29: optional, an older server leaves it out
     )
     room: str
     you: str
@@ -687,6 +729,8 @@ class Room:
     ghost: str | None = None
     #: Its races change their runners' ratings (docs/ratings.md).
     rated: bool = False
+    #: A room the quick-race pool formed (docs/protocol.md 4.26).
+    quick: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1193,6 +1237,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Ghost,
         Finish,
         Player,
+        Quick,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
@@ -1217,6 +1262,7 @@ SERVER_TYPES: dict[str, type[Any]] = {
         PostMortemAnswer,
         Route,
         PlayerPage,
+        Pool,
     )
 }
 

@@ -20,8 +20,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from .effects import Effect, Locate, PasswordFailed
+from .effects import Effect, Locate, PasswordFailed, PoolEnter, PoolLeave
 from .heartbeat import BEAT_EVERY_S, Heartbeat
+from .quickpool import ClusterPool
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
 from .replays import live_ghost
 from .rooms import bus
@@ -77,6 +78,8 @@ class Cluster:
         self._group_data = b""
         self._group_progress = False
         self._group: dict[str, list[int]] = {}
+        #: The cluster's quick-race pool (issue 29; ``server.quickpool``).
+        self.quick = ClusterPool(server, relay)
 
     @property
     def paused(self) -> bool:
@@ -113,6 +116,7 @@ class Cluster:
             await self._sweep(former=True)
         self._publish()
         self.heartbeat.start()
+        self.quick.start()
         self._tasks = [
             asyncio.create_task(self._beat(), name="cluster beat"),
             asyncio.create_task(self._run(), name="cluster"),
@@ -121,6 +125,7 @@ class Cluster:
     async def stop(self) -> None:
         """Stop sweeping and renewing (the thread is joined: nothing renews the node's
         key after this, so ``Relay.close`` can delete it for good)."""
+        await self.quick.stop()
         if self.heartbeat is not None:
             self.heartbeat.halt()  # at once: the join below waits for a free worker thread
         for task in self._tasks:
@@ -389,6 +394,9 @@ class Cluster:
         if isinstance(e, Locate):
             task = asyncio.create_task(self._locate(e))
             self.server.keep(task)
+            return
+        if isinstance(e, (PoolEnter, PoolLeave)):  # issue 29: the cluster's pool
+            self.quick.effect(e)
             return
         if isinstance(e, PasswordFailed):
             for node in self.others:

@@ -53,14 +53,17 @@ from .effects import (
     LiveRace,
     Persist,
     Query,
+    Rate,
     Send,
     Solve,
 )
 from .leaderboard import Leaderboards
 from .limits import Network, client_address
 from .metrics import Live, Metrics
+from .ratings import DEFAULT_RATING
 from .relay import RelayDown
 from .replays import Replays
+from .rooms.pool import usual_window
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -98,6 +101,8 @@ WRITE_BUFFER_LIMIT = 256 * 1024
 #: however many reads are asked for: they never queue behind leaderboard reads.
 QUERY_CONCURRENCY = 4
 QUERY_QUEUE = 64
+#: How long the quick-race pool keeps "when others usually play" before reading it again.
+USUAL_S = 600.0
 
 #: Fragments one message may come in (websockets' own default limit).
 MAX_FRAGMENTS = 4096
@@ -446,6 +451,8 @@ class RaceServer:
         #: A node of a cluster: relays guests' frames and the hub's cluster effects
         #: (``server.cluster``, docs/cluster.md). None: a server alone.
         self.cluster: Cluster | None = None
+        #: When others usually play (``pool.usual_window``), and when it was read (issue 29).
+        self._usual: tuple[float, str | None] | None = None
 
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> Server:
         """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
@@ -632,6 +639,8 @@ class RaceServer:
                 self._spawn(self._query(effect))
             elif isinstance(effect, Forget):
                 self._spawn(self._forget(effect))
+            elif isinstance(effect, Rate):
+                self._spawn(self._rate(effect))
             elif isinstance(effect, Solve):
                 self._spawn_hint(self._solve(effect))
             elif isinstance(effect, Examine):
@@ -897,6 +906,23 @@ class RaceServer:
             finally:
                 self._reads.release()
         self._apply(self.hub.query_answered(effect.conn, reply, self._now()))
+
+    async def _rate(self, effect: Rate) -> None:
+        """A player enters the quick-race pool (issue 29): their rating, and when others
+        usually play (read again at most every ``USUAL_S``)."""
+        rating: float | None
+        try:
+            found = await self.store.current_ratings([effect.player_id])
+            rating = found.get(effect.player_id, (DEFAULT_RATING, 0.0))[0]
+            now = time.time()
+            if self._usual is None or self._usual[0] + USUAL_S <= now:
+                self._usual = (now, usual_window(await self.store.race_hours(now=now)))
+        except Exception as exc:
+            log.warning("quick: database unavailable (%s)", type(exc).__name__)
+            rating = None
+        usual = self._usual[1] if self._usual is not None else None
+        hub = self.hub
+        self._apply(hub.quick_rated(effect.player_id, rating=rating, usual=usual, now=self._now()))
 
     async def _examine(self, effect: Examine) -> None:
         """A post-mortem (``server.replays``: storage, then the solver's process)."""

@@ -38,6 +38,10 @@ __all__ = [
     "GhostRun",
     "RatingChange",
     "Standing",
+    "Rate",
+    "PoolEnter",
+    "PoolLeave",
+    "QuickInvite",
 ]
 
 
@@ -156,6 +160,42 @@ class Query:
     conn: int
     player_id: int
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A player asks for a quick race: look up their current rating (``current_ratings``)
+    and when others usually play (``race_hours``, kept a while); then call
+    ``Hub.quick_rated`` (docs/protocol.md 4.26)."""
+
+    player_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEnter:
+    """A cluster's node: its player waits in the whole cluster's quick-race pool, from
+    wall time ``joined`` (``server.quickpool``; docs/cluster.md)."""
+
+    player_id: int
+    rating: float
+    joined: float
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLeave:
+    """A cluster's node: its player no longer waits in the cluster's pool."""
+
+    player_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuickInvite:
+    """A cluster's node placed a quick room here: the player's gateway ``node`` sends them
+    into ``room`` (``Hub.quick_join``); ``room`` "": back to waiting."""
+
+    node: str
+    player_id: int
+    room: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,4 +394,8 @@ Effect = (
     | Detach
     | Release
     | PasswordFailed
+    | Rate
+    | PoolEnter
+    | PoolLeave
+    | QuickInvite
 )

@@ -188,6 +188,15 @@ class Relay:
     def key(self, kind: str, name: object) -> str:
         return f"{self.prefix}{kind}:{name}"
 
+    @property
+    def client(self) -> redis.Redis:
+        """The pooled client, for a part with keys of its own (``server.quickpool``)."""
+        return self._redis
+
+    async def call(self, coro: Any) -> Any:
+        """Await a call of ``client``: its answer, or ``RelayDown``."""
+        return await self._call(coro)
+
     # -- life ---------------------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -182,6 +182,14 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         proxies = tuple(net for text in given if text for net in parse_networks(text))
     except ValueError as exc:
         raise _UsageError(f"--trusted-proxy: {exc}") from None
+    from server.rooms.pool import PoolConfig
+
+    try:  # issue 29: the quick-race pool's settings
+        PoolConfig(
+            args.quick_min, args.quick_max, args.quick_wait, min(args.quick_fill, args.quick_wait)
+        )
+    except ValueError as exc:
+        raise _UsageError(f"--quick-min/--quick-max/--quick-wait/--quick-fill: {exc}") from None
     return ServeOptions(
         host=args.host,
         port=args.port,
@@ -207,6 +215,10 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             max_registrations_per_address=args.max_registrations_per_address,
             max_rooms_per_address=args.max_rooms_per_address,
             daily_min_age_s=args.daily_min_age * 3600,
+            quick_min_players=args.quick_min,
+            quick_max_players=args.quick_max,
+            quick_max_wait_s=args.quick_wait,
+            quick_fill_s=args.quick_fill,
         ),
     )
 
@@ -379,6 +391,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             invite=target.room,
             token=target.token,
         )
+        app.session.quick = args.quick  # issue 29: into the quick-race pool once welcomed
         app.run()
         return app.return_code or 0  # 1: a certificate not trusted, or refused
 
@@ -396,6 +409,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 store=store,
                 key=LOCAL_KEY,
             )
+            app.session.quick = args.quick
             await app.run_async()
 
     try:
@@ -574,6 +588,34 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("MAX_CONNECTIONS", "10000"),
         help="connections beyond this are closed with 1013 (YUKON_MAX_CONNECTIONS)",
     )
+    # issue 29: the quick-race pool (docs/protocol.md 4.26)
+    p.add_argument(
+        "--quick-min",
+        type=int,
+        default=_env("QUICK_MIN", "2"),
+        help="fewest players a quick race starts with (YUKON_QUICK_MIN)",
+    )
+    p.add_argument(
+        "--quick-max",
+        type=int,
+        default=_env("QUICK_MAX", "4"),
+        help="most players in a quick race (YUKON_QUICK_MAX)",
+    )
+    p.add_argument(
+        "--quick-wait",
+        type=float,
+        default=_env("QUICK_WAIT", "20"),
+        metavar="SECONDS",
+        help="nobody waits longer for a quick race while another waits too (YUKON_QUICK_WAIT)",
+    )
+    p.add_argument(
+        "--quick-fill",
+        type=float,
+        default=_env("QUICK_FILL", "6"),
+        metavar="SECONDS",
+        help="a quick race smaller than --quick-max starts once its first player waited"
+        " this long (YUKON_QUICK_FILL)",
+    )
     p.add_argument(
         "--daily-min-age",
         type=_hours,
@@ -687,6 +729,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--local",
         action="store_true",
         help="start a server of your own in this process (SQLite in your data directory)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a quick race: into the public pool as soon as the server welcomes you, to"
+        " race players of about your rating (docs/protocol.md 4.26)",
     )
     p.set_defaults(func=cmd_play)
 

@@ -46,7 +46,7 @@ from protocol.messages import (
     to_fields,
 )
 
-from ..effects import Detach, Effect, Forward, Handover, Release
+from ..effects import Detach, Effect, Forward, Handover, QuickInvite, Release
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -64,6 +64,8 @@ __all__ = [
     "Kick",
     "OverBytes",
     "PasswordFail",
+    "QuickJoin",
+    "QuickSeat",
     "Shut",
     "Transport",
     "decode",
@@ -229,10 +231,49 @@ class PasswordFail:
     key: str
 
 
-BusMessage: TypeAlias = Attach | Frame | DetachMsg | Deliver | Shut | Home | Kick | PasswordFail
+@dataclass(frozen=True, slots=True)
+class QuickSeat:
+    """The cluster's pooler to a node: form a quick room here for ``players`` (ids, the
+    longest waiting first), whose sessions are on ``gateways`` (docs/cluster.md)."""
+
+    TYPE: ClassVar[str] = "qseat"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("players", ListOf(Int(0, 2**63 - 1), 8)),
+        F("gateways", ListOf(_node, 8)),
+    )
+    players: tuple[int, ...]
+    gateways: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QuickJoin:
+    """A quick room's node to a player's gateway: send the player into ``room`` (as their
+    own ``join``); ``room`` "": the room could not form, they wait on."""
+
+    TYPE: ClassVar[str] = "qjoin"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("player", Int(0, 2**63 - 1)), F("room", Str(16)))
+    player: int
+    room: str
+
+
+BusMessage: TypeAlias = (
+    Attach | Frame | DetachMsg | Deliver | Shut | Home | Kick | PasswordFail | QuickSeat | QuickJoin
+)
 
 TYPES: dict[str, type[Any]] = {
-    c.TYPE: c for c in (Attach, Frame, DetachMsg, Deliver, Shut, Home, Kick, PasswordFail)
+    c.TYPE: c
+    for c in (
+        Attach,
+        Frame,
+        DetachMsg,
+        Deliver,
+        Shut,
+        Home,
+        Kick,
+        PasswordFail,
+        QuickSeat,
+        QuickJoin,
+    )
 }
 
 _PACKER = msgpack.Packer(use_bin_type=True)
@@ -321,6 +362,8 @@ def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
             return to, DetachMsg(node, conn)
         case Release(to, conn, frame):
             return to, Home(conn, frame)
+        case QuickInvite(to, player, room):
+            return to, QuickJoin(player, room)
     return None
 
 

@@ -48,6 +48,7 @@ from protocol.messages import (
 from protocol.messages import (
     Player as PlayerMsg,
 )
+from protocol.messages import Quick as QuickMsg
 from protocol.shuffle import SEED_BYTES
 
 from ..effects import (
@@ -71,6 +72,7 @@ from .lobbies import Lobbies
 from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
+from .quick import ENTERING, Quick
 from .restarts import Restarts
 from .room import Room
 from .shared import Shared
@@ -117,6 +119,7 @@ class Hub:
         self._nodes = Nodes(shared, play, self._handshake)
         self._ghosts = Ghosts(shared, play)
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
+        self._quick = Quick(shared, play)  # issue 29: the quick-race pool
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move`` -> ``Room.move``) costs what one
         # class would.
@@ -241,6 +244,10 @@ class Hub:
                 return self.returned(conn, frame, now)
             case bus.Kick(conn):
                 return self.kick(conn, now)
+            case bus.QuickSeat(players, gateways):
+                return self.quick_seat(tuple(zip(players, gateways, strict=False)), now)
+            case bus.QuickJoin(player, room):
+                return self.quick_join(player, room, now)
             case bus.PasswordFail(key):
                 return self.password_failed_elsewhere(key, now)
             case bus.Deliver():
@@ -333,6 +340,8 @@ class Hub:
         self._begin(now)
         c = self._conns.get(conn)
         if c is not None:
+            if c.player is not None:
+                self._quick.gone(c.player, now)  # issue 29: out of the quick-race pool
             self._nodes.disconnected(c)
         self._handshake.disconnect(conn, now)
         return self._flush()
@@ -371,6 +380,8 @@ class Hub:
                 room = ref
                 assert isinstance(room, Room)
                 room.enforce_limit(now)
+            elif kind == "quick":  # issue 29: the quick-race pool's poll
+                self._quick.tick(now)
             elif kind == "gone":
                 p = ref
                 assert isinstance(p, _Player)
@@ -394,6 +405,10 @@ class Hub:
             self._move(c, p, msg.seq, None, now)
         elif isinstance(msg, Finish):
             self._play.finish(c, p, msg.seq, now)
+        elif isinstance(msg, ENTERING) and self._quick.waiting(p):
+            # issue 29: going into another room leaves the quick-race pool first
+            self._quick.leave(p, now)
+            self._dispatch(c, p, msg, now)
         elif isinstance(msg, Create):
             self._play.create(c, p, msg, now)
         elif isinstance(msg, Join):
@@ -418,6 +433,8 @@ class Hub:
             self._postmortems.ask(c, p, msg)
         elif isinstance(msg, Ghost):
             self._ghosts.ask(c, p, msg)
+        elif isinstance(msg, QuickMsg):  # issue 29: the quick-race pool
+            self._quick.ask(c, p, msg, now)
         elif isinstance(msg, (BoardMsg, HistoryMsg, Replay, PlayerMsg)):
             limit = self.config.max_queries_per_connection
             if c.queries >= limit:
@@ -519,6 +536,36 @@ class Hub:
         its search reached, answered as ``best``, or none) (``Hints.ready``)."""
         self._begin(now)
         self._hints.ready(player_id, request, verdict=verdict, moves=moves, now=now)
+        return self._flush()
+
+    def quick_rated(
+        self, player_id: int, *, rating: float | None, usual: str | None, now: float
+    ) -> list[Effect]:
+        """Storage answered ``Rate`` (issue 29): the player's rating (None: the database
+        is away: they are told and may ask again) and when others usually play."""
+        self._begin(now)
+        if rating is None:
+            self._quick.failed(player_id, now)
+        else:
+            self._quick.rated(player_id, rating, usual, now)
+        return self._flush()
+
+    def quick_count(self, waiting: int, now: float) -> list[Effect]:
+        """A cluster's pool holds ``waiting`` players (issue 29; ``server.quickpool``)."""
+        self._begin(now)
+        self._quick.count(waiting, now)
+        return self._flush()
+
+    def quick_seat(self, players: Sequence[tuple[int, str]], now: float) -> list[Effect]:
+        """The cluster's pooler placed a quick room here for ``players`` (id, gateway)."""
+        self._begin(now)
+        self._quick.place(players, now)
+        return self._flush()
+
+    def quick_join(self, player_id: int, room: str, now: float) -> list[Effect]:
+        """A quick room on another node is this player's: they go there ("": wait on)."""
+        self._begin(now)
+        self._quick.invited(player_id, room, now)
         return self._flush()
 
     def hint_failed(self, player_id: int, request: int, *, now: float) -> list[Effect]:

@@ -240,6 +240,8 @@ class Room(Generic[M]):
         #: Its races change their runners' ratings (docs/ratings.md; never a daily or a
         #: ghost room: ``Play`` creates those unrated).
         self.rated = rated
+        #: A room the quick-race pool formed (``quick.Quick.seat``; docs/protocol.md 4.26).
+        self.quick = False
 
     def members(self) -> list[M]:
         return self.players + self.spectators
@@ -898,6 +900,7 @@ class Room(Generic[M]):
             salt=self.salt if code else None,
             ghost=self.ghost.name if self.ghost else None,
             rated=self.rated,
+            quick=self.quick,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:

@@ -116,6 +116,13 @@ class HubConfig:
     #: How long the ``progress`` a move produces waits for a newer one in its room
     #: (docs/protocol.md, section 4.11). 0: after every move at once, to every member.
     progress_hold_s: float = 0.1
+    #: The quick-race pool (docs/protocol.md 4.26; ``yukon serve --quick-min --quick-max
+    #: --quick-wait``): players a room forms with, the longest anyone waits while another
+    #: waits too, and how long a room smaller than the most waits to fill.
+    quick_min_players: int = 2
+    quick_max_players: int = 4
+    quick_max_wait_s: float = 20.0
+    quick_fill_s: float = 6.0
 
 
 @dataclass(eq=False)

@@ -1282,3 +1282,24 @@ class SqlStore(RatingsStore):
             players=names,
             actions=tuple((int(at), str(move)) for at, move in actions),
         )
+
+    # -- the quick-race pool (docs/protocol.md 4.26) ----------------------------------------
+
+    async def race_hours(self, *, now: float, days: int = 28, most: int = 20_000) -> list[int]:
+        """How many stored races started in each UTC hour (0-23) over the last ``days``
+        days before wall time ``now``, the newest ``most`` at most: when others usually
+        play (``pool.usual_window``)."""
+        since = dt.datetime.fromtimestamp(now, dt.UTC) - dt.timedelta(days=days)
+        query = (
+            select(_races.c.started_at)
+            .where(_races.c.started_at >= since)
+            .order_by(_races.c.started_at.desc())
+            .limit(most)
+        )
+        hours = [0] * 24
+        async with self.engine.connect() as conn:
+            for (started,) in await conn.execute(query):
+                if started.tzinfo is None:  # SQLite keeps no zone: stored as UTC
+                    started = started.replace(tzinfo=dt.UTC)
+                hours[started.astimezone(dt.UTC).hour] += 1
+        return hours

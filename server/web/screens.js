@@ -9,6 +9,7 @@ import { changeText, nameRated, openPlayer, playerCell, ratingText, streakText }
 
 // The player's page (docs/protocol.md 4.27): a screen of its own module.
 export { player } from "./player.js";
+import { quickBox } from "./quick.js";
 
 const VARIANTS = [
   ["C", "Classic"],
@@ -265,7 +266,9 @@ export function lobby(c) {
     c.send({ t, room: r });
   };
   const tick = (input, text) => h("label", "tick", input, " ", text);
+  const quick = quickBox(c); // issue 29: the quick-race pool
   const keys = keyed({
+    q: () => quick.key("q"),
     n: create,
     j: () => enter("join"),
     w: () => enter("watch"),
@@ -279,6 +282,7 @@ export function lobby(c) {
     "lobby",
     h("h1", {}, "Lobby"),
     standing,
+    quick.el,
     form(
       { class: "card box", id: "new-room", "aria-labelledby": "new-room-h" },
       create,
@@ -334,6 +338,7 @@ export function lobby(c) {
         const r = ratingText(m.rating, m.provisional);
         standing.textContent = `${c.session.me}: ${r ? `rating ${r}` : "no rating yet"} · ${streakText(m.streak, m.best_streak)}`;
       }
+      quick.update();
     },
     key(k) {
       // Join and watch need a room code: the box gets the focus to type it in.
@@ -1147,6 +1152,7 @@ const HELP = [
   ["r", "resign"],
   ["l", "leave the room (back to the lobby)"],
   ["Lobby", ""],
+  ["q", "quick race: enter (or leave) the public pool"],
   ["n j w", "new room, join, watch"],
   ["d", "today's daily deal"],
   ["l h", "leaderboards, your history"],

@@ -270,6 +270,8 @@ export class Session {
     this.standing = null;
     /** The player page asked for (`player_page`, or {error}), or null. */
     this.playerPage = null;
+    /** Waiting in the quick-race pool: the last `pool` with `at` (ms, monotonic), or null (quick.js). */
+    this.pool = null;
     /** Daily deals by room code: a resumed daily room comes without its `daily_deal`. */
     this.dailies = {};
     this.starting = false;
@@ -405,6 +407,9 @@ export class Session {
         if (this.race) this.race.pick = null;
         this.say("the race is over");
         break;
+      case "pool": // the quick-race pool (protocol 4.26; quick.js shows it)
+        this.pool = msg.state === "waiting" ? { ...msg, at: now } : null;
+        break;
       case "board_page":
         this.board = msg;
         if (msg.kind === "daily" && msg.you?.streak != null && this.standing) {
@@ -466,6 +471,7 @@ export class Session {
 
   onRoom(msg, now) {
     this.awaitingResync = false;
+    if (msg.quick) this.pool = null; // the pool formed this room: no longer waiting
     if (msg.max_players === 1 && !msg.ghost) {
       if (!this.daily && this.dailies[msg.room]) this.daily = this.dailies[msg.room];
       else if (this.daily && !this.dailies[msg.room]) this.dailies[msg.room] = this.daily;

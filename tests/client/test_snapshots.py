@@ -347,3 +347,12 @@ def test_replay_at_the_losing_move(snap_compare: Snap) -> None:
         await pilot.pause()
 
     assert snap_compare(app, run_before=before)
+
+
+def test_lobby_waiting_for_a_quick_race(snap_compare: Snap) -> None:
+    """Issue 29: alone in the quick-race pool, told when others usually play."""
+    from protocol.messages import Pool
+
+    app, _ = fake_app()
+    waiting = Pool("waiting", 1, 4000, 20_000, 175, "most races start 18:00-22:00 UTC")
+    assert snap_compare(app, run_before=run(lambda a: feed(a, welcome(), waiting)))

@@ -44,9 +44,11 @@ from protocol.messages import (
     Player,
     PlayerPage,
     PlayerProgress,
+    Pool,
     PostMortem,
     PostMortemAnswer,
     Progress,
+    Quick,
     Race,
     RankEntry,
     Ready,
@@ -151,6 +153,8 @@ CLIENT_MESSAGES: list[Any] = [
     Finish(7),
     Player("ann"),
     Create(rules="C", rated=True),
+    Quick(),
+    Quick(leave=True),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -212,6 +216,8 @@ SERVER_MESSAGES: list[Any] = [
     PlayerPage("bob", None, True, None, 0, 0, (), 0, 0, ()),
     Welcome(PROTOCOL_VERSION, "ann", "tok", 60, None, 1562, False, 3, 5),
     replace(ROOM, rated=True, players=(RoomPlayer("ann", True, True, 1562, True),)),
+    Pool("waiting", 3, 4200, 20_000, 180, "most races start 18:00-22:00 UTC"),
+    Pool("left", 0, 0, 20_000, 75, None),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -321,6 +327,7 @@ def test_type_names_are_the_t_field() -> None:
             "ghost",
             "finish",
             "player",
+            "quick",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -344,6 +351,7 @@ def test_type_names_are_the_t_field() -> None:
             "postmortem_answer",
             "route",
             "player_page",
+            "pool",
         ]
     )
 
@@ -993,3 +1001,22 @@ def test_finish_is_numbered_like_a_move() -> None:
     assert error_of(pack({"t": "finish"}), decode_client).code == "bad_field"
     assert error_of(pack({"t": "finish", "seq": 0}), decode_client).code == "bad_field"
     assert error_of(pack({"t": "finish", "seq": True}), decode_client).code == "bad_field"
+
+
+def test_quick_and_pool_are_optional_for_older_peers() -> None:
+    """Issue 29's fields are optional: an older client's ``room`` lacks ``quick``, a
+    ``quick`` without ``leave`` enters the pool."""
+    assert decode_client(msgpack.packb({"t": "quick"})) == Quick(leave=False)
+    with pytest.raises(MessageError):
+        decode_server(
+            msgpack.packb(
+                {
+                    "t": "pool",
+                    "state": "gone",
+                    "waiting": 1,
+                    "waited_ms": 0,
+                    "max_wait_ms": 1,
+                    "band": 1,
+                }
+            )
+        )

@@ -27,6 +27,9 @@ MESSAGES: list[Any] = [
     bus.Home(7, b"\x81"),
     bus.Kick(7),
     bus.PasswordFail("10.0.0.0"),
+    bus.QuickSeat((7, 3, 12), ("a", "b", "a")),
+    bus.QuickJoin(3, "QK7RM"),
+    bus.QuickJoin(3, ""),
 ]
 
 

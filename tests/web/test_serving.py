@@ -26,8 +26,10 @@ WEB = ROOT / "server" / "web"
 #: The whole client stays under this: the page and every file served under /static (its
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
 #: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
-#: all, the friend's dead ends) brought it from 151 to 166 KB.
-BUDGET = 175 * 1024
+#: all, the friend's dead ends) brought it from 151 to 166 KB; issue 29 (the quick race's
+#: box, the player's page and chart, ratings and streaks, the archive, the countdown and
+#: the deck's settings) to about 193 KB.
+BUDGET = 200 * 1024
 
 
 @dataclass
