@@ -136,7 +136,7 @@ ROOM_STATES = ("lobby", "countdown", "racing", "finished")
 #: (``best``, not proven), or it could not tell and has no move to offer.
 HINT_VERDICTS = ("win", "lost", "best", "unknown")
 #: Which leaderboards there are.
-BOARD_KINDS = ("daily", "deal")
+BOARD_KINDS = ("daily", "deal", "archive")
 #: What a post-mortem can say of a run (docs/protocol.md 4.22; ``solver.postmortem``).
 POSTMORTEM_STATUSES = ("won", "lost", "open", "unwinnable", "unknown")
 #: The longest race id (``<boot>-<number>``: 12 hex digits, a dash, a counter).
@@ -447,10 +447,14 @@ class Rematch:
 
 @dataclass(frozen=True, slots=True)
 class Daily:
-    """Play today's daily deal alone, now; the first attempt of the day is the one that counts."""
+    """Play today's daily deal alone, now; the first attempt of the day is the one that counts.
+
+    With ``date`` (``YYYY-MM-DD``): a past day's deal, as archive practice, once that day's
+    code is public (docs/protocol.md 4.28); never on the day's board nor its deal's."""
 
     TYPE: ClassVar[str] = "daily"
-    FIELDS: ClassVar[tuple[F, ...]] = ()
+    FIELDS: ClassVar[tuple[F, ...]] = (F("date", Opt(Str(10)), False),)
+    date: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -551,6 +555,7 @@ class Welcome:
         F("token", Str(128)),
         F("resume_s", _small),
         F("room", Opt(Str(16)), False),  # sent always; optional only for an older server
+        F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
     )
     v: int
     name: str
@@ -560,6 +565,10 @@ class Welcome:
     #: client that lost its connection learns here, without waiting, whether its place
     #: was kept (docs/protocol.md 4.15).
     room: str | None = None
+    # -- dailydeck (issue 29): the countdown ------------------------------------------------
+    #: Milliseconds until the next UTC day by the server's clock: a client counts down from
+    #: when it received this, never from its own wall clock (docs/protocol.md 4.28).
+    next_daily_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -858,6 +867,8 @@ class DailyDeal:
         F("rules", Str(8)),
         F("par", Opt(Int(0, _U31)), False),
         F("commitment", _commitment, False),  # sent always; optional for an older server
+        F("archive", Bool(), False),  # dailydeck: a past day's deal, as practice (4.28)
+        F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
     )
     date: str
     attempt: int
@@ -867,6 +878,11 @@ class DailyDeal:
     par: int | None = None
     #: The day's commitment (nil for a day chosen before commitments existed).
     commitment: str | None = None
+    # -- dailydeck (issue 29) -----------------------------------------------------------------
+    #: A past day's deal played from the archive: practice, on that day's archive board only.
+    archive: bool = False
+    #: Milliseconds until the next UTC day by the server's clock (docs/protocol.md 4.28).
+    next_daily_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -913,6 +929,7 @@ class BoardPage:
         F("par", Opt(Int(0, _U31)), False),
         F("commitment", _commitment, False),  # sent always; optional for an older server
         F("salt", _salt, False),
+        F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
     )
     kind: str
     date: str | None
@@ -927,6 +944,9 @@ class BoardPage:
     commitment: str | None = None
     #: Revealed with the day's ``code``.
     salt: str | None = None
+    # -- dailydeck (issue 29) -----------------------------------------------------------------
+    #: Milliseconds until the next UTC day by the server's clock (docs/protocol.md 4.28).
+    next_daily_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,9 @@ class RaceRecord:
     started_wall: float
     ended_wall: float
     results: tuple[PlayerResult, ...]
+    #: A past day's deal played from the archive (docs/protocol.md 4.28): its results are
+    #: practice, kept on that day's archive board only (``archive_bests``).
+    archive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,9 @@ class BeginDaily:
     conn: int
     player_id: int
     date: dt.date
+    #: A past day's deal from the archive: the stored deal only (never the solver), and
+    #: the attempt is practice (docs/protocol.md 4.28).
+    archive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +185,8 @@ class LiveRace:
     #: restart fetches again to bring the ghost back.
     ghost_race: str | None = None
     ghost_player: str | None = None
+    #: An archive run (a past day's deal as practice): a restart keeps it one.
+    archive: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

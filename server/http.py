@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import datetime as dt
 import email.utils
 import functools
@@ -49,7 +50,7 @@ from protocol.messages import MAX_RACE_ID, Error
 from protocol.times import format_ms
 
 from .connection import RaceServer
-from .daily import code_public, code_public_at, day_begun, utc_date
+from .daily import code_public, code_public_at, day_begun, next_daily_ms, utc_date
 from .replays import message_json
 from .rooms import ROOM_ALPHABET
 from .storage.sql import Board, BoardEntry, RoomRace, describe_error
@@ -263,6 +264,15 @@ class DailyPage:
     dealt: bool = False
     #: When the day's code becomes public (wall time; ``daily.code_public_at``).
     public_at: float = 0.0
+    # -- dailydeck (issue 29): the countdown and the archive -------------------------------
+    #: Milliseconds until the next daily (00:00 UTC) by the server's clock.
+    next_daily_ms: int = 0
+    #: The day is in the archive (its code is public and it had a deal): it can be played
+    #: as practice at ``/#archive=YYYY-MM-DD``, and has an archive board.
+    archived: bool = False
+    #: The top of its archive board (each player's best practice run from the archive).
+    archive_rows: tuple[BoardEntry, ...] = ()
+    archive_total: int = 0
 
     @property
     def pages(self) -> int:
@@ -302,7 +312,38 @@ def board_json(page: DailyPage) -> dict[str, Any]:
         "pages": page.pages,
         "per_page": PAGE_SIZE,
         "rows": [_row_json(e) for e in page.rows],
+        **archive_json(page),
     }
+
+
+# -- dailydeck (issue 29): the countdown and the archive on /leaderboard -----------------------
+
+
+def archive_href(date: dt.date) -> str:
+    """The browser client's address that plays ``date``'s deal from the archive."""
+    return f"/#archive={date.isoformat()}"
+
+
+def archive_json(page: DailyPage) -> dict[str, Any]:
+    """The page's countdown and archive, as JSON (docs/protocol.md 1.6 and 4.28)."""
+    return {
+        "next_daily_ms": page.next_daily_ms,
+        "archive": {
+            "play": archive_href(page.date),
+            "total": page.archive_total,
+            "rows": [_row_json(e) for e in page.archive_rows],
+        }
+        if page.archived
+        else None,
+    }
+
+
+def countdown_text(ms: int) -> str:
+    """``5 h 12 min``: how long until the next daily, as the page says it (no script
+    counts it down: it is the server's clock at the moment the page was made)."""
+    minutes = -(-ms // 60_000)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
 
 
 def _href(date: dt.date, page: int = 1, fmt: str = "html") -> str:
@@ -407,6 +448,8 @@ def render_board_html(page: DailyPage) -> str:
     date, today = page.date, page.today
     return _TEMPLATES.get_template("leaderboard.html").render(
         page=page,
+        countdown=countdown_text(page.next_daily_ms),
+        archive_href=archive_href,
         public_at=_public_at(page.public_at),
         # The arrows never lead past today: nothing about a day shows before it begins.
         # (Nor past the first or last day a date can hold: issue 28, item 19.)
@@ -628,6 +671,7 @@ class HttpPages:
             dealt=choice is not None,
             public_at=code_public_at(q.date),
         )
+        page = await self._countdown_and_archive(page, wall)
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
         if q.format == "json":
@@ -641,6 +685,27 @@ class HttpPages:
             "text/html; charset=utf-8",
             cache="no-cache",
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
+        )
+
+    async def _countdown_and_archive(self, page: DailyPage, wall: float) -> DailyPage:
+        """The countdown to the next daily, and for a day in the archive (its code public,
+        a deal stored) the top of its archive board (issue 29; docs/protocol.md 4.28)."""
+        page = dataclasses.replace(page, next_daily_ms=next_daily_ms(wall))
+        if page.code is None or not page.dealt:
+            return page
+        try:
+            archive = await asyncio.wait_for(
+                self.server.store.archive_board(date=page.date, limit=PAGE_SIZE),
+                self.query_timeout,
+            )
+        except Exception as exc:
+            reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
+            raise HttpError(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                f"the leaderboard is unavailable: the database {reason}",
+            ) from None
+        return dataclasses.replace(
+            page, archived=True, archive_rows=archive.rows, archive_total=archive.total
         )
 
     async def replay(self, path: str, query: str, if_none_match: str | None = None) -> Response:

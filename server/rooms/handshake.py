@@ -20,6 +20,7 @@ from protocol.messages import (
     normalize_name,
 )
 
+from ..daily import next_daily_ms
 from ..effects import Authenticate, Close, Effect, Forget, Handover
 from ..limits import address_key
 from .password import Password
@@ -260,7 +261,14 @@ class Handshake(Part):
                 room = p.away_room if p.away is not None else None
             self._send(
                 p,
-                Welcome(PROTOCOL_VERSION, p.name, p.token, int(self._config.resume_window_s), room),
+                Welcome(
+                    PROTOCOL_VERSION,
+                    p.name,
+                    p.token,
+                    int(self._config.resume_window_s),
+                    room,
+                    next_daily_ms=next_daily_ms(self._wall()),  # dailydeck: the countdown
+                ),
             )
         if p.away is not None:
             self._out.append(handover(c, p, p.away, None))

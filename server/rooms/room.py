@@ -164,6 +164,7 @@ class Room(Generic[M]):
         hints: bool = False,
         salt: str | None = None,
         ghost: GhostRun | None = None,
+        archive: bool = False,
     ) -> None:
         self._outside = outside
         # Bound once: the move path reaches them without a lookup on ``outside``.
@@ -214,6 +215,9 @@ class Room(Generic[M]):
         self.ghost = ghost
         #: When the ghost's figures next change (monotonic seconds): its timer, or None.
         self.ghost_due: float | None = None
+        #: A past day's deal played from the archive (``daily`` is that day, whose code is
+        #: public): practice, never cut at the code's publication, on the archive board.
+        self.archive = archive
 
     def members(self) -> list[M]:
         return self.players + self.spectators
@@ -440,6 +444,7 @@ class Room(Generic[M]):
                     practice=self.practice,
                     ghost_race=self.ghost.race if self.ghost else None,
                     ghost_player=self.ghost.name if self.ghost else None,
+                    archive=self.archive,
                 )
             )
         )
@@ -572,7 +577,10 @@ class Room(Generic[M]):
         if race is None or self.state != "racing":
             return
         if race.expire(now) or (
-            self.daily is not None and code_public(self.daily, self._wall()) and race.cut(now)
+            self.daily is not None
+            and not self.archive
+            and code_public(self.daily, self._wall())
+            and race.cut(now)
         ):
             self.progress(now)
             self.check_over()
@@ -583,7 +591,7 @@ class Room(Generic[M]):
         every move checks too). That is never the case for an attempt begun on its day
         with the usual limit, so no timer holds an ordinary room for a day."""
         self._timer(race.deadline, "limit", self)
-        if self.daily is not None:
+        if self.daily is not None and not self.archive:
             public = now + max(0.0, code_public_at(self.daily) - self._wall())
             if public < race.deadline:
                 self._timer(public, "limit", self)
@@ -623,6 +631,7 @@ class Room(Generic[M]):
                     started_wall=self.started_wall,
                     ended_wall=self._wall(),
                     results=rows,
+                    archive=self.archive,
                 ),
             )
 
@@ -910,6 +919,7 @@ class Room(Generic[M]):
             hints=live.hints,
             salt=live.salt,
             ghost=ghost,
+            archive=live.archive,
         )
         room.players = players
         room.ready = {p.name for p in players}
