@@ -26,8 +26,10 @@ WEB = ROOT / "server" / "web"
 #: The whole client stays under this: the page and every file served under /static (its
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
 #: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
-#: all, the friend's dead ends) brought it from 151 to 166 KB.
-BUDGET = 165 * 1024
+#: all, the friend's dead ends) brought it from 151 to 166 KB; issue 29's daily extras (the
+#: countdown, the archive, the four-colour deck and letters: dailydeck.js, dailyscreens.js)
+#: add about 11 KB.
+BUDGET = 176 * 1024
 
 
 @dataclass
