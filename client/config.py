@@ -18,6 +18,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -243,6 +244,16 @@ class TokenStore:
         _write_json(self.directory, self.path, raw)
 
 
+def _read_map(path: Path) -> dict[str, Any]:
+    """A JSON map kept in ``path``; an empty one for a missing, unreadable or broken file
+    (what it remembered is lost, nothing more)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _write_json(directory: Path, path: Path, data: object) -> None:
     """Write atomically (a crash never leaves half a file), mode 0600."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -271,11 +282,7 @@ class DailyMemory:
         self.path = self.directory / _DAILIES
 
     def _read(self) -> dict[str, dict[str, dict[str, object]]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return _read_map(self.path)
 
     def load(self, server: str) -> dict[str, DailyDeal]:
         rooms = self._read().get(server_key(server))
@@ -309,11 +316,7 @@ class HintedMemory:
         self.path = self.directory / _HINTED
 
     def _read(self) -> dict[str, object]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return _read_map(self.path)
 
     def load(self, server: str) -> list[str]:
         rooms = self._read().get(server_key(server))
@@ -345,11 +348,7 @@ class DeckMemory:
         self.path = self.directory / _DECK
 
     def _read(self) -> dict[str, object]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return _read_map(self.path)
 
     @staticmethod
     def _key(server: str, name: str) -> str:

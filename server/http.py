@@ -33,12 +33,12 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, quote, unquote, urlencode
 
 import jinja2
@@ -54,6 +54,8 @@ from .daily import code_public, code_public_at, day_begun, next_daily_ms, utc_da
 from .replays import message_json
 from .rooms import ROOM_ALPHABET
 from .storage.sql import Board, BoardEntry, RoomRace, describe_error
+
+T = TypeVar("T")
 
 log = logging.getLogger("yukon.http")
 
@@ -636,22 +638,14 @@ class HttpPages:
         today = utc_date(wall)
         q = parse_board_query(query, today)
         if day_begun(q.date, wall):
-            try:
-                board, choice = await asyncio.wait_for(
-                    asyncio.gather(
-                        self.server.store.daily_board(
-                            date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
-                        ),
-                        boards.dailies.stored(q.date),
+            board, choice = await self._leaderboard_query(
+                asyncio.gather(
+                    self.server.store.daily_board(
+                        date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
                     ),
-                    self.query_timeout,
+                    boards.dailies.stored(q.date),
                 )
-            except Exception as exc:
-                reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
-                raise HttpError(
-                    HTTPStatus.SERVICE_UNAVAILABLE,
-                    f"the leaderboard is unavailable: the database {reason}",
-                ) from None
+            )
         else:  # nothing about a day shows before it begins: not its par, not its deal
             board, choice = Board(0, 0, (), None), None
         # The same rule as Leaderboards and the rooms: ``daily.code_public``. The day's
@@ -687,23 +681,27 @@ class HttpPages:
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
         )
 
-    async def _countdown_and_archive(self, page: DailyPage, wall: float) -> DailyPage:
-        """The countdown to the next daily, and for a day in the archive (its code public,
-        a deal stored) the top of its archive board (issue 29; docs/protocol.md 4.28)."""
-        page = dataclasses.replace(page, next_daily_ms=next_daily_ms(wall))
-        if page.code is None or not page.dealt:
-            return page
+    async def _leaderboard_query(self, work: Awaitable[T]) -> T:
+        """``/leaderboard``'s database work within ``query_timeout``; a database that fails
+        or is too slow is a 503 that says so."""
         try:
-            archive = await asyncio.wait_for(
-                self.server.store.archive_board(date=page.date, limit=PAGE_SIZE),
-                self.query_timeout,
-            )
+            return await asyncio.wait_for(work, self.query_timeout)
         except Exception as exc:
             reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
             raise HttpError(
                 HTTPStatus.SERVICE_UNAVAILABLE,
                 f"the leaderboard is unavailable: the database {reason}",
             ) from None
+
+    async def _countdown_and_archive(self, page: DailyPage, wall: float) -> DailyPage:
+        """The countdown to the next daily, and for a day in the archive (its code public,
+        a deal stored) the top of its archive board (issue 29; docs/protocol.md 4.28)."""
+        page = dataclasses.replace(page, next_daily_ms=next_daily_ms(wall))
+        if page.code is None or not page.dealt:
+            return page
+        archive = await self._leaderboard_query(
+            self.server.store.archive_board(date=page.date, limit=PAGE_SIZE)
+        )
         return dataclasses.replace(
             page, archived=True, archive_rows=archive.rows, archive_total=archive.total
         )

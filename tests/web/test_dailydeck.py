@@ -20,10 +20,9 @@ from typing import Any
 
 import pytest
 
-from server.app import ServeOptions, open_server
 from server.connection import RaceServer
-from server.rooms import HubConfig
 
+from ..server.wire import running_server
 from .test_app import CODE, Player, shot, start_alone
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -47,28 +46,12 @@ SKEWED_CLOCK = """
 
 @contextlib.asynccontextmanager
 async def server_at_evening(tmp_path: Path) -> AsyncIterator[RaceServer]:
-    """A server whose wall clock starts at ``EVENING`` and runs at the real pace."""
+    """A server (as tests/server/wire.py starts one) whose wall clock starts at
+    ``EVENING`` and runs at the real pace."""
     started = time.time()
-    hub = HubConfig(
-        countdown_s=0.2,
-        resume_window_s=5.0,
-        bucket_capacity=200,
-        bucket_rate=100,
-        max_connections_per_address=0,
-        max_registrations_per_address=0,
-        max_rooms_per_address=0,
-    )
-    options = ServeOptions(
-        host="127.0.0.1",
-        port=0,
-        db=f"sqlite:///{tmp_path}/web.db",
-        spool=tmp_path / "spool.jsonl",
-        hub=hub,
-        solver_processes=0,
-    )
-    wall = {"wall_clock": lambda: EVENING + (time.time() - started)}
-    async with open_server(options, hub_options=wall) as server:
-        yield server
+    wall = lambda: EVENING + (time.time() - started)  # noqa: E731
+    async with running_server(f"sqlite:///{tmp_path}/web.db", tmp_path, wall_clock=wall) as srv:
+        yield srv
 
 
 async def contrast(page: Any) -> tuple[list[Any], int]:
