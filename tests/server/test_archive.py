@@ -27,6 +27,7 @@ from server.daily import next_daily_ms, parse_archive_date, utc_date
 
 from .test_app import DAY, NOON, Clock
 from .test_http import board_rows, fetch
+from .test_restart import until_journaled
 from .wire import Client, open_client, running_server
 
 MIDNIGHT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC).timestamp()
@@ -164,3 +165,46 @@ async def test_archive_runs_never_reach_the_days_board(db_url: str, tmp_path: Pa
         assert "#archive=" not in (await fetch(server, "/leaderboard")).text
         for c in (ann, bob):
             await c.ws.close()
+
+
+async def test_an_archive_run_survives_a_restart_as_one(db_url: str, tmp_path: Path) -> None:
+    """Rebuilt from the journal, an archive run is still one: not cut as a daily attempt
+    of a day whose code is public would be (its day is long over), and its result goes to
+    the archive board only."""
+    clock = Clock(NOON + DAY)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    async with running_server(db_url, tmp_path / "a", wall_clock=clock) as first:
+        await first.boards.dailies.get(dt.date(2026, 11, 29))
+        ann = await open_client(first)
+        await ann.send(Hello(1, "ann"))
+        token = (await ann.expect(Welcome)).token
+        await ann.send(Daily(date="2026-11-29"))
+        assert (await ann.expect(DailyDeal)).archive
+        race = await ann.expect(Race)
+        game = Game.from_position(race.view)
+        move = sorted(game.legal_moves())[0]
+        await ann.send(MoveMsg(1, move))
+        accepted = await ann.expect(Accepted, seq=1)
+        game.play(accepted.move, reveal=accepted.turned)
+        # As tests/server/test_restart.py does: the restart comes once the race and its
+        # move are in the journal (written in groups, a moment later).
+        await until_journaled(db_url)
+        first.closing_for_restart = True  # type: ignore[attr-defined]
+    async with running_server(db_url, tmp_path / "b", wall_clock=clock) as second:
+        ann = await open_client(second)
+        await ann.send(Hello(1, token=token))
+        assert (await ann.expect(Welcome)).room is not None
+        back = await ann.expect(Race)
+        assert back.state == "playing" and back.moves == 1  # not cut at the code's publication
+        move = sorted(game.legal_moves())[0]
+        await ann.send(MoveMsg(2, move))
+        await ann.expect(Accepted, seq=2)
+        await ann.send(Resign())
+        result = await ann.expect(Result)
+        assert [r.moves for r in result.ranks] == [2]
+        archive = await second.store.archive_board(date=dt.date(2026, 11, 29))
+        assert [(e.name, e.moves) for e in archive.rows] == [("ann", 2)]
+        daily = await second.store.daily_board(date=dt.date(2026, 11, 29))
+        assert daily.total == 0
+        await ann.ws.close()
