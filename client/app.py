@@ -22,10 +22,19 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from protocol.messages import Finish, Message, MoveMsg, Undo
+from protocol.messages import Finish, Message, MoveMsg, Undo, Welcome
 
 from .closed import room_state
-from .config import DEFAULT_URL, LOCAL_KEY, LOCAL_WHERE, DailyMemory, HintedMemory, TokenStore
+from .config import (
+    DEFAULT_URL,
+    LOCAL_KEY,
+    LOCAL_WHERE,
+    DailyMemory,
+    Deck,
+    DeckMemory,
+    HintedMemory,
+    TokenStore,
+)
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .host import Host
 from .screens import (
@@ -71,6 +80,7 @@ Screen { background: $background; }
 #time { width: 12; }
 #code { width: 41; }  /* a game code is up to 39 characters */
 #room-code { width: 12; }
+#archive-date { width: 12; }  /* issue 29: a past day, YYYY-MM-DD */
 TickBox.-textual-compact:focus { border: none !important; }
 Select { width: 16; }
 
@@ -185,6 +195,8 @@ class YukonApp(App[None]):
         if self.hinted is not None:
             with contextlib.suppress(OSError):
                 self.session.hinted_rooms = self.hinted.load(self.key)
+        #: Each name's deck (four colours, suits as letters), beside the tokens (issue 29).
+        self.decks = DeckMemory(store.directory) if store is not None else None
         self._asking_name = False
         self._asking_password = False
 
@@ -250,6 +262,8 @@ class YukonApp(App[None]):
     # -- the connection's events ------------------------------------------------------------------
 
     def link_message(self, message: Message) -> None:
+        if isinstance(message, Welcome):
+            self._load_deck(message.name)
         known = len(self.session.dailies)
         hinted = list(self.session.hinted_rooms)
         for reply in self.session.receive(message, self.clock()):
@@ -267,6 +281,27 @@ class YukonApp(App[None]):
         if self.session.out_of_step:
             self.session.out_of_step = False
             self.link.reconnect()
+        self.sync()
+
+    def _load_deck(self, name: str) -> None:
+        """This name's deck, as it was kept on this client (``deck.json``)."""
+        if self.decks is None:
+            return
+        try:
+            deck = self.decks.load(self.key, name)
+        except OSError:
+            return
+        self.session.four_colour, self.session.suit_letters = deck.four, deck.letters
+
+    def deck_changed(self) -> None:
+        session = self.session
+        if self.decks is not None and session.me is not None:
+            try:
+                self.decks.save(
+                    self.key, session.me, Deck(session.four_colour, session.suit_letters)
+                )
+            except OSError as exc:
+                log.warning("cannot keep the deck's settings: %s", exc)
         self.sync()
 
     def link_status(self, status: LinkStatus) -> None:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-__all__ = ["GLYPHS", "SUIT_ORDER", "is_red", "label", "move_label", "rank_label"]
+__all__ = [
+    "FOUR_COLOUR",
+    "GLYPHS",
+    "SUIT_ORDER",
+    "TWO_COLOUR",
+    "ink",
+    "is_red",
+    "label",
+    "move_label",
+    "rank_label",
+]
 
 GLYPHS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 #: Foundation order on the wire (position notation): spades, hearts, diamonds, clubs.
@@ -12,6 +22,18 @@ SUIT_ORDER = "SHDC"
 def is_red(card: str) -> bool:
     """Hearts and diamonds; ``card`` is canonical text such as ``7H``."""
     return card[-1] in "HD"
+
+
+#: The usual deck's inks on a card's face: black spades and clubs, red hearts and diamonds.
+TWO_COLOUR = {"S": "#101010", "H": "#c00000", "D": "#c00000", "C": "#101010"}
+#: The four-colour deck (issue 29): spades black, hearts red, diamonds blue, clubs green,
+#: each at least 4.5:1 against the face (``widgets.FACE``), as the browser's are.
+FOUR_COLOUR = {"S": "#101010", "H": "#c00000", "D": "#1a4fc2", "C": "#17733a"}
+
+
+def ink(card: str, *, four: bool = False) -> str:
+    """The colour ``card``'s rank and suit are drawn in, on the usual or the four-colour deck."""
+    return (FOUR_COLOUR if four else TWO_COLOUR)[card[-1]]
 
 
 def rank_label(card: str) -> str:

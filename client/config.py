@@ -7,7 +7,7 @@ identity on that server, so the next start needs no name. Beside it, each readab
 the user only: ``passwords.json`` (what private servers accepted), ``known_servers.json``
 (the certificate fingerprints trusted on first use, as SSH's ``known_hosts``) and
 ``dailies.json`` (the daily rooms this client was in, so a resumed attempt is still the
-daily).
+daily) and ``deck.json`` (each name's deck: four colours, suits as letters).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -28,6 +29,7 @@ __all__ = [
     "APP_NAME",
     "DEFAULT_URL",
     "DailyMemory",
+    "DeckMemory",
     "HintedMemory",
     "LOCAL_KEY",
     "LOCAL_WHERE",
@@ -48,6 +50,7 @@ LOCAL_WHERE = "your own server"
 _TOKENS = "tokens.json"
 _DAILIES = "dailies.json"
 _HINTED = "hinted.json"
+_DECK = "deck.json"
 _PASSWORDS = "passwords.json"
 #: Certificates trusted on first use, as SSH's known_hosts: server -> SHA-256 fingerprint.
 _KNOWN_SERVERS = "known_servers.json"
@@ -241,6 +244,16 @@ class TokenStore:
         _write_json(self.directory, self.path, raw)
 
 
+def _read_map(path: Path) -> dict[str, Any]:
+    """A JSON map kept in ``path``; an empty one for a missing, unreadable or broken file
+    (what it remembered is lost, nothing more)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _write_json(directory: Path, path: Path, data: object) -> None:
     """Write atomically (a crash never leaves half a file), mode 0600."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -269,11 +282,7 @@ class DailyMemory:
         self.path = self.directory / _DAILIES
 
     def _read(self) -> dict[str, dict[str, dict[str, object]]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return _read_map(self.path)
 
     def load(self, server: str) -> dict[str, DailyDeal]:
         rooms = self._read().get(server_key(server))
@@ -307,11 +316,7 @@ class HintedMemory:
         self.path = self.directory / _HINTED
 
     def _read(self) -> dict[str, object]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return _read_map(self.path)
 
     def load(self, server: str) -> list[str]:
         rooms = self._read().get(server_key(server))
@@ -322,4 +327,40 @@ class HintedMemory:
     def save(self, server: str, rooms: list[str]) -> None:
         data = self._read()
         data[server_key(server)] = rooms[-_DAILIES_KEPT:]
+        _write_json(self.directory, self.path, data)
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    """How a player reads the cards (issue 29): the four-colour deck, suits as letters."""
+
+    four: bool = False
+    letters: bool = False
+
+
+class DeckMemory:
+    """Each player's deck settings, per server and name, in ``deck.json``: kept on this
+    client like the browser's localStorage keeps them, so a name plays with its own deck
+    wherever it plays here."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory if directory is not None else config_dir()
+        self.path = self.directory / _DECK
+
+    def _read(self) -> dict[str, object]:
+        return _read_map(self.path)
+
+    @staticmethod
+    def _key(server: str, name: str) -> str:
+        return f"{server_key(server)} {name.casefold()}"
+
+    def load(self, server: str, name: str) -> Deck:
+        entry = self._read().get(self._key(server, name))
+        if not isinstance(entry, dict):
+            return Deck()
+        return Deck(four=entry.get("four") is True, letters=entry.get("letters") is True)
+
+    def save(self, server: str, name: str, deck: Deck) -> None:
+        data = self._read()
+        data[self._key(server, name)] = asdict(deck)
         _write_json(self.directory, self.path, data)

@@ -56,6 +56,10 @@ class Host(Protocol):
     def sync(self) -> None:
         """Show the screen of the session's phase and redraw."""
 
+    def deck_changed(self) -> None:
+        """The session's deck (``four_colour``, ``suit_letters``) changed: keep it for this
+        name (``config.DeckMemory``) and redraw."""
+
 
 def host(node: DOMNode) -> Host:
     """The app that runs ``node`` (a screen or a widget), as its ``Host``."""

@@ -48,6 +48,7 @@ from protocol.messages import (
 
 from .closed import RoomState
 from .config import LOCAL_WHERE
+from .dailydeck import NextDaily, archive_date
 from .host import Host, host
 from .invite import name_link, replay_link
 from .quick import QuickInfo
@@ -212,8 +213,8 @@ class LobbyScreen(Base):
 
     AUTO_FOCUS = "#create"
     HINTS = (
-        "r quick · n new · j join · w watch · d daily · l boards · h history · p page · i link"
-        " · ? help · q quit"
+        "r quick · n new · j join · w watch · d daily · a archive · l boards · h history · p page"
+        " · i link · f 4 colours · s letters · ? help · q quit"
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "quick", "quick race"),
@@ -221,6 +222,9 @@ class LobbyScreen(Base):
         Binding("j", "join", "join"),
         Binding("w", "watch", "watch"),
         Binding("d", "daily", "daily deal"),
+        Binding("a", "archive", "a past day (archive)"),
+        Binding("f", "four_colour", "four-colour deck"),
+        Binding("s", "suit_letters", "suits as letters"),
         Binding("l", "boards", "leaderboards"),
         Binding("h", "history", "history"),
         Binding("i", "name_link", "your name's link"),
@@ -282,6 +286,14 @@ class LobbyScreen(Base):
                     yield Button("Leaderboards (l)", compact=True, id="boards")
                     yield Button("History (h)", compact=True, id="history")
                     yield Button("Quit (q)", compact=True, id="quit")
+                # Issue 29 (client/dailydeck.py): a past day from the archive; the countdown.
+                with Horizontal(classes="row"):
+                    yield Label("Archive", classes="label")
+                    yield Input(
+                        placeholder="YYYY-MM-DD", max_length=10, compact=True, id="archive-date"
+                    )
+                    yield Button("Play that day (a)", compact=True, id="archive")
+                    yield NextDaily()
         yield StatusLine()
         yield Hints()
 
@@ -399,6 +411,43 @@ class LobbyScreen(Base):
     def action_boards(self) -> None:
         self.app.push_screen(LeaderboardScreen())
 
+    # -- issue 29: the archive, the deck, the countdown --------------------------------------
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick_next_daily)
+
+    def _tick_next_daily(self) -> None:
+        for widget in self.query(NextDaily):
+            widget.refresh()
+
+    def action_archive(self) -> None:
+        """``a``: play the typed past day from the archive (practice, docs/protocol.md
+        4.28); with no day typed yet, the box takes the focus."""
+        field = self.query_one("#archive-date", Input)
+        date = archive_date(field.value)
+        if date is None:
+            field.focus()
+            self.session.say("type a past day as YYYY-MM-DD, then Enter")
+            self.client.sync()
+            return
+        self.client.send(Daily(date=date))
+
+    def action_four_colour(self) -> None:
+        self.session.four_colour = not self.session.four_colour
+        on_off = "on" if self.session.four_colour else "off"
+        self.session.say(f"four-colour deck {on_off} (♦ blue, ♣ green)")
+        self.client.deck_changed()
+
+    def action_suit_letters(self) -> None:
+        self.session.suit_letters = not self.session.suit_letters
+        on_off = "on" if self.session.suit_letters else "off"
+        self.session.say(f"suits as letters (S H D C) {on_off}")
+        self.client.deck_changed()
+
+    @on(Input.Submitted, "#archive-date")
+    def _submitted_archive(self) -> None:
+        self.action_archive()
+
     def action_name_link(self) -> None:
         self.app.push_screen(NameLinkScreen())
 
@@ -421,6 +470,7 @@ class LobbyScreen(Base):
         is no longer in the room code box."""
         super().on_screen_resume()
         self.query_one("#room-code", Input).value = ""
+        self.query_one("#archive-date", Input).value = ""
         self.action_unfocus()
 
     @on(Input.Submitted, "#room-code")
@@ -442,6 +492,7 @@ class LobbyScreen(Base):
             "boards": self.action_boards,
             "history": self.action_history,
             "quit": self.action_quit,
+            "archive": self.action_archive,
         }.get(event.button.id or "")
         if action is not None:
             action()
@@ -894,7 +945,13 @@ class ResultsScreen(RunPicker):
         text.append(line, style="bold #5fd75f" if kind == "good" else "bold")
         text.append("\n")
         if self._daily() and session.daily is not None:
-            kind = "practice" if session.daily.practice else "counts for the leaderboard"
+            kind = (
+                "from the archive: practice, on the day's archive board"
+                if session.daily.archive
+                else "practice"
+                if session.daily.practice
+                else "counts for the leaderboard"
+            )
             text.append(
                 f"Daily deal {session.daily.date}, attempt {session.daily.attempt} ({kind})"
             )
@@ -930,12 +987,16 @@ class ResultsScreen(RunPicker):
 
     def action_again(self) -> None:
         if self._daily():
-            self.client.send(Daily())
+            # An archive run's "again" is the same past day again (docs/protocol.md 4.28).
+            daily = self.session.daily
+            archived = daily is not None and daily.archive
+            self.client.send(Daily(date=daily.date if daily is not None and archived else None))
 
     def action_board(self) -> None:
         result = self.session.result
         if self._daily() and self.session.daily is not None:
-            self.app.push_screen(LeaderboardScreen(date=self.session.daily.date))
+            daily = self.session.daily
+            self.app.push_screen(LeaderboardScreen(date=daily.date, archive=daily.archive))
         elif result is not None and result.code:
             self.app.push_screen(LeaderboardScreen(code=result.code))
         else:
@@ -1164,6 +1225,8 @@ class LeaderboardScreen(RunPicker):
         Binding("c", "code", "game code"),
         Binding("y", "mine", "your row"),
         Binding("r", "race", "race the run"),
+        Binding("a", "archive", "archive board"),
+        Binding("p", "play_day", "play this day"),
         Binding("pagedown", "page(1)", "next page", show=False),
         Binding("pageup", "page(-1)", "previous page", show=False),
         Binding("escape", "back", "back"),
@@ -1172,9 +1235,11 @@ class LeaderboardScreen(RunPicker):
         *PICK_BINDINGS,
     ]
 
-    def __init__(self, *, date: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self, *, date: str | None = None, code: str | None = None, archive: bool = False
+    ) -> None:
         super().__init__()
-        self.kind = "deal" if code else "daily"
+        self.kind = "deal" if code else "archive" if archive and date else "daily"
         self.date: str | None = date
         self.code: str | None = code
         self.page_offset = 0
@@ -1185,6 +1250,7 @@ class LeaderboardScreen(RunPicker):
     def compose(self) -> ComposeResult:
         yield Title("leaderboards")
         yield Static("", id="board-head")
+        yield NextDaily()
         with Horizontal(id="code-row", classes="row"):
             yield Label("Game code", classes="label")
             yield Input(placeholder="YU1-C-AAAAAAB, then Enter", compact=True, id="board-code")
@@ -1193,9 +1259,10 @@ class LeaderboardScreen(RunPicker):
         yield Hints()
 
     def hints(self) -> str:
-        if self.kind == "daily":
+        if self.kind != "deal":
             return (
-                "← → day · t today · y you · c code · PgUp PgDn · ↑↓ v replay · r race · esc back"
+                "← → day · t today · a archive · p play day · y you · c code · PgUp PgDn"
+                " · ↑↓ v replay · r race · esc back"
             )
         return (
             "t today's board · y you · c other code · PgUp PgDn · ↑↓ v replay · r race · esc back"
@@ -1218,6 +1285,7 @@ class LeaderboardScreen(RunPicker):
     def on_mount(self) -> None:
         self.query_one("#code-row").display = False
         self.ask()
+        self.set_interval(1.0, lambda: self.query_one(NextDaily).refresh())
 
     def page_size(self) -> int:
         return max(5, self.size.height - 8) if self.size.height else 14
@@ -1226,12 +1294,12 @@ class LeaderboardScreen(RunPicker):
         """Is ``page`` the answer to what this screen shows?"""
         if page is None or page.kind != self.kind:
             return False
-        if self.kind == "daily":
+        if self.kind != "deal":
             return self.date is None or page.date == self.date
         return page.code is not None and self.code is not None and page.code == self.code
 
     def ask(self) -> None:
-        where = {"date": self.date} if self.kind == "daily" else {"code": self.code}
+        where = {"date": self.date} if self.kind != "deal" else {"code": self.code}
         limit = self.page_size()
         self.client.send(
             Board(self.kind, offset=self.page_offset, limit=limit, around=self.around, **where)
@@ -1266,18 +1334,43 @@ class LeaderboardScreen(RunPicker):
                     text.append(f" · {page.code}", style="#8a8a8a")
                 else:
                     text.append(" · code secret today", style="#8a8a8a")
+        elif self.kind == "archive":
+            text.append(f"Archive of {self.date}: best practice runs", style="bold")
+            if page is not None and self.matches(page):
+                text.append(f" · {_players(page.total)}", style="#8a8a8a")
+                if page.code:
+                    text.append(f" · {page.code}", style="#8a8a8a")
+                else:
+                    text.append(" · not in the archive yet", style="#8a8a8a")
         else:
             text.append(f"Game code {self.code}", style="bold")
             if page is not None and self.matches(page):
                 text.append(f" · {_players(page.total)}", style="#8a8a8a")
         return text
 
+    def action_archive(self) -> None:
+        """``a``: this day's archive board (its practice runs from the archive), or back to
+        its daily board (docs/protocol.md 4.28)."""
+        if self.kind == "deal":
+            return
+        if self.date is None:
+            self.date = self.today
+        self.kind = "daily" if self.kind == "archive" else "archive"
+        self.page_offset = 0
+        self.ask()
+        self.refresh_view()
+
+    def action_play_day(self) -> None:
+        """``p``: play this day's deal from the archive, as practice."""
+        if self.kind != "deal" and self.date is not None:
+            self.client.send(Daily(date=self.date))
+
     def _shift(self, days: int) -> None:
         base = dt.date.fromisoformat(self.date) if self.date else dt.datetime.now(dt.UTC).date()
         self.date = (base + dt.timedelta(days=days)).isoformat()
 
     def action_day(self, days: int) -> None:
-        if self.kind != "daily":
+        if self.kind == "deal":
             return
         self._shift(days)
         self.page_offset = 0
@@ -1752,6 +1845,7 @@ HELP = """\
 [b]Everywhere[/b]
   [b]?[/b] this help  [b]l[/b] leave the room / to the lobby  [b]q[/b] quit (asks mid-race)
   [b]m[/b] a finished room's rematch (anyone)  [b]i[/b] lobby: your name's link
+  [b]a[/b] lobby: a past day's daily (archive)  [b]f[/b] four colours  [b]s[/b] suits S H D C
   [b]c[/b]        in a room or watching: copy the room's invite link (others
            open it in a browser, or run yukon play LINK)
   [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step

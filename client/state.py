@@ -529,6 +529,13 @@ class Session:
     """Everything the client knows, as the server told it, plus what the player holds."""
 
     ascii: bool = False
+    # -- dailydeck (issue 29): the deck's look and the countdown (docs/protocol.md 4.28) ---
+    #: The four-colour deck, and suits as letters (S H D C): this player's, kept on disk.
+    four_colour: bool = False
+    suit_letters: bool = False
+    #: The server's last ``next_daily_ms``, and when it came (the session's clock).
+    next_daily_ms: int | None = None
+    next_daily_at: float = 0.0
     me: str | None = None
     #: My secret token on this server (the ``welcome``'s): what my name's link carries
     #: to another device (docs/protocol.md 4.2).
@@ -651,13 +658,32 @@ class Session:
     def say(self, text: str, kind: str = "info") -> None:
         self.status = Status(text, kind, self.status.serial + 1)
 
+    @property
+    def letters(self) -> bool:
+        """Cards' suits as letters: chosen (``suit_letters``) or forced by ``--ascii``."""
+        return self.ascii or self.suit_letters
+
+    def heard_next_daily(self, msg: Message, now: float) -> None:
+        """Note a ``next_daily_ms`` (welcome, daily_deal, board_page) received at ``now``."""
+        ms = getattr(msg, "next_daily_ms", None)
+        if isinstance(ms, int):
+            self.next_daily_ms, self.next_daily_at = ms, now
+
+    def daily_left_ms(self, now: float) -> int | None:
+        """Milliseconds to the next daily at ``now`` (this session's monotonic clock): the
+        server's figure less the time since it came, never this machine's wall clock."""
+        if self.next_daily_ms is None:
+            return None
+        return max(0, self.next_daily_ms - int((now - self.next_daily_at) * 1000))
+
     def _card(self, card: str) -> str:
-        return label(card, ascii=self.ascii)
+        return label(card, ascii=self.letters)
 
     # -- following the server -------------------------------------------------------------
 
     def receive(self, msg: Message, now: float) -> list[Message]:
         """Take in one server message; what to send because of it (resent moves)."""
+        self.heard_next_daily(msg, now)
         if isinstance(msg, Welcome):
             self.me = msg.name
             self.token = msg.token
@@ -685,7 +711,13 @@ class Session:
             self.daily = msg
             self.race = None
             self.starting = True
-            what = "practice" if msg.practice else "the attempt that counts"
+            what = (
+                "from the archive, practice"
+                if msg.archive
+                else "practice"
+                if msg.practice
+                else "the attempt that counts"
+            )
             self.say(f"daily deal {msg.date}, attempt {msg.attempt}: {what}")
         elif isinstance(msg, Race):
             return self._race(msg, now)

@@ -24,7 +24,7 @@ from textual.widgets import Checkbox
 from protocol import Rules, YukonError
 from protocol.messages import PlayerProgress, RankEntry, Room
 
-from .cards import GLYPHS, SUIT_ORDER, is_red, label
+from .cards import GLYPHS, SUIT_ORDER, ink, label
 from .host import Host, host
 from .invite import invite_link
 from .state import (
@@ -57,8 +57,6 @@ __all__ = [
 
 # Colours: cards look like cards (a light face, red or black ink), backs are blue.
 FACE = "#f0f0e8"
-RED = "#c00000"
-BLACK = "#101010"
 BACK = "#6f8fdf on #203060"
 PICKED = "#ffd75f"
 TARGET = "#8fdf8f"
@@ -206,10 +204,11 @@ class BoardView(Live):
     def _face(
         self, card: str, *, lifted: bool = False, target: bool = False, hinted: bool = False
     ) -> Text:
-        ascii = self.session.ascii
-        ink = RED if is_red(card) else BLACK
+        session = self.session
+        colour = ink(card, four=session.four_colour)
         bg = PICKED if lifted else TARGET if target else HINTED if hinted else FACE
-        return Text(label(card, ascii=ascii).center(self._cw - 1), style=f"bold {ink} on {bg}")
+        shown = label(card, ascii=session.letters).center(self._cw - 1)
+        return Text(shown, style=f"bold {colour} on {bg}")
 
     def _back(self, count: int | None = None) -> Text:
         w = self._cw - 1
@@ -251,7 +250,9 @@ class BoardView(Live):
             target = "F" in dests and pick is not None and pick.card[1] == SUIT_ORDER[suit]
             hinted = hint[1] == "F" and hint[0][1:] == SUIT_ORDER[suit]
             if card is None:
-                mark = "--" if self.session.ascii else f"·{GLYPHS[SUIT_ORDER[suit]]}"
+                letter = SUIT_ORDER[suit]
+                shown = letter if self.session.letters else GLYPHS[letter]
+                mark = "--" if self.session.ascii else f"·{shown}"
                 cell = self._slot(mark, target=target, hinted=hinted)
             else:
                 picked = pick is not None and pick.source == FOUNDATION and pick.card == card
@@ -314,7 +315,7 @@ class BoardView(Live):
             return Text(f" {word} ".center(width - 1), style="bold white on #875f00") + Text(" ")
         if race.pick is not None:
             cards = race.lifted()
-            held = label(race.pick.card, ascii=session.ascii)
+            held = label(race.pick.card, ascii=session.letters)
             more = f" +{len(cards) - 1}" if len(cards) > 1 else ""
             return Text(f"holding {held}{more}".ljust(width)[:width], style=f"bold {PICKED}")
         return Text(" " * width)
@@ -489,8 +490,9 @@ class RaceHeader(Live):
         if room is not None and room.ghost is not None:
             what = f" · racing {room.ghost}'s run (ghost)"
         elif session.daily is not None and (room is None or room.max_players == 1):
-            practice = " practice" if session.daily.practice else ""
-            what = f" · daily {session.daily.date}{practice}"
+            deal = session.daily
+            practice = " archive" if deal.archive else " practice" if deal.practice else ""
+            what = f" · daily {deal.date}{practice}"
         elif room is not None and room.max_players == 1:
             what = " · daily deal"
         elif room is not None:

@@ -638,8 +638,30 @@ async def record_7_3() -> str:
                 {"t": "postmortem", "race": counted, "player": "dave"},
                 expect={dave: "postmortem_answer"},
             )
+            await s2.step(
+                "Step 24. dave asks for today's deal from the archive: refused, its code is"
+                " still secret",
+                dave,
+                {"t": "daily", "date": "2026-11-30"},
+                expect={dave: "error"},
+            )
+            await s2.step(
+                "Step 25. yesterday's deal from the archive: practice, the code shown",
+                dave,
+                {"t": "daily", "date": "2026-11-29"},
+                expect={dave: "progress"},
+            )
+            await s2.step(
+                "Step 26. dave resigns at once", dave, {"t": "resign"}, expect={dave: "room"}
+            )
+            await s2.step(
+                "Step 27. the day's archive board: his practice run, never on the daily board",
+                dave,
+                {"t": "board", "kind": "archive", "date": "2026-11-29"},
+                expect={dave: "board_page"},
+            )
             await s2.close(dave)
-        s.t.step("Step 24. dave closes (frames not shown)")
+        s.t.step("Step 28. dave closes (frames not shown)")
     return s.t.text()
 
 

@@ -143,7 +143,7 @@ ROOM_STATES = ("lobby", "countdown", "racing", "finished")
 #: (``best``, not proven), or it could not tell and has no move to offer.
 HINT_VERDICTS = ("win", "lost", "best", "unknown")
 #: Which leaderboards there are.
-BOARD_KINDS = ("daily", "deal")
+BOARD_KINDS = ("daily", "deal", "archive")
 #: Where a player stands in the quick-race pool (``pool.state``, docs/protocol.md 4.26).
 POOL_STATES = ("waiting", "left")
 #: What a post-mortem can say of a run (docs/protocol.md 4.22; ``solver.postmortem``).
@@ -463,10 +463,14 @@ class Rematch:
 
 @dataclass(frozen=True, slots=True)
 class Daily:
-    """Play today's daily deal alone, now; the first attempt of the day is the one that counts."""
+    """Play today's daily deal alone, now; the first attempt of the day is the one that counts.
+
+    With ``date`` (``YYYY-MM-DD``): a past day's deal, as archive practice, once that day's
+    code is public (docs/protocol.md 4.28); never on the day's board nor its deal's."""
 
     TYPE: ClassVar[str] = "daily"
-    FIELDS: ClassVar[tuple[F, ...]] = ()
+    FIELDS: ClassVar[tuple[F, ...]] = (F("date", Opt(Str(10)), False),)
+    date: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,6 +596,7 @@ class Welcome:
         F("provisional", Bool(), False),
         F("streak", _small, False),
         F("best_streak", _small, False),
+        F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
     )
     v: int
     name: str
@@ -607,6 +612,10 @@ class Welcome:
     #: Consecutive UTC days with a won counted daily attempt, now and at best.
     streak: int = 0
     best_streak: int = 0
+    # -- dailydeck (issue 29): the countdown ------------------------------------------------
+    #: Milliseconds until the next UTC day by the server's clock: a client counts down from
+    #: when it received this, never from its own wall clock (docs/protocol.md 4.28).
+    next_daily_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -949,6 +958,8 @@ class DailyDeal:
         F("rules", Str(8)),
         F("par", Opt(Int(0, _U31)), False),
         F("commitment", _commitment, False),  # sent always; optional for an older server
+        F("archive", Bool(), False),  # dailydeck: a past day's deal, as practice (4.28)
+        F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
     )
     date: str
     attempt: int
@@ -958,6 +969,11 @@ class DailyDeal:
     par: int | None = None
     #: The day's commitment (nil for a day chosen before commitments existed).
     commitment: str | None = None
+    # -- dailydeck (issue 29) -----------------------------------------------------------------
+    #: A past day's deal played from the archive: practice, on that day's archive board only.
+    archive: bool = False
+    #: Milliseconds until the next UTC day by the server's clock (docs/protocol.md 4.28).
+    next_daily_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1010,6 +1026,7 @@ class BoardPage:
         F("par", Opt(Int(0, _U31)), False),
         F("commitment", _commitment, False),  # sent always; optional for an older server
         F("salt", _salt, False),
+        F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
     )
     kind: str
     date: str | None
@@ -1024,6 +1041,9 @@ class BoardPage:
     commitment: str | None = None
     #: Revealed with the day's ``code``.
     salt: str | None = None
+    # -- dailydeck (issue 29) -----------------------------------------------------------------
+    #: Milliseconds until the next UTC day by the server's clock (docs/protocol.md 4.28).
+    next_daily_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

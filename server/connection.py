@@ -768,7 +768,23 @@ class RaceServer:
         # The day's deal first (chosen once a day, usually ahead of time: ``server.daily``),
         # then the attempt's number, so an attempt is never used up on a deal not dealt.
         try:
-            choice = await self.boards.dailies.get(effect.date)
+            if effect.archive:
+                # A past day from the archive: the deal stored for it, never a new choice
+                # (a day the server has no deal for was never a daily).
+                stored = await self.boards.dailies.stored(effect.date)
+                if stored is None:
+                    self._apply(
+                        self.hub.daily_refused(
+                            effect.player_id,
+                            code="not_archived",
+                            text=f"this server had no daily deal on {effect.date}",
+                            now=self._now(),
+                        )
+                    )
+                    return
+                choice = stored
+            else:
+                choice = await self.boards.dailies.get(effect.date)
             attempt = await self.store.begin_daily(
                 player_id=effect.player_id, date=effect.date, now=time.time()
             )
@@ -795,6 +811,7 @@ class RaceServer:
                 deal=choice.code,
                 par=choice.par,
                 salt=choice.salt,
+                archive=effect.archive,
                 now=self._now(),
             )
         )

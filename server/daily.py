@@ -55,6 +55,8 @@ __all__ = [
     "code_public_at",
     "counts_on_board",
     "day_begun",
+    "next_daily_ms",
+    "parse_archive_date",
     "utc_date",
 ]
 
@@ -174,6 +176,31 @@ def code_public(date: dt.date, wall: float) -> bool:
     """May ``date``'s daily code be shown at wall time ``wall``? The one rule every place
     that shows a daily code follows: rooms and results, boards, history, the web page."""
     return wall >= code_public_at(date)
+
+
+def next_daily_ms(wall: float) -> int:
+    """Milliseconds from wall time ``wall`` (the server's clock) to the next 00:00 UTC, when
+    the next daily deal begins: what the countdown of both clients and ``/leaderboard``
+    counts down from (docs/protocol.md 4.28). Never 0: at midnight exactly it is a day."""
+    return max(1, round((_midnight(utc_date(wall)) + _DAY_S - wall) * 1000))
+
+
+def parse_archive_date(text: str | None, wall: float) -> dt.date | str:
+    """The past day a ``daily`` with ``date`` asks to play from the archive, or why not
+    (an error text): the day must be a date (``YYYY-MM-DD``) whose code is public at
+    ``wall``, so that nobody gets a deal whose code is still secret (today's, yesterday's
+    before 00:35 UTC, a future day's). Whether the server has a stored deal for it is
+    storage's to say."""
+    try:
+        date = dt.date.fromisoformat(text or "")
+    except ValueError:
+        return "the archive's date is YYYY-MM-DD"
+    if not code_public(date, wall):
+        return (
+            f"{date} is not in the archive yet: a day's deal is there once its code is"
+            " public, from 00:35 UTC the next day"
+        )
+    return date
 
 
 def counts_on_board(registered: float, started: float, min_age_s: float) -> bool:

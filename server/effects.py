@@ -99,6 +99,9 @@ class RaceRecord:
     results: tuple[PlayerResult, ...]
     #: A rated race: storing it rates its runners (``RatingChange``, docs/ratings.md).
     rated: bool = False
+    #: A past day's deal played from the archive (docs/protocol.md 4.28): its results are
+    #: practice, kept on that day's archive board only (``archive_bests``).
+    archive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,9 @@ class BeginDaily:
     conn: int
     player_id: int
     date: dt.date
+    #: A past day's deal from the archive: the stored deal only (never the solver), and
+    #: the attempt is practice (docs/protocol.md 4.28).
+    archive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +257,8 @@ class LiveRace:
     ghost_player: str | None = None
     #: A rated race (docs/ratings.md): still rated when rebuilt.
     rated: bool = False
+    #: An archive run (a past day's deal as practice): a restart keeps it one.
+    archive: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

@@ -33,12 +33,12 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, quote, unquote, urlencode
 
 import jinja2
@@ -50,13 +50,15 @@ from protocol.messages import MAX_RACE_ID, Error
 from protocol.times import format_ms
 
 from .connection import RaceServer
-from .daily import code_public, code_public_at, day_begun, utc_date
+from .daily import code_public, code_public_at, day_begun, next_daily_ms, utc_date
 from .effects import Standing
 from .leaderboard import player_page
 from .replays import message_json
 from .rooms import ROOM_ALPHABET
 from .storage.ratings import PlayerStats
 from .storage.sql import Board, BoardEntry, RoomRace, describe_error
+
+T = TypeVar("T")
 
 log = logging.getLogger("yukon.http")
 
@@ -271,6 +273,15 @@ class DailyPage:
     public_at: float = 0.0
     #: Each row's player's rating and streak, by player id (docs/protocol.md 4.27).
     standings: Mapping[int, Standing] = dataclasses.field(default_factory=dict)
+    # -- dailydeck (issue 29): the countdown and the archive -------------------------------
+    #: Milliseconds until the next daily (00:00 UTC) by the server's clock.
+    next_daily_ms: int = 0
+    #: The day is in the archive (its code is public and it had a deal): it can be played
+    #: as practice at ``/#archive=YYYY-MM-DD``, and has an archive board.
+    archived: bool = False
+    #: The top of its archive board (each player's best practice run from the archive).
+    archive_rows: tuple[BoardEntry, ...] = ()
+    archive_total: int = 0
 
     @property
     def pages(self) -> int:
@@ -313,6 +324,7 @@ def board_json(page: DailyPage) -> dict[str, Any]:
         "pages": page.pages,
         "per_page": PAGE_SIZE,
         "rows": [_row_json(e, page.standings.get(e.player_id), page.today) for e in page.rows],
+        **archive_json(page),
     }
 
 
@@ -323,6 +335,36 @@ def _standing_json(standing: Standing, today: dt.date) -> dict[str, Any]:
 def player_href(name: str) -> str:
     """A player's page: ``/players/`` and the name, percent-encoded UTF-8."""
     return PLAYER_PREFIX + quote(name, safe="")
+
+
+# -- dailydeck (issue 29): the countdown and the archive on /leaderboard -----------------------
+
+
+def archive_href(date: dt.date) -> str:
+    """The browser client's address that plays ``date``'s deal from the archive."""
+    return f"/#archive={date.isoformat()}"
+
+
+def archive_json(page: DailyPage) -> dict[str, Any]:
+    """The page's countdown and archive, as JSON (docs/protocol.md 1.6 and 4.28)."""
+    return {
+        "next_daily_ms": page.next_daily_ms,
+        "archive": {
+            "play": archive_href(page.date),
+            "total": page.archive_total,
+            "rows": [_row_json(e) for e in page.archive_rows],
+        }
+        if page.archived
+        else None,
+    }
+
+
+def countdown_text(ms: int) -> str:
+    """``5 h 12 min``: how long until the next daily, as the page says it (no script
+    counts it down: it is the server's clock at the moment the page was made)."""
+    minutes = -(-ms // 60_000)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
 
 
 def _href(date: dt.date, page: int = 1, fmt: str = "html") -> str:
@@ -427,6 +469,8 @@ def render_board_html(page: DailyPage) -> str:
     date, today = page.date, page.today
     return _TEMPLATES.get_template("leaderboard.html").render(
         page=page,
+        countdown=countdown_text(page.next_daily_ms),
+        archive_href=archive_href,
         public_at=_public_at(page.public_at),
         # The arrows never lead past today: nothing about a day shows before it begins.
         # (Nor past the first or last day a date can hold: issue 28, item 19.)
@@ -691,22 +735,14 @@ class HttpPages:
         today = utc_date(wall)
         q = parse_board_query(query, today)
         if day_begun(q.date, wall):
-            try:
-                board, choice = await asyncio.wait_for(
-                    asyncio.gather(
-                        self.server.store.daily_board(
-                            date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
-                        ),
-                        boards.dailies.stored(q.date),
+            board, choice = await self._leaderboard_query(
+                asyncio.gather(
+                    self.server.store.daily_board(
+                        date=q.date, offset=(q.page - 1) * PAGE_SIZE, limit=PAGE_SIZE
                     ),
-                    self.query_timeout,
+                    boards.dailies.stored(q.date),
                 )
-            except Exception as exc:
-                reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
-                raise HttpError(
-                    HTTPStatus.SERVICE_UNAVAILABLE,
-                    f"the leaderboard is unavailable: the database {reason}",
-                ) from None
+            )
         else:  # nothing about a day shows before it begins: not its par, not its deal
             board, choice = Board(0, 0, (), None), None
         # The same rule as Leaderboards and the rooms: ``daily.code_public``. The day's
@@ -727,6 +763,7 @@ class HttpPages:
             public_at=code_public_at(q.date),
             standings=await self._standings(board, today),
         )
+        page = await self._countdown_and_archive(page, wall)
         # Not even a past day is final: a result kept in the spool through an outage
         # reaches its day's board late. So browsers ask again each time.
         if q.format == "json":
@@ -785,6 +822,31 @@ class HttpPages:
         if as_json:
             return _json(HTTPStatus.OK, player_json(stats))
         return _page(HTTPStatus.OK, render_player_html(stats))
+
+    async def _leaderboard_query(self, work: Awaitable[T]) -> T:
+        """``/leaderboard``'s database work within ``query_timeout``; a database that fails
+        or is too slow is a 503 that says so."""
+        try:
+            return await asyncio.wait_for(work, self.query_timeout)
+        except Exception as exc:
+            reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
+            raise HttpError(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                f"the leaderboard is unavailable: the database {reason}",
+            ) from None
+
+    async def _countdown_and_archive(self, page: DailyPage, wall: float) -> DailyPage:
+        """The countdown to the next daily, and for a day in the archive (its code public,
+        a deal stored) the top of its archive board (issue 29; docs/protocol.md 4.28)."""
+        page = dataclasses.replace(page, next_daily_ms=next_daily_ms(wall))
+        if page.code is None or not page.dealt:
+            return page
+        archive = await self._leaderboard_query(
+            self.server.store.archive_board(date=page.date, limit=PAGE_SIZE)
+        )
+        return dataclasses.replace(
+            page, archived=True, archive_rows=archive.rows, archive_total=archive.total
+        )
 
     async def replay(self, path: str, query: str, if_none_match: str | None = None) -> Response:
         """``/replay/<race>/<player>[/postmortem]?format=json``: a run's replay (every

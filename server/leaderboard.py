@@ -26,7 +26,7 @@ from protocol.messages import (
     PlayerPage,
 )
 
-from .daily import DailyDeals, code_public, day_begun, utc_date
+from .daily import DailyDeals, code_public, day_begun, next_daily_ms, utc_date
 from .storage.ratings import PlayerStats
 from .storage.sql import Board as StoredBoard
 from .storage.sql import BoardEntry, SqlStore
@@ -115,8 +115,17 @@ class Leaderboards:
         raise TypeError(f"not a query: {message!r}")
 
     async def _board(self, m: Board, player_id: int) -> Message:
+        """A board's page, with the countdown to the next daily (issue 29) on every one."""
+        page = await self._board_page(m, player_id)
+        if isinstance(page, BoardPage):
+            page = dataclasses.replace(page, next_daily_ms=next_daily_ms(self.wall()))
+        return page
+
+    async def _board_page(self, m: Board, player_id: int) -> Message:
         wall = self.wall()
         today = utc_date(wall)
+        if m.kind == "archive":
+            return await self._archive(m, player_id)
         if m.kind == "daily":
             if m.code is not None:
                 return Error("bad_field", "a daily board is chosen by date, not by code")
@@ -129,18 +138,7 @@ class Leaderboards:
             board = await self.store.daily_board(
                 date=date, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
             )
-            choice = await self.dailies.stored(date)
-            code = str(choice.code) if choice is not None and code_public(date, wall) else None
-            par = choice.par if choice is not None else None
-            page = await self.with_standings(
-                self._page(m, date.isoformat(), code, board, par), board, today, streaks=True
-            )
-            if choice is None or choice.salt is None:
-                return page
-            # The commitment is public from the day's start; its salt comes with the code.
-            return dataclasses.replace(
-                page, commitment=choice.commitment, salt=choice.salt if code else None
-            )
+            return await self._day_page(m, date, board)
         if m.code is None:
             return Error("bad_field", "a deal board needs a game code")
         try:
@@ -186,6 +184,44 @@ class Leaderboards:
         if stats is None:
             return Error("unknown_player", f"no player is called {name!r}")
         return player_page(stats)
+
+    async def _day_page(self, m: Board, date: dt.date, board: StoredBoard) -> BoardPage:
+        """A board of one day (its daily board, its archive board) with what may be shown
+        of its deal now: code, par, commitment and salt (docs/protocol.md 4.5)."""
+        choice = await self.dailies.stored(date)
+        code = str(choice.code) if choice is not None and code_public(date, self.wall()) else None
+        par = choice.par if choice is not None else None
+        page = await self.with_standings(
+            self._page(m, date.isoformat(), code, board, par),
+            board,
+            utc_date(self.wall()),
+            streaks=m.kind == "daily",
+        )
+        if choice is None or choice.salt is None:
+            return page
+        # The commitment is public from the day's start; its salt comes with the code.
+        return dataclasses.replace(
+            page, commitment=choice.commitment, salt=choice.salt if code else None
+        )
+
+    async def _archive(self, m: Board, player_id: int) -> Message:
+        """A day's archive board (docs/protocol.md 4.28): each player's best archive run of
+        that day's deal. A day not in the archive yet (its code still secret) has none, and
+        its page says nothing of the day, not even its par: nothing of today leaks."""
+        if m.code is not None:
+            return Error("bad_field", "an archive board is chosen by date, not by code")
+        try:
+            date = dt.date.fromisoformat(m.date or "")
+        except ValueError:
+            return Error(
+                "bad_field", f"an archive board needs a date like 2026-11-29, not {m.date!r}"
+            )
+        if not code_public(date, self.wall()):
+            return self._page(m, date.isoformat(), None, StoredBoard(0, m.offset, (), None))
+        board = await self.store.archive_board(
+            date=date, offset=m.offset, limit=m.limit, player_id=player_id, around=m.around
+        )
+        return await self._day_page(m, date, board)
 
     @staticmethod
     def _page(

@@ -17,7 +17,7 @@ import msgpack
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "docs" / "protocol.md"
 #: The fields that hold times, which differ from one recording to the next.
-TIMES = re.compile(r'"(elapsed_ms|time_ms|finished_ms|at)": \d+')
+TIMES = re.compile(r'"(elapsed_ms|time_ms|finished_ms|at|next_daily_ms)": \d+')
 #: The times of a replay's actions (``"actions": [[257, "5C>4"], ...]``), which differ too.
 ACTION_TIMES = re.compile(r'\[\d+, "')
 #: The times of a rating history's points (``"ratings": [[1795..., 1662]]``).

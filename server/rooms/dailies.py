@@ -14,7 +14,7 @@ from protocol import GameCode
 from protocol.commitment import commitment
 from protocol.messages import DailyDeal
 
-from ..daily import counts_on_board, utc_date
+from ..daily import counts_on_board, next_daily_ms, parse_archive_date, utc_date
 from ..effects import BeginDaily
 from .play import Play
 from .room import Room
@@ -33,7 +33,16 @@ class Dailies(Part):
         super().__init__(shared)
         self._play = play
 
-    def ask(self, c: _Conn, p: _Player, now: float) -> None:
+    def ask(self, c: _Conn, p: _Player, now: float, archive: str | None = None) -> None:
+        """``daily``: today's deal, or with ``archive`` (a ``YYYY-MM-DD``) a past day's deal
+        as practice, refused with ``not_archived`` unless that day's code is public."""
+        date = utc_date(self._wall())
+        if archive is not None:
+            day = parse_archive_date(archive, self._wall())
+            if isinstance(day, str):
+                self._error(c, "not_archived", day)
+                return
+            date = day
         # A room whose race is over for the player (their finished attempt, a finished
         # race elsewhere) makes way for the attempt: left, with ``left`` (issue 28).
         if not self._play.leave_over(c, p, now):
@@ -51,7 +60,7 @@ class Dailies(Part):
             return
         self._daily_rooms[p.id] = code
         p.daily_pending = True
-        self._out.append(BeginDaily(c.id, p.id, utc_date(self._wall())))
+        self._out.append(BeginDaily(c.id, p.id, date, archive=archive is not None))
 
     def begun(
         self,
@@ -62,6 +71,7 @@ class Dailies(Part):
         deal: GameCode,
         par: int | None = None,
         salt: str | None = None,
+        archive: bool = False,
         now: float,
     ) -> None:
         """The day's deal is known (``server.daily``) and storage numbered the attempt: deal
@@ -95,8 +105,9 @@ class Dailies(Part):
             self._config.daily_time_limit,
             daily=date,
             attempt=attempt,
-            practice=attempt > 1 or young,
+            practice=attempt > 1 or young or archive,
             salt=salt,
+            archive=archive,
         )
         room.seat_player(p)
         self._rooms[code] = room
@@ -105,7 +116,11 @@ class Dailies(Part):
             p.name,
             date,
             attempt,
-            " (practice: registered too recently)" if young and attempt == 1 else "",
+            " (archive practice)"
+            if archive
+            else " (practice: registered too recently)"
+            if young and attempt == 1
+            else "",
         )
         self._send(
             p,
@@ -116,6 +131,8 @@ class Dailies(Part):
                 str(deal.rules),
                 par,
                 commitment=commitment(deal, salt) if salt else None,
+                archive=archive,
+                next_daily_ms=next_daily_ms(self._wall()),
             ),
         )
         room.start_race(now)

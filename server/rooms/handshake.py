@@ -20,7 +20,7 @@ from protocol.messages import (
     normalize_name,
 )
 
-from ..daily import utc_date
+from ..daily import next_daily_ms, utc_date
 from ..effects import Authenticate, Close, Effect, Forget, Handover, Standing
 from ..limits import address_key
 from .password import Password
@@ -275,6 +275,7 @@ class Handshake(Part):
                     provisional=p.provisional,
                     streak=p.streak.current(utc_date(self._shared.wall())),
                     best_streak=p.streak.best,
+                    next_daily_ms=next_daily_ms(self._wall()),  # dailydeck: the countdown
                 ),
             )
         if p.away is not None:

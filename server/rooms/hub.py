@@ -426,7 +426,7 @@ class Hub:
         elif isinstance(msg, Rematch):
             self._play.rematch(c, p, now)
         elif isinstance(msg, Daily):
-            self._dailies.ask(c, p, now)
+            self._dailies.ask(c, p, now, msg.date)
         elif isinstance(msg, Hint):
             self._hints.ask(c, p, now)
         elif isinstance(msg, PostMortem):
@@ -583,13 +583,21 @@ class Hub:
         deal: GameCode,
         par: int | None = None,
         salt: str | None = None,
+        archive: bool = False,
         now: float,
     ) -> list[Effect]:
         """The day's deal is known and storage numbered the attempt: deal it now, with
-        ``par`` (``Dailies.begun``)."""
+        ``par`` (``Dailies.begun``); ``archive``: a past day's, as practice."""
         self._begin(now)
         self._dailies.begun(
-            player_id, date=date, attempt=attempt, deal=deal, par=par, salt=salt, now=now
+            player_id,
+            date=date,
+            attempt=attempt,
+            deal=deal,
+            par=par,
+            salt=salt,
+            archive=archive,
+            now=now,
         )
         return self._flush()
 

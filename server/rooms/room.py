@@ -187,6 +187,7 @@ class Room(Generic[M]):
         salt: str | None = None,
         ghost: GhostRun | None = None,
         rated: bool = False,
+        archive: bool = False,
     ) -> None:
         self._outside = outside
         # Bound once: the move path reaches them without a lookup on ``outside``.
@@ -242,6 +243,9 @@ class Room(Generic[M]):
         self.rated = rated
         #: A room the quick-race pool formed (``quick.Quick.seat``; docs/protocol.md 4.26).
         self.quick = False
+        #: A past day's deal played from the archive (``daily`` is that day, whose code is
+        #: public): practice, never cut at the code's publication, on the archive board.
+        self.archive = archive
 
     def members(self) -> list[M]:
         return self.players + self.spectators
@@ -469,6 +473,7 @@ class Room(Generic[M]):
                     ghost_race=self.ghost.race if self.ghost else None,
                     ghost_player=self.ghost.name if self.ghost else None,
                     rated=self.rated,
+                    archive=self.archive,
                 )
             )
         )
@@ -601,7 +606,10 @@ class Room(Generic[M]):
         if race is None or self.state != "racing":
             return
         if race.expire(now) or (
-            self.daily is not None and code_public(self.daily, self._wall()) and race.cut(now)
+            self.daily is not None
+            and not self.archive
+            and code_public(self.daily, self._wall())
+            and race.cut(now)
         ):
             self.progress(now)
             self.check_over()
@@ -612,7 +620,7 @@ class Room(Generic[M]):
         every move checks too). That is never the case for an attempt begun on its day
         with the usual limit, so no timer holds an ordinary room for a day."""
         self._timer(race.deadline, "limit", self)
-        if self.daily is not None:
+        if self.daily is not None and not self.archive:
             public = now + max(0.0, code_public_at(self.daily) - self._wall())
             if public < race.deadline:
                 self._timer(public, "limit", self)
@@ -653,6 +661,7 @@ class Room(Generic[M]):
                     ended_wall=self._wall(),
                     results=rows,
                     rated=self.rated,
+                    archive=self.archive,
                 ),
             )
 
@@ -954,6 +963,7 @@ class Room(Generic[M]):
             salt=live.salt,
             ghost=ghost,
             rated=live.rated,
+            archive=live.archive,
         )
         room.players = players
         room.ready = {p.name for p in players}

@@ -37,6 +37,7 @@ __all__ = [
     "DailyAttempt",
     "DailyDealRow",
     "DealBest",
+    "ArchiveBest",
     "Setting",
     "RatingRow",
     "PlayerRating",
@@ -132,6 +133,9 @@ class ResultRow(Base):
     hinted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     board_key: Mapped[int] = mapped_column(BigInteger)
     finished_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: A past day's deal played from the archive (``daily_date`` that day, ``practice``
+    #: true): on that day's archive board only (migration 0012).
+    archive: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class DealBest(Base):
@@ -147,6 +151,23 @@ class DealBest(Base):
 
     #: 48: the width game codes get with secret deals (``YU1-C-`` and 26 characters).
     code: Mapped[str] = mapped_column(String(48), primary_key=True)
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"))
+    board_key: Mapped[int] = mapped_column(BigInteger)
+
+
+class ArchiveBest(Base):
+    """Each player's best archive run of each day (a past daily deal played as practice,
+    docs/protocol.md 4.28), kept by the writer like ``deal_bests``: the day's archive board
+    is these rows in board order, one index range (migration 0012). Archive runs are
+    never in ``deal_bests`` nor on the daily board: they are practice."""
+
+    __tablename__ = "archive_bests"
+    __table_args__ = (Index("ix_archive_bests_board", "daily_date", "board_key", "result_id"),)
+
+    daily_date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     player_id: Mapped[int] = mapped_column(
         ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
     )
@@ -294,6 +315,8 @@ class LiveRaceRow(Base):
     ghost_player: Mapped[str | None] = mapped_column(String(20))
     #: A rated race (migration 0011): it stays rated when rebuilt after a restart.
     rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: An archive run (a past day's deal as practice, migration 0012): rebuilt as one.
+    archive: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):

@@ -36,6 +36,7 @@ from protocol.messages import name_key, name_skeleton
 from ..daily import DailyChoice
 from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange
 from .models import (
+    ArchiveBest,
     DailyAttempt,
     DailyDealRow,
     DealBest,
@@ -78,6 +79,7 @@ _attempts = cast(Table, DailyAttempt.__table__)
 _settings = cast(Table, Setting.__table__)
 _daily_deals = cast(Table, DailyDealRow.__table__)
 _bests = cast(Table, DealBest.__table__)
+_archive_bests = cast(Table, ArchiveBest.__table__)
 _live = cast(Table, LiveRaceRow.__table__)
 _live_actions = cast(Table, LiveActionRow.__table__)
 
@@ -613,6 +615,7 @@ class SqlStore(RatingsStore):
                             "ghost_race": r.ghost_race,
                             "ghost_player": r.ghost_player,
                             "rated": r.rated,
+                            "archive": r.archive,
                         }
                         for r in fresh
                     ],
@@ -755,6 +758,7 @@ class SqlStore(RatingsStore):
             ghost_race=row.ghost_race,
             ghost_player=row.ghost_player,
             rated=bool(row.rated),
+            archive=bool(row.archive),
         )
         alive = max([row.alive_ms, *(a.at_ms for a in actions)])
         return live, actions, alive
@@ -814,13 +818,26 @@ class SqlStore(RatingsStore):
                         hinted=r.hinted,
                         board_key=key,
                         finished_at=finished,
+                        archive=record.archive,
                     )
                     .returning(_results.c.id)
                 )
             ).scalar_one()
             result_ids[r.player_id] = result_id
-            if not r.practice:
-                await SqlStore._keep_best(conn, record.code, r.player_id, result_id, key)
+            if record.archive and record.daily_date is not None:
+                await SqlStore._keep_best(
+                    conn,
+                    _archive_bests,
+                    "daily_date",
+                    record.daily_date,
+                    r.player_id,
+                    result_id,
+                    key,
+                )
+            elif not r.practice:
+                await SqlStore._keep_best(
+                    conn, _bests, "code", record.code, r.player_id, result_id, key
+                )
             if r.journal:
                 await conn.execute(
                     insert(_moves),
@@ -833,22 +850,30 @@ class SqlStore(RatingsStore):
 
     @staticmethod
     async def _keep_best(
-        conn: AsyncConnection, code: str, player_id: int, result_id: int, key: int
+        conn: AsyncConnection,
+        table: Table,
+        board: str,
+        value: object,
+        player_id: int,
+        result_id: int,
+        key: int,
     ) -> None:
-        """Make this result the player's best on ``code`` if it is better than the one kept
-        (``deal_bests``); one statement, so two results stored at once cannot both win."""
+        """Make this result the player's best of its board if it is better than the one kept
+        in ``table`` (``deal_bests`` by ``code``, ``archive_bests`` by ``daily_date``: the
+        column named ``board`` holds ``value``); one statement, so two results stored at
+        once cannot both win."""
         from sqlalchemy.dialects import postgresql, sqlite
 
         upsert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        new: Any = upsert(_bests).values(
-            code=code, player_id=player_id, result_id=result_id, board_key=key
+        new: Any = upsert(table).values(
+            {board: value, "player_id": player_id, "result_id": result_id, "board_key": key}
         )
         await conn.execute(
             new.on_conflict_do_update(
-                index_elements=[_bests.c.code, _bests.c.player_id],
+                index_elements=[table.c[board], table.c.player_id],
                 set_={"result_id": new.excluded.result_id, "board_key": new.excluded.board_key},
                 # Strictly better: among equal results the first stored stays.
-                where=new.excluded.board_key < _bests.c.board_key,
+                where=new.excluded.board_key < table.c.board_key,
             )
         )
 
@@ -937,6 +962,28 @@ class SqlStore(RatingsStore):
         b = _bests.c
         return await self._board(
             b.code == code, offset, limit, player_id, around, table=_bests, id_column=b.result_id
+        )
+
+    async def archive_board(
+        self,
+        *,
+        date: dt.date,
+        offset: int = 0,
+        limit: int = 20,
+        player_id: int | None = None,
+        around: bool = False,
+    ) -> Board:
+        """Each player's best archive run of ``date``'s deal (practice from the archive,
+        docs/protocol.md 4.28), best first: the rows the writer keeps in ``archive_bests``."""
+        a = _archive_bests.c
+        return await self._board(
+            a.daily_date == date,
+            offset,
+            limit,
+            player_id,
+            around,
+            table=_archive_bests,
+            id_column=a.result_id,
         )
 
     async def _board(

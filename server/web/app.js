@@ -7,6 +7,7 @@ import { Link, keep, serverUrl, appBase } from "./net.js";
 import { Session, RaceBoard } from "./session.js";
 import { checkDeal } from "./commit.js";
 import * as screens from "./screens.js";
+import * as dailydeck from "./dailydeck.js";
 
 /** An invite link's room code (/r/K7WQM), or null. */
 function inviteCode(path) {
@@ -83,6 +84,7 @@ export class Client {
     for (const a of document.querySelectorAll("a[href]")) a.setAttribute("href", a.href);
     const run = replayLink(location.pathname);
     if (run) this.openReplay(run.race, run.player);
+    this.archiveLink();
     this.render();
     // A name's link opened in a tab that shows the game already changes only the fragment.
     window.addEventListener("hashchange", () => this.tokenLink(true));
@@ -124,6 +126,34 @@ export class Client {
       () => running || this.link.start(),
     );
     return true;
+  }
+
+  /**
+   * The archive's link (#archive=YYYY-MM-DD, from /leaderboard): that day's deal is asked
+   * for as practice once the welcome comes (docs/protocol.md 4.28); the fragment goes.
+   */
+  archiveLink() {
+    const date = dailydeck.archiveLink(location.hash);
+    if (date === null) return;
+    history.replaceState(null, "", location.pathname + location.search);
+    this.afterWelcome.push({ t: "daily", date });
+  }
+
+  /** Play `date`'s daily deal from the archive, as practice (docs/protocol.md 4.28). */
+  askArchive(date) {
+    if (!/^\d{4}-\d\d-\d\d$/.test(date ?? "")) {
+      this.session.say("choose a past day (YYYY-MM-DD)", "error");
+      this.render();
+      return;
+    }
+    this.send({ t: "daily", date });
+  }
+
+  /** The deck's look changed (four colours, suits as letters): kept for this player. */
+  deckChanged() {
+    if (this.session.me) dailydeck.saveDeck(localStorage, this.session.me);
+    dailydeck.applyDeck(document.documentElement);
+    this.screen?.update?.();
   }
 
   /** A run's replay (replay.js, loaded now: a race never needs it), over whatever shows. */
@@ -195,8 +225,11 @@ export class Client {
     }
     if (msg.t === "race" && !s.race && s.room) this.restoreLog(msg, now);
     const out = s.receive(msg, now);
+    dailydeck.heard(msg, now); // the countdown, from the server's clock (4.28)
     switch (msg.t) {
       case "welcome":
+        dailydeck.loadDeck(localStorage, msg.name);
+        dailydeck.applyDeck(document.documentElement);
         this.ask = null;
         this.askCode = null;
         keep.set("name", msg.name);

@@ -6,7 +6,8 @@
 
 import { h } from "./dom.js";
 import { cardLabel, SUITS, SUIT_WORDS } from "./rules.js";
-import { label, DOUBLE_TAP_MS, GLYPH } from "./session.js";
+import { label, DOUBLE_TAP_MS } from "./session.js";
+import { suitMark } from "./dailydeck.js";
 /** A press that moves this far (px) is a drag, not a click. */
 const DRAG_PX = 6;
 
@@ -18,7 +19,8 @@ function cardEl(card, extra = {}, more = "") {
   return h(
     "div",
     {
-      class: `pc up${red ? " red" : ""}${more}`,
+      // s-X: the suit, which the four-colour deck colours (client.css, dailydeck.js).
+      class: `pc up${red ? " red" : ""} s-${card[1]}${more}`,
       role: "listitem",
       "aria-label": cardLabel(card),
       "data-card": card,
@@ -83,7 +85,7 @@ export class BoardView {
           },
           top
             ? cardEl(top, { "data-source": "0" }, ` found-top${lifted.has(top) ? " held" : ""}`)
-            : h("span", { class: "ghost-suit", "aria-hidden": "true" }, GLYPH[s]),
+            : h("span", { class: `ghost-suit s-${s}`, "aria-hidden": "true" }, suitMark(s)),
         );
       }),
     );

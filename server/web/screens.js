@@ -10,6 +10,8 @@ import { changeText, nameRated, openPlayer, playerCell, ratingText, streakText }
 // The player's page (docs/protocol.md 4.27): a screen of its own module.
 export { player } from "./player.js";
 import { quickBox } from "./quick.js";
+import { archiveRow, countdownLine, deckBox } from "./dailyscreens.js";
+import { dayBefore } from "./dailydeck.js";
 
 const VARIANTS = [
   ["C", "Classic"],
@@ -277,6 +279,10 @@ export function lobby(c) {
     h: openHistory(c),
     p: () => c.session.me && openPlayer(c, c.session.me),
   });
+  // Issue 29 (dailyscreens.js): the countdown, the archive, the deck's settings.
+  const next = countdownLine(c);
+  const archive = archiveRow(c);
+  const cards = deckBox(c);
   const el = screen(
     ch,
     "lobby",
@@ -326,7 +332,10 @@ export function lobby(c) {
         plain("Your page (p)", () => c.session.me && openPlayer(c, c.session.me), "my-page"),
         plain("Use this name on another device", () => nameLink(c), "name-link"),
       ),
+      next.el,
+      archive.el,
     ),
+    cards.el,
   );
   return {
     el,
@@ -339,7 +348,9 @@ export function lobby(c) {
         standing.textContent = `${c.session.me}: ${r ? `rating ${r}` : "no rating yet"} · ${streakText(m.streak, m.best_streak)}`;
       }
       quick.update();
+      cards.update();
     },
+    tick: next.tick,
     key(k) {
       // Join and watch need a room code: the box gets the focus to type it in.
       if ((k === "j" || k === "w") && !roomCode.value.trim()) {
@@ -578,7 +589,7 @@ function raceHead(c) {
           "span",
           "where",
           d
-            ? `Daily ${d.date} · attempt ${d.attempt} (${d.practice ? "practice" : "counts"})${d.par ? ` · par ${d.par}` : ""}`
+            ? `Daily ${d.date} · attempt ${d.attempt} (${d.archive ? "archive, practice" : d.practice ? "practice" : "counts"})${d.par ? ` · par ${d.par}` : ""}`
             : `Room ${r?.room ?? ""}`,
           r ? ` · ${rulesText(r.rules)}` : "",
         ),
@@ -789,13 +800,22 @@ export function results(c) {
   const body = h("div");
   const leave = sender(c, "leave");
   const rematch = button("Rematch (m)", sender(c, "rematch"), { id: "rematch" });
-  const again = button("Again (a)", sender(c, "daily"), { id: "again" });
-  const board = () => c.open(boardsState(s.isDaily && s.daily ? { date: s.daily.date } : { code: s.result?.code }));
+  // An archive run's "again" plays the same past day again; its board is the day's archive.
+  const dailyAgain = () => (s.daily?.archive ? c.askArchive(s.daily.date) : c.send({ t: "daily" }));
+  const again = button("Again (a)", dailyAgain, { id: "again" });
+  const board = () =>
+    c.open(
+      boardsState(
+        s.isDaily && s.daily ? { date: s.daily.date, archive: !!s.daily.archive } : { code: s.result?.code },
+      ),
+    );
+  const next = countdownLine(c, "results-next-daily");
   const el = screen(
     ch,
     "results",
     h("h1", {}, "Results"),
     head,
+    next.el,
     body,
     actions(
       rematch,
@@ -830,7 +850,7 @@ export function results(c) {
           h(
             "p",
             {},
-            `Daily deal ${d.date}, attempt ${d.attempt} (${d.practice ? "practice" : "counts for the leaderboard"})`,
+            `Daily deal ${d.date}, attempt ${d.attempt} (${d.archive ? "from the archive: practice, on the day's archive board" : d.practice ? "practice" : "counts for the leaderboard"})`,
             d.par ? ` · par ${d.par} moves` : "",
             s.standing ? ` · ${streakText(s.standing.streak, s.standing.best_streak)}` : "",
           ),
@@ -869,10 +889,14 @@ export function results(c) {
       );
       rematch.hidden = !!d || room.you !== "player"; // any racer's, once the race is over (4.13)
       again.hidden = !d;
+      next.el.hidden = !d || !next.el.textContent;
+    },
+    tick() {
+      if (s.isDaily) next.tick();
     },
     key: keyed({
       m: () => !s.isDaily && s.room?.you === "player" && c.send({ t: "rematch" }),
-      a: () => s.isDaily && c.send({ t: "daily" }),
+      a: () => s.isDaily && dailyAgain(),
       b: board,
       h: openHistory(c),
       l: leave,
@@ -905,8 +929,9 @@ const pagedKeys = (c, page) => ({
 const today = () => new Date().toISOString().slice(0, 10);
 const shiftDay = (date, days) => new Date(Date.parse(`${date}T12:00:00Z`) + days * 86400000).toISOString().slice(0, 10);
 
-function boardsState({ date = null, code = null } = {}) {
-  return { kind: "boards", board: code ? "deal" : "daily", date, code, offset: 0, around: false, limit: 20 };
+function boardsState({ date = null, code = null, archive = false } = {}) {
+  const board = code ? "deal" : archive ? "archive" : "daily";
+  return { kind: "boards", board, date, code, offset: 0, around: false, limit: 20 };
 }
 const openBoards = (c) => () => c.open(boardsState());
 
@@ -919,7 +944,8 @@ export function boards(c) {
   const codeIn = codeInput("board-code", "Game code");
   const ask = () => {
     const msg = { t: "board", kind: st.board, offset: st.offset, limit: st.limit, around: st.around };
-    if (st.board === "daily") {
+    if (st.board === "archive") st.date = st.date ?? dayBefore(s.board?.date ?? today());
+    if (st.board !== "deal") {
       if (st.date) msg.date = st.date;
     } else msg.code = st.code;
     st.around = false;
@@ -927,9 +953,20 @@ export function boards(c) {
     c.send(msg);
   };
   const matches = (p) =>
-    p && p.kind === st.board && (st.board === "daily" ? !st.date || p.date === st.date : p.code === st.code);
+    p && p.kind === st.board && (st.board !== "deal" ? !st.date || p.date === st.date : p.code === st.code);
+  // Issue 29: a day's archive board beside its daily board, and playing the day (4.28).
+  const archiveBoard = () => {
+    if (st.board === "deal") return;
+    st.board = st.board === "archive" ? "daily" : "archive";
+    st.offset = 0;
+    ask();
+  };
+  const playDay = () => st.board !== "deal" && st.date && c.askArchive(st.date);
+  const next = countdownLine(c, "boards-next-daily");
+  const archiveBtn = plain("archive (r)", archiveBoard, "archive-board");
+  const playBtn = plain("play this day (p)", playDay, "archive-day");
   const day = (n) => {
-    if (st.board !== "daily") return;
+    if (st.board === "deal") return;
     st.date = shiftDay(st.date ?? today(), n);
     st.offset = 0;
     ask();
@@ -955,11 +992,14 @@ export function boards(c) {
     "boards",
     h("h1", {}, "Leaderboards"),
     head,
+    next.el,
     row(
       plain("← day", () => day(-1), "prev-day"),
       plain("today (t)", todayBoard),
       plain("day →", () => day(1), "next-day"),
       plain("your row (y)", mine, "mine"),
+      archiveBtn,
+      playBtn,
       ...pageButtons(page),
     ),
     form({ class: "row" }, show, h("label", { class: "lbl", for: "board-code" }, keyLabel("Game code (c)")), codeIn, h("button", { type: "submit" }, "Show")),
@@ -975,15 +1015,23 @@ export function boards(c) {
       const ok = matches(p);
       if (ok && st.board === "daily" && !st.date) st.date = p.date;
       if (ok) st.offset = p.offset;
+      // A day whose code is public is in the archive: its archive board, and play it.
+      archiveBtn.hidden = st.board === "deal";
+      setLabel(archiveBtn, st.board === "archive" ? "daily board (r)" : "archive (r)");
+      playBtn.hidden = !(ok && st.board !== "deal" && p.code);
       fill(
         head,
         h(
           "p",
           { class: "deal", id: "board-title" },
-          st.board === "daily" ? `Daily deal ${st.date ?? "today"}` : `Game code ${st.code}`,
+          st.board === "daily"
+            ? `Daily deal ${st.date ?? "today"}`
+            : st.board === "archive"
+              ? `Archive of ${st.date}: best practice runs (never on the day's board)`
+              : `Game code ${st.code}`,
           ok && ` · ${plural(p.total, "player")}`,
           ok &&
-            st.board === "daily" && [
+            st.board !== "deal" && [
               p.par ? ` · par ${p.par}` : "",
               p.code ? [" · ", h("code", {}, p.code)] : " · code secret until the day is over",
             ],
@@ -1025,9 +1073,12 @@ export function boards(c) {
           : h("p", "summary", "nobody on this board yet"),
       );
     },
+    tick: next.tick,
     key: keyed({
       ArrowLeft: () => day(-1),
       ArrowRight: () => day(1),
+      r: archiveBoard,
+      p: playDay,
       t: todayBoard,
       y: mine,
       c: () => codeIn.focus(),
@@ -1163,6 +1214,9 @@ const HELP = [
   ["m", "rematch (anyone in the room)"],
   ["a", "the daily deal again (practice)"],
   ["b", "the leaderboard"],
+  ["Leaderboards", ""],
+  ["← → t y", "the day before, after, today; your row"],
+  ["r p", "the day's archive board; play that day from the archive (practice)"],
   ["▶", "a row's replay (results, boards, history)"],
   ["Replay", ""],
   ["← → Home End", "one action, the start, the end; g a move number"],

@@ -5,6 +5,7 @@
 // card reaches us), and a move the local rules think illegal is still sent, so that the
 // player reads the server's reason.
 
+import { suitMark } from "./dailydeck.js";
 import { parseView, legalMoves, destinations, applyAccepted, RANKS, SUITS } from "./rules.js";
 
 /** The marker of a `finish` among the sent moves (protocol: the server plays the rest). */
@@ -52,11 +53,10 @@ export function headline(result, me) {
 export const DOUBLE_TAP_MS = 400;
 /** States that end a race for good (`stuck` too, in a room without undo). */
 const DONE = new Set(["won", "resigned", "timeout", "abandoned"]);
-export const GLYPH = { S: "♠", H: "♥", D: "♦", C: "♣" };
 
-/** "7S" as "7♠", "TH" as "10♥": how a player reads a card. */
+/** "7S" as "7♠", "TH" as "10♥": how a player reads a card ("7S" with suits as letters). */
 export function label(card) {
-  return (card[0] === "T" ? "10" : card[0]) + (GLYPH[card[1]] ?? card[1]);
+  return (card[0] === "T" ? "10" : card[0]) + suitMark(card[1]);
 }
 
 /** "7S>4" as "7♠ → 4", "AH>F" as "A♥ → foundation". */

@@ -52,7 +52,7 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
-from server.daily import candidate_code, code_public, code_public_at
+from server.daily import candidate_code, code_public, code_public_at, next_daily_ms
 from server.effects import (
     Authenticate,
     BeginDaily,
@@ -410,10 +410,12 @@ def test_hello_is_answered_with_a_welcome_and_a_token() -> None:
     cl = Clients()
     conn = cl.connect()
     effects = cl.send(conn, Hello(PROTOCOL_VERSION, "  ann  "))
-    assert effects == [Send(conn, Welcome(PROTOCOL_VERSION, "ann", "tok1", 60))]
+    # next_daily_ms: to the next 00:00 UTC by the hub's wall clock (issue 29)
+    welcome = Welcome(PROTOCOL_VERSION, "ann", "tok1", 60, next_daily_ms=next_daily_ms(cl.wall))
+    assert effects == [Send(conn, welcome)]
     other = cl.connect()
     assert to(cl.send(other, Hello(PROTOCOL_VERSION, "bob")), other) == [
-        Welcome(PROTOCOL_VERSION, "bob", "tok2", 60)
+        Welcome(PROTOCOL_VERSION, "bob", "tok2", 60, next_daily_ms=next_daily_ms(cl.wall))
     ]
 
 
@@ -1445,7 +1447,14 @@ def test_a_resume_mid_race_brings_back_the_whole_state() -> None:
     new, effects = cl.resume("ann", at=t + 30)
     msgs = to(effects, new)
     assert [m.TYPE for m in msgs] == ["welcome", "room", "race", "progress"]
-    assert msgs[0] == Welcome(PROTOCOL_VERSION, "ann", cl.tokens["ann"], 60, msgs[1].room)
+    assert msgs[0] == Welcome(
+        PROTOCOL_VERSION,
+        "ann",
+        cl.tokens["ann"],
+        60,
+        msgs[1].room,
+        next_daily_ms=next_daily_ms(cl.wall),
+    )
     assert msgs[1].room == "ZEBRA", "the welcome names the room whose state follows"
     assert msgs[1].state == "racing"
     expected = view_after(WIN_CODE, ["6H>7", "8C>6"])

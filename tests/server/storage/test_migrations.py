@@ -25,6 +25,7 @@ TABLES = {
     "daily_attempts",
     "daily_deals",
     "deal_bests",
+    "archive_bests",
     "settings",
     "live_races",
     "live_actions",
