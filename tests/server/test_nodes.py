@@ -283,7 +283,9 @@ def test_a_following_client_is_routed_to_its_rooms_node_and_resumes_there() -> N
     # The client closes its connection to B and opens one to A (``?node=A``).
     cl.disconnect(bob)
     bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
-    assert cl.inbox[bob2][0] == Welcome(1, "bob", "tok-bob", 60, code, next_daily_ms=WALL_NEXT_DAILY_MS)
+    assert cl.inbox[bob2][0] == Welcome(
+        1, "bob", "tok-bob", 60, code, next_daily_ms=WALL_NEXT_DAILY_MS
+    )
     assert cl.last(bob2, Room).you == "player"
     assert not any(isinstance(m, Route) for m in cl.inbox[bob2])  # here already
     assert cl.hubs["A"].connections == 2  # ann and bob, both A's own
@@ -541,7 +543,9 @@ def test_a_lost_room_closes_its_members_for_a_resume_elsewhere() -> None:
     assert cl.hubs["A"].rooms == 0 and cl.hubs["A"].connections == 1  # ann's own socket
     # bob is forgotten on B: his next hello asks storage and the directory again.
     bob2 = cl.hello("B", token="tok-bob")
-    assert cl.inbox[bob2][-1] == Welcome(1, "bob", "tok-bob", 60, None, next_daily_ms=WALL_NEXT_DAILY_MS)
+    assert cl.inbox[bob2][-1] == Welcome(
+        1, "bob", "tok-bob", 60, None, next_daily_ms=WALL_NEXT_DAILY_MS
+    )
 
 
 def _racing_across(cl: Cluster, *, follow: bool = False) -> tuple[tuple[str, int], tuple[str, int]]:
