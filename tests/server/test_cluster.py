@@ -470,9 +470,16 @@ async def test_a_node_restarted_at_once_under_its_own_id_takes_its_former_races_
         await ann.expect(Race)
         acked = await play(ann, line[:10])
         await journaled(fresh_postgres, 1)
-        nodes["a"].kill()
-        again = Node(fresh_postgres, tmp_path / "spool-a2.jsonl", redis_prefix, "a")
-        nodes["a2"] = await again.started()
+        # "At once" is before a's heartbeat lapses (3 s), which a loaded machine's start of
+        # a process can outlast: b is stopped (SIGSTOP) while a is brought back, so nobody
+        # can judge a dead in between, however long the start takes.
+        nodes["b"].proc.send_signal(signal.SIGSTOP)
+        try:
+            nodes["a"].kill()
+            again = Node(fresh_postgres, tmp_path / "spool-a2.jsonl", redis_prefix, "a")
+            nodes["a2"] = await again.started()
+        finally:
+            nodes["b"].proc.send_signal(signal.SIGCONT)
         assert "taken over from node a" in again.log()
         ann2, race = await resume(again.url, token_of(ann), acked)
         assert race.seq <= len(acked)
