@@ -24,6 +24,7 @@ it over (docs/cluster.md), which is how a room is handed over.
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import logging
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -62,9 +63,50 @@ from ..race import Ghost, Race, Runner
 if TYPE_CHECKING:
     from .state import HubConfig
 
-__all__ = ["OVERTAKE", "Member", "Outside", "Refusal", "Room"]
+__all__ = [
+    "OVERTAKE",
+    "TRANSITIONS",
+    "IllegalTransition",
+    "Member",
+    "Outside",
+    "Refusal",
+    "Room",
+    "RoomState",
+]
 
 log = logging.getLogger("yukon.rooms")
+
+
+class RoomState(enum.StrEnum):
+    """A room's state. The values are the wire's (``room.state``, docs/protocol.md 3.3,
+    ``protocol.messages.ROOM_STATES``), but for ``LOST``, which no client sees: another
+    node holds the room now, and what is left of it here answers nothing."""
+
+    LOBBY = "lobby"
+    COUNTDOWN = "countdown"
+    RACING = "racing"
+    FINISHED = "finished"
+    LOST = "lost"
+
+
+#: The states a room may go to from each state, as data (as h11 writes its own): the one
+#: place that changes a room's state (``Room._enter``) checks it. A lobby races at once
+#: for a daily attempt and when its race is rebuilt from the journal (``Room.rebuild``);
+#: any state may be lost to another node; nothing comes back from lost.
+TRANSITIONS: dict[RoomState, frozenset[RoomState]] = {
+    RoomState.LOBBY: frozenset({RoomState.COUNTDOWN, RoomState.RACING, RoomState.LOST}),
+    RoomState.COUNTDOWN: frozenset({RoomState.RACING, RoomState.LOST}),
+    RoomState.RACING: frozenset({RoomState.FINISHED, RoomState.LOST}),
+    RoomState.FINISHED: frozenset({RoomState.LOBBY, RoomState.LOST}),
+    RoomState.LOST: frozenset(),
+}
+
+
+class IllegalTransition(RuntimeError):
+    """A room was told to go to a state its own can not lead to: a bug in the server,
+    never a player's doing (a player's wrong request is refused before, with
+    ``wrong_state``)."""
+
 
 #: Frames that go out without first releasing a held ``progress``: the answers to a
 #: player's own moves (they may overtake it, docs/protocol.md 4.11), and progress itself.
@@ -183,7 +225,7 @@ class Room(Generic[M]):
         self.players: list[M] = []
         self.spectators: list[M] = []
         self.ready: set[str] = set()
-        self.state = "lobby"
+        self.state = RoomState.LOBBY
         self.countdown_until = 0.0
         self.race: Race | None = None
         self.race_id = 0
@@ -335,6 +377,12 @@ class Room(Generic[M]):
             return Refusal("not_player", "spectators watch; they cannot play")
         return None
 
+    def _enter(self, state: RoomState) -> None:
+        """Go to ``state``, if ``TRANSITIONS`` allows it from the room's own."""
+        if state not in TRANSITIONS[self.state]:
+            raise IllegalTransition(f"room {self.code}: {self.state} cannot go to {state}")
+        self.state = state
+
     def _as_host(self, p: M, state: str, action: str, wrong_state: str) -> Refusal | None:
         """None if ``p`` hosts the room and it is in ``state``; else why not."""
         if p.spectator:
@@ -366,7 +414,7 @@ class Room(Generic[M]):
         if waiting:
             return Refusal("not_ready", "not ready yet: " + ", ".join(waiting))
         cfg = self._config
-        self.state = "countdown"
+        self._enter(RoomState.COUNTDOWN)
         self.countdown_until = now + cfg.countdown_s
         self._timer(self.countdown_until, "countdown", self)
         countdown = Countdown(int(cfg.countdown_s * 1000))
@@ -390,7 +438,7 @@ class Room(Generic[M]):
             return Refusal("wrong_state", f"a rematch follows a finished race (it is {self.state})")
         if self.daily is not None and self.ghost is None:
             return Refusal("wrong_state", "a daily deal has no rematch; ask for the daily again")
-        self.state = "lobby"
+        self._enter(RoomState.LOBBY)
         self.race = None
         self.result = None
         self.ghost_due = None
@@ -416,7 +464,7 @@ class Room(Generic[M]):
         self.started_wall = self._wall()
         self.ids = {m.name: m.id for m in self.players}
         self.journal_n = 0
-        self.state = "racing"
+        self._enter(RoomState.RACING)
         self.result = None
         self.limit_timers(race, now)
         self._emit(
@@ -632,7 +680,7 @@ class Room(Generic[M]):
             return
         assert self.race is not None
         self.finishing = False
-        self.state = "finished"
+        self._enter(RoomState.FINISHED)
         code = self.public_code()
         ranks = self.race.ranks()
         result = self.result = Result(
@@ -657,7 +705,7 @@ class Room(Generic[M]):
     def lost(self) -> None:
         """Another node holds the room now: its timers find nothing to do here."""
         self.finishing = False
-        self.state = "lost"
+        self._enter(RoomState.LOST)
 
     # -- hints ------------------------------------------------------------------------------
 
@@ -929,7 +977,7 @@ class Room(Generic[M]):
             undo=live.undo,
         )
         room.race = race
-        room.state = "racing"
+        room._enter(RoomState.RACING)
         names = {pid: name for pid, name in live.players}
         for a in sorted(actions, key=lambda a: a.n):
             runner = race.runners[names[a.player_id]]
