@@ -287,7 +287,7 @@ class Room(Generic[M]):
     def enter(self, p: M, now: float, *, spectator: bool) -> Refusal | None:
         """A player joins (or watches) the room by its code."""
         if not spectator:
-            if self.state not in ("lobby", "finished"):
+            if self.state not in (RoomState.LOBBY, RoomState.FINISHED):
                 return Refusal("race_running", "this room is racing; watch it, or join after")
             if len(self.players) >= self.max_players:
                 return Refusal(
@@ -308,7 +308,7 @@ class Room(Generic[M]):
     def leave(self, p: M, now: float) -> Refusal | None:
         """A member leaves (the session then tells them ``left``); a runner resigns first."""
         race = self.race
-        if not p.spectator and race is not None and self.state == "racing":
+        if not p.spectator and race is not None and self.state == RoomState.RACING:
             runner = race.runners.get(p.name)
             if runner is not None and not runner.done:
                 return Refusal("in_race", "you are racing: resign first, then leave")
@@ -341,7 +341,7 @@ class Room(Generic[M]):
     def expire(self, p: M, now: float) -> None:
         """The member's resume window passed: abandon any race, leave the room."""
         race = self.race
-        if race is not None and self.state == "racing" and not p.spectator:
+        if race is not None and self.state == RoomState.RACING and not p.spectator:
             runner = race.runners.get(p.name)
             if runner is not None and not runner.done:
                 race.abandon(runner, now)
@@ -352,7 +352,7 @@ class Room(Generic[M]):
 
     def disconnected(self, now: float) -> None:
         """A member's session lost its connection (``connected`` is False already)."""
-        if self.state in ("lobby", "finished"):
+        if self.state in (RoomState.LOBBY, RoomState.FINISHED):
             self.hand_over_if_away()
         self.room_changed(now)
 
@@ -383,7 +383,7 @@ class Room(Generic[M]):
             raise IllegalTransition(f"room {self.code}: {self.state} cannot go to {state}")
         self.state = state
 
-    def _as_host(self, p: M, state: str, action: str, wrong_state: str) -> Refusal | None:
+    def _as_host(self, p: M, state: RoomState, action: str, wrong_state: str) -> Refusal | None:
         """None if ``p`` hosts the room and it is in ``state``; else why not."""
         if p.spectator:
             return Refusal("not_player", "spectators watch; they cannot play")
@@ -397,7 +397,7 @@ class Room(Generic[M]):
         refusal = self._as_player(p)
         if refusal is not None:
             return refusal
-        if self.state != "lobby":
+        if self.state != RoomState.LOBBY:
             return Refusal("wrong_state", "ready is for the lobby, before the race")
         if ready:
             self.ready.add(p.name)
@@ -407,7 +407,9 @@ class Room(Generic[M]):
         return None
 
     def start(self, p: M, now: float) -> Refusal | None:
-        refusal = self._as_host(p, "lobby", "starts the race", "the room is not in the lobby")
+        refusal = self._as_host(
+            p, RoomState.LOBBY, "starts the race", "the room is not in the lobby"
+        )
         if refusal is not None:
             return refusal
         waiting = [m.name for m in self.players if m is not p and m.name not in self.ready]
@@ -425,7 +427,7 @@ class Room(Generic[M]):
 
     def countdown_over(self, now: float) -> None:
         """The countdown's timer: the race starts if the countdown is still on."""
-        if self.state == "countdown" and self.countdown_until <= now:
+        if self.state == RoomState.COUNTDOWN and self.countdown_until <= now:
             self.start_race(now)
 
     def rematch(self, p: M, now: float) -> Refusal | None:
@@ -434,7 +436,7 @@ class Room(Generic[M]):
         refusal = self._as_player(p)
         if refusal is not None:
             return refusal
-        if self.state != "finished":
+        if self.state != RoomState.FINISHED:
             return Refusal("wrong_state", f"a rematch follows a finished race (it is {self.state})")
         if self.daily is not None and self.ghost is None:
             return Refusal("wrong_state", "a daily deal has no rematch; ask for the daily again")
@@ -506,7 +508,7 @@ class Room(Generic[M]):
         if p.spectator:
             return Refusal("not_player", "spectators watch; they cannot play", seq)
         race = self.race
-        if race is None or self.state not in ("racing", "finished"):
+        if race is None or self.state not in (RoomState.RACING, RoomState.FINISHED):
             return Refusal("no_race", "the race has not started", seq)
         runner = race.runners.get(p.name)
         if runner is None:
@@ -588,10 +590,10 @@ class Room(Generic[M]):
         """Is the race over for member ``p``, so that going elsewhere (``join``, ``create``,
         ``daily``, ``ghost``) may leave the room for them (docs/protocol.md 4.14)? For a
         spectator always; in a finished room; for a runner who is done and only waits."""
-        if p.spectator or self.state == "finished":
+        if p.spectator or self.state == RoomState.FINISHED:
             return True
         race = self.race
-        if self.state != "racing" or race is None:
+        if self.state != RoomState.RACING or race is None:
             return False
         runner = race.runners.get(p.name)
         return runner is None or runner.done
@@ -617,7 +619,7 @@ class Room(Generic[M]):
         on a daily attempt once its day's code is public (``code_public``: only a race
         resumed after a restart, whose down time was not charged, can run that long)."""
         race = self.race
-        if race is None or self.state != "racing":
+        if race is None or self.state != RoomState.RACING:
             return
         if race.expire(now) or (
             self.daily is not None and code_public(self.daily, self._wall()) and race.cut(now)
@@ -639,7 +641,12 @@ class Room(Generic[M]):
     def check_over(self) -> None:
         """A race whose players are all done goes to storage; the result follows the commit."""
         race = self.race
-        if self.state == "racing" and race is not None and not self.finishing and race.is_over():
+        if (
+            self.state == RoomState.RACING
+            and race is not None
+            and not self.finishing
+            and race.is_over()
+        ):
             self.finishing = True
             ranks = {e.name: e for e in race.ranks()}
             rows = tuple(
@@ -717,7 +724,7 @@ class Room(Generic[M]):
             what = "a daily deal" if self.daily is not None else "this room"
             return Refusal("hints_disabled", f"{what} allows no hints")
         race = self.race
-        if race is None or self.state not in ("racing", "finished"):
+        if race is None or self.state not in (RoomState.RACING, RoomState.FINISHED):
             return Refusal("no_race", "the race has not started")
         runner = race.runners.get(p.name)
         if runner is None:
@@ -729,7 +736,7 @@ class Room(Generic[M]):
 
     def races(self, uid: str) -> bool:
         """Race ``uid`` is this room's, and running."""
-        return self.uid == uid and self.race is not None and self.state == "racing"
+        return self.uid == uid and self.race is not None and self.state == RoomState.RACING
 
     def hinted(self, p: M, runner: Runner, now: float) -> None:
         """A hint goes to ``p``: the first one marks their run (and the journal)."""
@@ -778,7 +785,7 @@ class Room(Generic[M]):
             or race.ghost is None
             or due is None
             or due > now
-            or self.state != "racing"
+            or self.state != RoomState.RACING
             or self.finishing
         ):
             return
@@ -822,7 +829,7 @@ class Room(Generic[M]):
         """A held ``progress`` goes out now (before a frame that must not overtake it)."""
         due, mover = self.progress_due, self.progress_mover
         self.progress_due = self.progress_mover = None
-        if due is not None and self.race is not None and self.state == "racing":
+        if due is not None and self.race is not None and self.state == RoomState.RACING:
             self.progress(self._outside.now, skip=mover)
 
     def progress(self, now: float, *, skip: M | None = None) -> None:
@@ -856,7 +863,7 @@ class Room(Generic[M]):
         """After a resume: the room, the player's own race, progress, and any result."""
         self.send(p, self.room_msg(p))
         race = self.race
-        if race is not None and self.state in ("racing", "finished"):
+        if race is not None and self.state in (RoomState.RACING, RoomState.FINISHED):
             runner = race.runners.get(p.name)
             if runner is not None and not p.spectator:
                 self.send(p, self.race_msg(runner, now))
@@ -866,7 +873,7 @@ class Room(Generic[M]):
                     race.elapsed_ms(now), race.progress(self.connected()), race.ghost_progress(now)
                 ),
             )
-        if self.state == "countdown":
+        if self.state == RoomState.COUNTDOWN:
             self.send(p, Countdown(max(0, int((self.countdown_until - now) * 1000))))
         if self.result is not None:
             self.send(p, self.result)
@@ -876,14 +883,16 @@ class Room(Generic[M]):
         for m in self.members():
             if m is not skip:
                 self.send(m, self.room_msg(m))
-        if progress and self.race is not None and self.state == "racing":
+        if progress and self.race is not None and self.state == RoomState.RACING:
             self.progress(now, skip=skip)
 
     def public_code(self) -> str | None:
         """A daily deal's code stays secret until ``code_public``; a race's, until its end."""
         if self.daily is not None:
             return str(self.deal) if code_public(self.daily, self._wall()) else None
-        return str(self.deal) if self.fixed is not None or self.state == "finished" else None
+        return (
+            str(self.deal) if self.fixed is not None or self.state == RoomState.FINISHED else None
+        )
 
     def room_msg(self, viewer: M) -> RoomMsg:
         code = self.public_code()
@@ -891,7 +900,7 @@ class Room(Generic[M]):
             room=self.code,
             you="spectator" if viewer.spectator else "player",
             host=self.host.name,
-            state=self.state,
+            state=self.state.value,
             rules=str(self.rules),
             code=code,
             max_players=self.max_players,
