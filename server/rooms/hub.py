@@ -57,7 +57,7 @@ from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
 from .restarts import Restarts
-from .room import Room
+from .room import Room, RoomState
 from .shared import Shared
 from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player
 
@@ -127,7 +127,7 @@ class Hub:
 
     @property
     def races_running(self) -> int:
-        return sum(1 for r in self._rooms.values() if r.state == "racing")
+        return sum(1 for r in self._rooms.values() if r.state == RoomState.RACING)
 
     # -- the connection's events ----------------------------------------------------------
 
