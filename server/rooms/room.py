@@ -59,6 +59,7 @@ from ..effects import (
     RaceRecord,
 )
 from ..race import Ghost, Race, Runner
+from .timers import TimerKind
 
 if TYPE_CHECKING:
     from .state import HubConfig
@@ -160,7 +161,7 @@ class Outside(Protocol[M]):
         """The race is over: store it; the commit comes back as ``Room.committed``."""
         ...
 
-    def timer(self, when: float, kind: str, room: Room[M]) -> None:
+    def timer(self, when: float, kind: TimerKind, room: Room[M]) -> None:
         """Wake the room at ``when``: ``countdown``, ``progress``, ``ghost``, ``limit``."""
         ...
 
@@ -418,7 +419,7 @@ class Room(Generic[M]):
         cfg = self._config
         self._enter(RoomState.COUNTDOWN)
         self.countdown_until = now + cfg.countdown_s
-        self._timer(self.countdown_until, "countdown", self)
+        self._timer(self.countdown_until, TimerKind.COUNTDOWN, self)
         countdown = Countdown(int(cfg.countdown_s * 1000))
         for m in self.members():
             self.send(m, countdown)
@@ -632,11 +633,11 @@ class Room(Generic[M]):
         public if that comes first (wall time, so a moved clock at worst ends it late:
         every move checks too). That is never the case for an attempt begun on its day
         with the usual limit, so no timer holds an ordinary room for a day."""
-        self._timer(race.deadline, "limit", self)
+        self._timer(race.deadline, TimerKind.LIMIT, self)
         if self.daily is not None:
             public = now + max(0.0, code_public_at(self.daily) - self._wall())
             if public < race.deadline:
-                self._timer(public, "limit", self)
+                self._timer(public, TimerKind.LIMIT, self)
 
     def check_over(self) -> None:
         """A race whose players are all done goes to storage; the result follows the commit."""
@@ -772,7 +773,7 @@ class Room(Generic[M]):
         nxt = None if ghost is None else ghost.next_mark(race.elapsed_ms(now))
         self.ghost_due = None if nxt is None else race.started + nxt / 1000
         if self.ghost_due is not None:
-            self._timer(self.ghost_due, "ghost", self)
+            self._timer(self.ghost_due, TimerKind.GHOST, self)
 
     def ghost_moves(self, now: float) -> None:
         """The ghost's timer: it played on (its recorded actions up to now). Everyone sees
@@ -815,7 +816,7 @@ class Room(Generic[M]):
         elif self.progress_due is None:
             self.progress_due = now + hold
             self.progress_mover = mover
-            self._timer(self.progress_due, "progress", self)
+            self._timer(self.progress_due, TimerKind.PROGRESS, self)
         elif self.progress_mover is not mover:
             self.progress_mover = None
 
