@@ -55,6 +55,10 @@ from .wire import Client, winning_line
 
 REDIS = os.environ.get("YUKON_TEST_REDIS", "redis://127.0.0.1:6379/0")
 TIMEOUT = 20.0
+#: How long a node may take to start listening: on a loaded machine (two test workers on
+#: two cores, say) a fresh process's imports and migrations can take well over 20 s, and
+#: how long it takes is not what any test here is about.
+START_TIMEOUT = 60.0
 
 
 @pytest.fixture
@@ -131,7 +135,7 @@ class Node:
         threading.Thread(target=self._read, daemon=True).start()
 
     def wait(self) -> Node:
-        if not self.listening.wait(TIMEOUT):
+        if not self.listening.wait(START_TIMEOUT):
             self.proc.kill()
             raise AssertionError(f"node {self.name} did not start:\n" + "".join(self.lines))
         return self
