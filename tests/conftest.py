@@ -118,6 +118,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason = tiers.why_slow(item)
         if reason is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow(reason=reason))
+        if reason is not None and tiers.starts_processes(item):
+            item.add_marker(pytest.mark.xdist_group("processes"))
 
 
 def _fast_tier_only(config: pytest.Config) -> bool:

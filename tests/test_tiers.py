@@ -48,6 +48,17 @@ def test_a_name_bound_to_an_io_library_is_found() -> None:
     assert "socket (from socket)" in tiers.names_used([connects])
 
 
+def test_servers_started_in_processes_are_told_from_short_commands() -> None:
+    def serves() -> None:
+        subprocess.Popen(["yukon", "serve"])
+
+    def asks_node() -> None:
+        subprocess.run(["node", "--version"], check=True)
+
+    assert tiers.PROCESSES & tiers.names_used([serves])
+    assert not tiers.PROCESSES & tiers.names_used([asks_node])
+
+
 @pytest.fixture
 def guard() -> Iterator[tiers.Guard]:
     g = tiers.Guard()

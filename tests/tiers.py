@@ -184,12 +184,65 @@ def _is_mod(module: types.ModuleType) -> bool:
     return _in(module.__name__, FOLLOWED)
 
 
+_USED = pytest.StashKey[frozenset[str]]()
+
+
+def _used(item: pytest.Item) -> frozenset[str]:
+    """``names_used`` by the test and every fixture it asks for (kept on the item)."""
+    if _USED not in item.stash:
+        roots: list[Any] = [getattr(item, "obj", None)]
+        info = getattr(item, "_fixtureinfo", None)
+        if info is not None:
+            for name in getattr(item, "fixturenames", ()):
+                for fixturedef in info.name2fixturedefs.get(name, ()):
+                    roots.append(fixturedef.func)
+        item.stash[_USED] = frozenset(names_used([r for r in roots if r is not None]))
+    return item.stash[_USED]
+
+
 def why_slow(item: pytest.Item) -> str | None:
     """Why ``item`` belongs to the slow tier, or None when nothing says it does."""
     if item.get_closest_marker("slow") is not None:
         return "marked slow"
     if item.get_closest_marker("fast") is not None:
         return None
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("db_url") == "postgresql":
+        return "runs on PostgreSQL"
+    fixtures = REAL & set(getattr(item, "fixturenames", ()))
+    if fixtures:
+        return f"uses the fixture {sorted(fixtures)[0]}"
+    used = _used(item)
+    real = set(REAL & used) or {n for n in used if " " in n}
+    if real:
+        return f"uses {sorted(real)[0]}"
+    return None
+
+
+# What starts long-lived processes of its own: servers (``yukon serve``, cluster nodes,
+# haproxy: ``Popen``), the solver's workers. A short ``subprocess.run`` (node, ruff, a
+# ``yukon`` command that exits) is not counted.
+PROCESSES = frozenset(
+    {
+        "Popen",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+        "ServerProcess",
+        "ProcessPoolExecutor",
+        "solver_pool",
+    }
+)
+PROCESS_MODULES = ("multiprocessing", "concurrent.futures.process")
+
+
+def starts_processes(item: pytest.Item) -> bool:
+    """Whether ``item`` starts long-lived processes of its own. Under ``-n``, these tests run one at
+    a time on one worker (``xdist_group``), as they did before the suite ran in parallel:
+    two clusters of nodes starting at once on two cores would race their own timeouts."""
+    used = _used(item)
+    return bool(PROCESSES & used) or any(
+        n == f"import {m}" or n.endswith(f"(from {m})") for n in used for m in PROCESS_MODULES
+    )
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.params.get("db_url") == "postgresql":
         return "runs on PostgreSQL"
