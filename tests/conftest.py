@@ -11,12 +11,13 @@ import asyncio
 import concurrent.futures
 import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 
 import pytest
 
 from server.storage import migrate
 from server.storage.sql import SqlStore
+from tests import tiers
 
 PG_ADMIN = os.environ.get("YUKON_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -106,3 +107,35 @@ def fresh_postgres(postgres: str) -> Iterator[str]:
         yield f"{postgres.rsplit('/', 1)[0]}/{name}"
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# The two tiers (tests/tiers.py): every test that starts something real is marked slow at
+# collection, and under -m "not slow" the guard fails a test that does so anyway.
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        reason = tiers.why_slow(item)
+        if reason is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow(reason=reason))
+        if reason is not None and tiers.starts_processes(item):
+            item.add_marker(pytest.mark.xdist_group("processes"))
+
+
+def _fast_tier_only(config: pytest.Config) -> bool:
+    markexpr = config.getoption("markexpr", default="") or ""
+    return "not slow" in " ".join(markexpr.split())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    if item.get_closest_marker("slow") is not None or not _fast_tier_only(item.config):
+        return (yield)
+    guard = tiers.Guard()
+    guard.install()
+    try:
+        return (yield)
+    finally:
+        guard.remove()

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import msgpack
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "docs" / "protocol.md"
@@ -95,6 +96,7 @@ def test_worked_examples_show_the_frames_as_they_are() -> None:
             assert bytes.fromhex(" ".join(dump)) == data, (header, decoded)
 
 
+@pytest.mark.slow
 def test_worked_examples_are_what_the_server_sends() -> None:
     """Part I's example and section 7 are recorded from the server (docs/record.py): a
     change to what the server sends fails here until the examples are recorded again,

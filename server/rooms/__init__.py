@@ -25,6 +25,8 @@ The session side is split along its seams, one module each:
 
 - ``hub``: ``Hub``, the entry points; each routes its event to the part whose seam it is.
 - ``state``: ``HubConfig`` and the session's records: connections and players.
+- ``timers``: ``TimerKind``, what each of the hub's timers is for (``Hub.tick`` matches
+  on it exhaustively).
 - ``shared``: ``Shared``, the state the parts share (the tables, the timers, the effects
   being gathered, the time of the event) and the plumbing on it (send, error, close);
   ``Part``, the base of each part, which binds those names once.

@@ -27,6 +27,7 @@ from .password import Password
 from .play import Play
 from .shared import Part, Shared
 from .state import CLOSE_TRY_LATER, REPLACED_KEPT_S, _Conn, _forget_oldest, _Player
+from .timers import TimerKind
 
 __all__ = ["Handshake", "handover"]
 
@@ -73,7 +74,7 @@ class Handshake(Part):
             return [Close(conn, CLOSE_TRY_LATER, "too many connections from your address")]
         self._addr_conns[key] = held + 1
         self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key, asked=asked)
-        self._timer(now + c.hello_timeout_s, "hello", conn)
+        self._timer(now + c.hello_timeout_s, TimerKind.HELLO, conn)
         return []
 
     def disconnect(self, conn: int, now: float) -> None:
@@ -92,7 +93,7 @@ class Handshake(Part):
         if p is not None and p.conn == conn:
             p.conn = None
             p.gone_at = now
-            self._timer(now + self._config.resume_window_s, "gone", p)
+            self._timer(now + self._config.resume_window_s, TimerKind.GONE, p)
             log.info("%s disconnected (may resume for %ds)", p.name, self._config.resume_window_s)
             room = p.room
             if room is not None:

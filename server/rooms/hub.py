@@ -74,9 +74,10 @@ from .play import Play
 from .postmortems import PostMortems
 from .quick import ENTERING, Quick
 from .restarts import Restarts
-from .room import Room
+from .room import Room, RoomState
 from .shared import Shared
 from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player
+from .timers import TimerKind
 
 __all__ = ["Hub"]
 
@@ -145,7 +146,7 @@ class Hub:
 
     @property
     def races_running(self) -> int:
-        return sum(1 for r in self._rooms.values() if r.state == "racing")
+        return sum(1 for r in self._rooms.values() if r.state == RoomState.RACING)
 
     # -- every event, typed -----------------------------------------------------------------
 
@@ -352,46 +353,49 @@ class Hub:
         timers = self._timers
         while timers and timers[0][0] <= now:
             _, _, kind, ref = heapq.heappop(timers)
-            if kind == "hello":
-                c = self._conns.get(ref)  # type: ignore[call-overload]
-                if c is not None and c.player is None and not c.closed and not c.refusing:
-                    self._close(c, CLOSE_POLICY, "no hello in time")
-            elif kind == "password":
-                assert isinstance(ref, _Conn)
-                self._password.refuse(ref)
-            elif kind == "password_turn":
-                assert isinstance(ref, str)
-                self._password.queue(ref, now)
-            elif kind == "countdown":
-                room = ref
-                assert isinstance(room, Room)
-                if self._rooms.get(room.code) is room:
-                    room.countdown_over(now)
-            elif kind == "progress":
-                room = ref
-                assert isinstance(room, Room)
-                room.progress_timer(now)
-            elif kind == "ghost":
-                room = ref
-                assert isinstance(room, Room)
-                if self._rooms.get(room.code) is room:
-                    room.ghost_moves(now)
-            elif kind == "limit":
-                room = ref
-                assert isinstance(room, Room)
-                room.enforce_limit(now)
-            elif kind == "quick":  # issue 29: the quick-race pool's poll
-                self._quick.tick(now)
-            elif kind == "gone":
-                p = ref
-                assert isinstance(p, _Player)
-                gone = p.gone_at
-                if (
-                    p.conn is None
-                    and gone is not None
-                    and gone + self.config.resume_window_s <= now
-                ):
-                    self._play.expire_player(p, now)
+            match kind:
+                case TimerKind.HELLO:
+                    c = self._conns.get(ref)  # type: ignore[call-overload]
+                    if c is not None and c.player is None and not c.closed and not c.refusing:
+                        self._close(c, CLOSE_POLICY, "no hello in time")
+                case TimerKind.PASSWORD:
+                    assert isinstance(ref, _Conn)
+                    self._password.refuse(ref)
+                case TimerKind.PASSWORD_TURN:
+                    assert isinstance(ref, str)
+                    self._password.queue(ref, now)
+                case TimerKind.COUNTDOWN:
+                    room = ref
+                    assert isinstance(room, Room)
+                    if self._rooms.get(room.code) is room:
+                        room.countdown_over(now)
+                case TimerKind.PROGRESS:
+                    room = ref
+                    assert isinstance(room, Room)
+                    room.progress_timer(now)
+                case TimerKind.GHOST:
+                    room = ref
+                    assert isinstance(room, Room)
+                    if self._rooms.get(room.code) is room:
+                        room.ghost_moves(now)
+                case TimerKind.LIMIT:
+                    room = ref
+                    assert isinstance(room, Room)
+                    room.enforce_limit(now)
+                case TimerKind.QUICK:  # issue 29: the quick-race pool's poll
+                    self._quick.tick(now)
+                case TimerKind.GONE:
+                    p = ref
+                    assert isinstance(p, _Player)
+                    gone = p.gone_at
+                    if (
+                        p.conn is None
+                        and gone is not None
+                        and gone + self.config.resume_window_s <= now
+                    ):
+                        self._play.expire_player(p, now)
+                case _:
+                    assert_never(kind)
         return self._flush()
 
     def next_deadline(self) -> float | None:

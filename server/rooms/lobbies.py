@@ -24,7 +24,7 @@ from typing import Any
 from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 
 from .play import Play
-from .room import Room
+from .room import Room, RoomState
 from .shared import Part, Shared
 from .state import _Player
 
@@ -58,11 +58,14 @@ class Lobbies(Part):
         the room keeps its commitment, so nobody can tell a deal was swapped."""
         found: dict[str, dict[str, Any]] = {}
         for code, r in self._rooms.items():
-            if r.state not in ("lobby", "countdown", "finished") or r.finishing:
+            if (
+                r.state not in (RoomState.LOBBY, RoomState.COUNTDOWN, RoomState.FINISHED)
+                or r.finishing
+            ):
                 continue
             if r.daily is not None or r.ghost is not None:
                 continue
-            over = r.state == "finished"
+            over = r.state == RoomState.FINISHED
             found[code] = {
                 "v": VERSION,
                 "host": r.host.id,

@@ -18,6 +18,7 @@ from protocol.messages import Error, Hello
 from ..effects import PasswordFailed, Send
 from .shared import Part, Shared
 from .state import CLOSE_POLICY, CLOSE_TRY_LATER, _Conn, _forget_oldest
+from .timers import TimerKind
 
 __all__ = ["Password"]
 
@@ -92,7 +93,7 @@ class Password(Part):
     def _wake(self, key: str, st: _PasswordAddress) -> None:
         if st.queue and st.timer_at != st.next:
             st.timer_at = st.next
-            self._timer(st.next, "password_turn", key)
+            self._timer(st.next, TimerKind.PASSWORD_TURN, key)
 
     def queue(self, key: str, now: float) -> None:
         """An address's turn has come: judge its waiting checks while it stays its turn."""
@@ -152,7 +153,7 @@ class Password(Part):
         log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", st.count)
         c.refusing = True
         if delay:
-            self._timer(st.next, "password", c)
+            self._timer(st.next, TimerKind.PASSWORD, c)
         else:
             self.refuse(c)
 

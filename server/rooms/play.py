@@ -20,7 +20,7 @@ from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 from protocol.messages import Create, Left, Message
 
 from ..effects import Locate, Persist, RaceRecord, RatingChange, Send
-from .room import Refusal, Room
+from .room import Refusal, Room, RoomState
 from .shared import Part, Shared
 from .state import _Conn, _Player
 
@@ -335,7 +335,7 @@ class Play(Part):
         if not room.over_for(p):
             what = (
                 f"you are racing in room {room.code}: finish or resign first"
-                if room.state == "racing"
+                if room.state == RoomState.RACING
                 else f"you are in room {room.code}; leave it first"
             )
             self._error(c, "already_in_room", what)

@@ -30,6 +30,7 @@ from .pool import Group, Pool, PoolConfig, Waiter
 from .room import Room
 from .shared import Part, Shared
 from .state import _Conn, _Player
+from .timers import TimerKind
 
 __all__ = ["ENTERING", "POLL_S", "Quick"]
 
@@ -171,7 +172,7 @@ class Quick(Part):
         self._notify(now)
         if (len(self.pool) or self._gathering) and self._poll_at is None:
             self._poll_at = now + POLL_S
-            self._timer(self._poll_at, "quick", None)
+            self._timer(self._poll_at, TimerKind.QUICK, None)
 
     def _count(self) -> int:
         """The number waiting: this pool's, or the cluster's as last counted (never fewer

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..effects import GhostRun, LiveAction, LiveRace
 from .play import Play
-from .room import Room
+from .room import Room, RoomState
 from .shared import Part, Shared
 
 __all__ = ["Restarts"]
@@ -35,7 +35,7 @@ class Restarts(Part):
         return {
             room.uid: room.race.elapsed_ms(now)
             for room in self._rooms.values()
-            if room.race is not None and room.state == "racing"
+            if room.race is not None and room.state == RoomState.RACING
         }
 
     def restore(

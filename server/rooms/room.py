@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import enum
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
@@ -62,13 +63,55 @@ from ..effects import (
     RatingChange,
 )
 from ..race import Ghost, Race, Runner
+from .timers import TimerKind
 
 if TYPE_CHECKING:
     from .state import HubConfig
 
-__all__ = ["OVERTAKE", "Member", "Outside", "Refusal", "Room"]
+__all__ = [
+    "OVERTAKE",
+    "TRANSITIONS",
+    "IllegalTransition",
+    "Member",
+    "Outside",
+    "Refusal",
+    "Room",
+    "RoomState",
+]
 
 log = logging.getLogger("yukon.rooms")
+
+
+class RoomState(enum.StrEnum):
+    """A room's state. The values are the wire's (``room.state``, docs/protocol.md 3.3,
+    ``protocol.messages.ROOM_STATES``), but for ``LOST``, which no client sees: another
+    node holds the room now, and what is left of it here answers nothing."""
+
+    LOBBY = "lobby"
+    COUNTDOWN = "countdown"
+    RACING = "racing"
+    FINISHED = "finished"
+    LOST = "lost"
+
+
+#: The states a room may go to from each state, as data (as h11 writes its own): the one
+#: place that changes a room's state (``Room._enter``) checks it. A lobby races at once
+#: for a daily attempt and when its race is rebuilt from the journal (``Room.rebuild``);
+#: any state may be lost to another node; nothing comes back from lost.
+TRANSITIONS: dict[RoomState, frozenset[RoomState]] = {
+    RoomState.LOBBY: frozenset({RoomState.COUNTDOWN, RoomState.RACING, RoomState.LOST}),
+    RoomState.COUNTDOWN: frozenset({RoomState.RACING, RoomState.LOST}),
+    RoomState.RACING: frozenset({RoomState.FINISHED, RoomState.LOST}),
+    RoomState.FINISHED: frozenset({RoomState.LOBBY, RoomState.LOST}),
+    RoomState.LOST: frozenset(),
+}
+
+
+class IllegalTransition(RuntimeError):
+    """A room was told to go to a state its own can not lead to: a bug in the server,
+    never a player's doing (a player's wrong request is refused before, with
+    ``wrong_state``)."""
+
 
 #: Frames that go out without first releasing a held ``progress``: the answers to a
 #: player's own moves (they may overtake it, docs/protocol.md 4.11), and progress itself.
@@ -126,7 +169,7 @@ class Outside(Protocol[M]):
         """The race is over: store it; the commit comes back as ``Room.committed``."""
         ...
 
-    def timer(self, when: float, kind: str, room: Room[M]) -> None:
+    def timer(self, when: float, kind: TimerKind, room: Room[M]) -> None:
         """Wake the room at ``when``: ``countdown``, ``progress``, ``ghost``, ``limit``."""
         ...
 
@@ -207,7 +250,7 @@ class Room(Generic[M]):
         self.players: list[M] = []
         self.spectators: list[M] = []
         self.ready: set[str] = set()
-        self.state = "lobby"
+        self.state = RoomState.LOBBY
         self.countdown_until = 0.0
         self.race: Race | None = None
         self.race_id = 0
@@ -277,7 +320,7 @@ class Room(Generic[M]):
     def enter(self, p: M, now: float, *, spectator: bool) -> Refusal | None:
         """A player joins (or watches) the room by its code."""
         if not spectator:
-            if self.state not in ("lobby", "finished"):
+            if self.state not in (RoomState.LOBBY, RoomState.FINISHED):
                 return Refusal("race_running", "this room is racing; watch it, or join after")
             if len(self.players) >= self.max_players:
                 return Refusal(
@@ -298,7 +341,7 @@ class Room(Generic[M]):
     def leave(self, p: M, now: float) -> Refusal | None:
         """A member leaves (the session then tells them ``left``); a runner resigns first."""
         race = self.race
-        if not p.spectator and race is not None and self.state == "racing":
+        if not p.spectator and race is not None and self.state == RoomState.RACING:
             runner = race.runners.get(p.name)
             if runner is not None and not runner.done:
                 return Refusal("in_race", "you are racing: resign first, then leave")
@@ -331,7 +374,7 @@ class Room(Generic[M]):
     def expire(self, p: M, now: float) -> None:
         """The member's resume window passed: abandon any race, leave the room."""
         race = self.race
-        if race is not None and self.state == "racing" and not p.spectator:
+        if race is not None and self.state == RoomState.RACING and not p.spectator:
             runner = race.runners.get(p.name)
             if runner is not None and not runner.done:
                 race.abandon(runner, now)
@@ -342,7 +385,7 @@ class Room(Generic[M]):
 
     def disconnected(self, now: float) -> None:
         """A member's session lost its connection (``connected`` is False already)."""
-        if self.state in ("lobby", "finished"):
+        if self.state in (RoomState.LOBBY, RoomState.FINISHED):
             self.hand_over_if_away()
         self.room_changed(now)
 
@@ -367,7 +410,13 @@ class Room(Generic[M]):
             return Refusal("not_player", "spectators watch; they cannot play")
         return None
 
-    def _as_host(self, p: M, state: str, action: str, wrong_state: str) -> Refusal | None:
+    def _enter(self, state: RoomState) -> None:
+        """Go to ``state``, if ``TRANSITIONS`` allows it from the room's own."""
+        if state not in TRANSITIONS[self.state]:
+            raise IllegalTransition(f"room {self.code}: {self.state} cannot go to {state}")
+        self.state = state
+
+    def _as_host(self, p: M, state: RoomState, action: str, wrong_state: str) -> Refusal | None:
         """None if ``p`` hosts the room and it is in ``state``; else why not."""
         if p.spectator:
             return Refusal("not_player", "spectators watch; they cannot play")
@@ -381,7 +430,7 @@ class Room(Generic[M]):
         refusal = self._as_player(p)
         if refusal is not None:
             return refusal
-        if self.state != "lobby":
+        if self.state != RoomState.LOBBY:
             return Refusal("wrong_state", "ready is for the lobby, before the race")
         if ready:
             self.ready.add(p.name)
@@ -391,16 +440,18 @@ class Room(Generic[M]):
         return None
 
     def start(self, p: M, now: float) -> Refusal | None:
-        refusal = self._as_host(p, "lobby", "starts the race", "the room is not in the lobby")
+        refusal = self._as_host(
+            p, RoomState.LOBBY, "starts the race", "the room is not in the lobby"
+        )
         if refusal is not None:
             return refusal
         waiting = [m.name for m in self.players if m is not p and m.name not in self.ready]
         if waiting:
             return Refusal("not_ready", "not ready yet: " + ", ".join(waiting))
         cfg = self._config
-        self.state = "countdown"
+        self._enter(RoomState.COUNTDOWN)
         self.countdown_until = now + cfg.countdown_s
-        self._timer(self.countdown_until, "countdown", self)
+        self._timer(self.countdown_until, TimerKind.COUNTDOWN, self)
         countdown = Countdown(int(cfg.countdown_s * 1000))
         for m in self.members():
             self.send(m, countdown)
@@ -409,7 +460,7 @@ class Room(Generic[M]):
 
     def countdown_over(self, now: float) -> None:
         """The countdown's timer: the race starts if the countdown is still on."""
-        if self.state == "countdown" and self.countdown_until <= now:
+        if self.state == RoomState.COUNTDOWN and self.countdown_until <= now:
             self.start_race(now)
 
     def rematch(self, p: M, now: float) -> Refusal | None:
@@ -418,11 +469,11 @@ class Room(Generic[M]):
         refusal = self._as_player(p)
         if refusal is not None:
             return refusal
-        if self.state != "finished":
+        if self.state != RoomState.FINISHED:
             return Refusal("wrong_state", f"a rematch follows a finished race (it is {self.state})")
         if self.daily is not None and self.ghost is None:
             return Refusal("wrong_state", "a daily deal has no rematch; ask for the daily again")
-        self.state = "lobby"
+        self._enter(RoomState.LOBBY)
         self.race = None
         self.result = None
         self.ghost_due = None
@@ -448,7 +499,7 @@ class Room(Generic[M]):
         self.started_wall = self._wall()
         self.ids = {m.name: m.id for m in self.players}
         self.journal_n = 0
-        self.state = "racing"
+        self._enter(RoomState.RACING)
         self.result = None
         self.limit_timers(race, now)
         self._emit(
@@ -492,7 +543,7 @@ class Room(Generic[M]):
         if p.spectator:
             return Refusal("not_player", "spectators watch; they cannot play", seq)
         race = self.race
-        if race is None or self.state not in ("racing", "finished"):
+        if race is None or self.state not in (RoomState.RACING, RoomState.FINISHED):
             return Refusal("no_race", "the race has not started", seq)
         runner = race.runners.get(p.name)
         if runner is None:
@@ -574,10 +625,10 @@ class Room(Generic[M]):
         """Is the race over for member ``p``, so that going elsewhere (``join``, ``create``,
         ``daily``, ``ghost``) may leave the room for them (docs/protocol.md 4.14)? For a
         spectator always; in a finished room; for a runner who is done and only waits."""
-        if p.spectator or self.state == "finished":
+        if p.spectator or self.state == RoomState.FINISHED:
             return True
         race = self.race
-        if self.state != "racing" or race is None:
+        if self.state != RoomState.RACING or race is None:
             return False
         runner = race.runners.get(p.name)
         return runner is None or runner.done
@@ -603,7 +654,7 @@ class Room(Generic[M]):
         on a daily attempt once its day's code is public (``code_public``: only a race
         resumed after a restart, whose down time was not charged, can run that long)."""
         race = self.race
-        if race is None or self.state != "racing":
+        if race is None or self.state != RoomState.RACING:
             return
         if race.expire(now) or (
             self.daily is not None
@@ -619,16 +670,21 @@ class Room(Generic[M]):
         public if that comes first (wall time, so a moved clock at worst ends it late:
         every move checks too). That is never the case for an attempt begun on its day
         with the usual limit, so no timer holds an ordinary room for a day."""
-        self._timer(race.deadline, "limit", self)
+        self._timer(race.deadline, TimerKind.LIMIT, self)
         if self.daily is not None and not self.archive:
             public = now + max(0.0, code_public_at(self.daily) - self._wall())
             if public < race.deadline:
-                self._timer(public, "limit", self)
+                self._timer(public, TimerKind.LIMIT, self)
 
     def check_over(self) -> None:
         """A race whose players are all done goes to storage; the result follows the commit."""
         race = self.race
-        if self.state == "racing" and race is not None and not self.finishing and race.is_over():
+        if (
+            self.state == RoomState.RACING
+            and race is not None
+            and not self.finishing
+            and race.is_over()
+        ):
             self.finishing = True
             ranks = {e.name: e for e in race.ranks()}
             rows = tuple(
@@ -674,7 +730,7 @@ class Room(Generic[M]):
             return
         assert self.race is not None
         self.finishing = False
-        self.state = "finished"
+        self._enter(RoomState.FINISHED)
         code = self.public_code()
         ranks = self.race.ranks()
         if ratings:
@@ -701,7 +757,7 @@ class Room(Generic[M]):
     def lost(self) -> None:
         """Another node holds the room now: its timers find nothing to do here."""
         self.finishing = False
-        self.state = "lost"
+        self._enter(RoomState.LOST)
 
     # -- hints ------------------------------------------------------------------------------
 
@@ -713,7 +769,7 @@ class Room(Generic[M]):
             what = "a daily deal" if self.daily is not None else "this room"
             return Refusal("hints_disabled", f"{what} allows no hints")
         race = self.race
-        if race is None or self.state not in ("racing", "finished"):
+        if race is None or self.state not in (RoomState.RACING, RoomState.FINISHED):
             return Refusal("no_race", "the race has not started")
         runner = race.runners.get(p.name)
         if runner is None:
@@ -725,7 +781,7 @@ class Room(Generic[M]):
 
     def races(self, uid: str) -> bool:
         """Race ``uid`` is this room's, and running."""
-        return self.uid == uid and self.race is not None and self.state == "racing"
+        return self.uid == uid and self.race is not None and self.state == RoomState.RACING
 
     def hinted(self, p: M, runner: Runner, now: float) -> None:
         """A hint goes to ``p``: the first one marks their run (and the journal)."""
@@ -761,7 +817,7 @@ class Room(Generic[M]):
         nxt = None if ghost is None else ghost.next_mark(race.elapsed_ms(now))
         self.ghost_due = None if nxt is None else race.started + nxt / 1000
         if self.ghost_due is not None:
-            self._timer(self.ghost_due, "ghost", self)
+            self._timer(self.ghost_due, TimerKind.GHOST, self)
 
     def ghost_moves(self, now: float) -> None:
         """The ghost's timer: it played on (its recorded actions up to now). Everyone sees
@@ -774,7 +830,7 @@ class Room(Generic[M]):
             or race.ghost is None
             or due is None
             or due > now
-            or self.state != "racing"
+            or self.state != RoomState.RACING
             or self.finishing
         ):
             return
@@ -804,7 +860,7 @@ class Room(Generic[M]):
         elif self.progress_due is None:
             self.progress_due = now + hold
             self.progress_mover = mover
-            self._timer(self.progress_due, "progress", self)
+            self._timer(self.progress_due, TimerKind.PROGRESS, self)
         elif self.progress_mover is not mover:
             self.progress_mover = None
 
@@ -818,7 +874,7 @@ class Room(Generic[M]):
         """A held ``progress`` goes out now (before a frame that must not overtake it)."""
         due, mover = self.progress_due, self.progress_mover
         self.progress_due = self.progress_mover = None
-        if due is not None and self.race is not None and self.state == "racing":
+        if due is not None and self.race is not None and self.state == RoomState.RACING:
             self.progress(self._outside.now, skip=mover)
 
     def progress(self, now: float, *, skip: M | None = None) -> None:
@@ -852,7 +908,7 @@ class Room(Generic[M]):
         """After a resume: the room, the player's own race, progress, and any result."""
         self.send(p, self.room_msg(p))
         race = self.race
-        if race is not None and self.state in ("racing", "finished"):
+        if race is not None and self.state in (RoomState.RACING, RoomState.FINISHED):
             runner = race.runners.get(p.name)
             if runner is not None and not p.spectator:
                 self.send(p, self.race_msg(runner, now))
@@ -862,7 +918,7 @@ class Room(Generic[M]):
                     race.elapsed_ms(now), race.progress(self.connected()), race.ghost_progress(now)
                 ),
             )
-        if self.state == "countdown":
+        if self.state == RoomState.COUNTDOWN:
             self.send(p, Countdown(max(0, int((self.countdown_until - now) * 1000))))
         if self.result is not None:
             self.send(p, self.result)
@@ -872,14 +928,16 @@ class Room(Generic[M]):
         for m in self.members():
             if m is not skip:
                 self.send(m, self.room_msg(m))
-        if progress and self.race is not None and self.state == "racing":
+        if progress and self.race is not None and self.state == RoomState.RACING:
             self.progress(now, skip=skip)
 
     def public_code(self) -> str | None:
         """A daily deal's code stays secret until ``code_public``; a race's, until its end."""
         if self.daily is not None:
             return str(self.deal) if code_public(self.daily, self._wall()) else None
-        return str(self.deal) if self.fixed is not None or self.state == "finished" else None
+        return (
+            str(self.deal) if self.fixed is not None or self.state == RoomState.FINISHED else None
+        )
 
     def room_msg(self, viewer: M) -> RoomMsg:
         code = self.public_code()
@@ -887,7 +945,7 @@ class Room(Generic[M]):
             room=self.code,
             you="spectator" if viewer.spectator else "player",
             host=self.host.name,
-            state=self.state,
+            state=self.state.value,
             rules=str(self.rules),
             code=code,
             max_players=self.max_players,
@@ -983,7 +1041,7 @@ class Room(Generic[M]):
             undo=live.undo,
         )
         room.race = race
-        room.state = "racing"
+        room._enter(RoomState.RACING)
         names = {pid: name for pid, name in live.players}
         for a in sorted(actions, key=lambda a: a.n):
             runner = race.runners[names[a.player_id]]

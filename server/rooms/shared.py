@@ -19,6 +19,7 @@ from protocol.messages import Error, Message
 from ..effects import Close, Effect, Send
 from .room import OVERTAKE, Room
 from .state import CLOSE_POLICY, CLOSE_RESTARTING, HubConfig, _Conn, _Player
+from .timers import TimerKind
 
 __all__ = ["Part", "Shared"]
 
@@ -67,7 +68,7 @@ class Shared:
         #: the numbering and turn a counted attempt into practice.
         self.daily_rooms: dict[int, str] = {}
         #: Deadlines, a heap of (when, order, kind, what); ``Hub.tick`` fires them.
-        self.timers: list[tuple[float, int, str, object]] = []
+        self.timers: list[tuple[float, int, TimerKind, object]] = []
         self._timer_seq = 0
         #: The effects of the event at hand, in order.
         self.out: list[Effect] = []
@@ -115,10 +116,10 @@ class Shared:
                 self.close(c, CLOSE_RESTARTING, "the room's node went away; resume")
         if p.conn is None:
             p.gone_at = now
-            self.timer(now + self.config.resume_window_s, "gone", p)
+            self.timer(now + self.config.resume_window_s, TimerKind.GONE, p)
         return p
 
-    def timer(self, when: float, kind: str, ref: object) -> None:
+    def timer(self, when: float, kind: TimerKind, ref: object) -> None:
         self._timer_seq += 1
         heapq.heappush(self.timers, (when, self._timer_seq, kind, ref))
 

@@ -980,6 +980,7 @@ def test_the_name_key_ignores_case_and_compatibility_forms() -> None:
     assert name_key("Zoë") != name_key("Zoe")
 
 
+@pytest.mark.slow
 @hypothesis.settings(max_examples=2000, deadline=None)
 @hypothesis.given(st.text(max_size=64))
 def test_any_name_is_either_a_name_or_a_value_error(raw: str) -> None:

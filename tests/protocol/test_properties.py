@@ -6,6 +6,7 @@ import itertools
 import random
 from collections import deque
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ def test_game_codes_round_trip(deal: int, rules: str) -> None:
     assert Game.from_code(text).position() == Game.from_deal(deal, rules).position()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(deal=deals, rules=rules_fields, rnd=randoms)
 def test_random_playout(deal: int, rules: str, rnd: random.Random) -> None:
@@ -153,6 +155,7 @@ def test_random_playout(deal: int, rules: str, rnd: random.Random) -> None:
         assert game.move_count == step + 1
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(deal=deals, rules=rules_fields, rnd=randoms)
 def test_undo_restores_exactly(deal: int, rules: str, rnd: random.Random) -> None:

@@ -108,7 +108,16 @@ async def test_full_race_to_the_finish_with_progress_results_and_rematch(
     await bob.ws.close()
 
 
-async def test_resume_after_a_dropped_connection(server: RaceServer) -> None:
+@pytest.fixture
+async def resumable(db_url: str, tmp_path: Path) -> AsyncIterator[RaceServer]:
+    """The server with the default resume window (60 s), not wire.py's 5 s: on a loaded
+    machine a drop and its resume can be seconds apart, and the room must still be there."""
+    async with running_server(db_url, tmp_path, resume_window_s=60.0) as srv:
+        yield srv
+
+
+async def test_resume_after_a_dropped_connection(resumable: RaceServer) -> None:
+    server = resumable
     alice, bob = await open_client(server, "alice"), await open_client(server, "bob")
     await alice.send(Hello(1, "carol"))  # a second hello is refused; alice stays alice
     await room_with(alice, bob, code="YU1-C-AAAAAAB")

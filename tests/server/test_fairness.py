@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
 from bench.deals import cheat
 from protocol import Game, GameCode
 from protocol.codes import MAX_DEAL
@@ -38,6 +40,7 @@ NOON = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC).timestamp()
 DAY = 86_400.0
 
 
+@pytest.mark.slow
 def test_the_cheat_finds_a_numbered_deal_from_its_first_view() -> None:
     """Why a 7-letter code can never be a secret: its first view gives it away."""
     secret = 654_321

@@ -8,8 +8,11 @@ engine and the race are the real ones. ``test_rooms.py`` drives the same code th
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
+
+import pytest
 
 from protocol import GameCode
 from protocol.commitment import commitment
@@ -26,7 +29,7 @@ from protocol.messages import Race as RaceMsg
 from protocol.messages import Room as RoomMsg
 from server.effects import Effect, Journal, LiveAction, LiveRace, RaceRecord
 from server.rooms import HubConfig
-from server.rooms.room import Refusal, Room
+from server.rooms.room import TRANSITIONS, IllegalTransition, Refusal, Room, RoomState
 
 from .test_rooms import SALT, STUCK_CODE, STUCK_MOVE, WIN_CODE, WIN_MOVES
 
@@ -313,3 +316,31 @@ def test_a_stuck_runner_and_a_rematch_on_a_new_secret_deal() -> None:
     assert room.rematch(ann, out.now) == Refusal(
         "wrong_state", "a rematch follows a finished race (it is lobby)"
     )
+
+
+def test_a_room_goes_only_where_its_transitions_allow() -> None:
+    """The table is the whole story: a room walks lobby, countdown and racing through its
+    own methods, each step one the table holds, and a transition it does not hold is a
+    programming error, raised, the state left as it was."""
+    outside = FakeOutside()
+    room = lobby(outside, ann=Seat(1, "ann"), bob=Seat(2, "bob"))
+    seen = [room.state]
+    assert room.set_ready(room.players[1], True, outside.now) is None
+    assert room.start(room.host, outside.now) is None
+    seen.append(room.state)
+    outside.now += outside.config.countdown_s
+    room.countdown_over(outside.now)
+    seen.append(room.state)
+    assert seen == [RoomState.LOBBY, RoomState.COUNTDOWN, RoomState.RACING]
+    assert all(b in TRANSITIONS[a] for a, b in itertools.pairwise(seen))
+    assert room.state == "racing"  # the values are the wire's strings
+    with pytest.raises(IllegalTransition, match="racing cannot go to lobby"):
+        room._enter(RoomState.LOBBY)
+    assert room.state is RoomState.RACING
+    room.lost()
+    assert room.state is RoomState.LOST
+    for state in RoomState:
+        with pytest.raises(IllegalTransition):
+            room._enter(state)
+    assert not TRANSITIONS[RoomState.LOST]
+    assert set(TRANSITIONS) == set(RoomState)

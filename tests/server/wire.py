@@ -27,7 +27,10 @@ from server.connection import RaceServer
 from server.rooms import HubConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-TIMEOUT = 5.0
+#: How long a test waits for a frame that must come. Not a timing goal (those live in
+#: bench/): on a loaded machine an answer that takes work (a post-mortem's search on a
+#: thread, say) can take more than 5 s, and a frame that never comes fails all the same.
+TIMEOUT = 15.0
 
 
 def winning_line() -> tuple[str, list[str]]:

@@ -172,6 +172,7 @@ def test_lost_classic_deals(deal: int) -> None:
     assert solution.verdict == "lost"
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=2, max_value=6))
 def test_verdicts_agree_with_an_exhaustive_search(
@@ -187,6 +188,7 @@ def test_verdicts_agree_with_an_exhaustive_search(
         assert replay(position, solution.moves).is_won()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=3, max_value=7))
 def test_verdicts_agree_when_the_searches_take_many_short_turns(
@@ -235,6 +237,7 @@ def winnable_positions(start: str, limit: int) -> dict[str, bool] | None:
     return wins
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=4, max_value=8))
 def test_positions_proven_lost_are_lost(rules: str, rnd: random.Random, cards: int) -> None:
@@ -382,6 +385,7 @@ def test_par_refuses_a_line_that_does_not_win() -> None:
 # -- moves and keys -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(deal=deals, rules=rules_fields, rnd=randoms)
 def test_solver_moves_are_the_engines_moves(deal: int, rules: str, rnd: random.Random) -> None:
@@ -399,6 +403,7 @@ def test_solver_moves_on_odd_positions(rules: str, rnd: random.Random, cards: in
     assert sorted(solver_moves(game)) == sorted(game.legal_moves())
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(deal=deals, rules=rules_fields, rnd=randoms)
 def test_keys_ignore_the_order_of_the_columns(deal: int, rules: str, rnd: random.Random) -> None:

@@ -86,6 +86,7 @@ def turns(rnd: random.Random, first: int, count: int) -> list[int]:
     return stops
 
 
+@pytest.mark.slow
 @needs_core
 @pytest.mark.parametrize("prune_from", [53, 0, 30])
 @pytest.mark.parametrize("seed", [0, 3])
@@ -96,6 +97,7 @@ def test_classic_deals_node_for_node(prune_from: int, seed: int) -> None:
         side_by_side(data, prune_from, seed, turns(rnd, rnd.choice([1, 50, 4000]), 12))
 
 
+@pytest.mark.slow
 @needs_core
 @settings(max_examples=150, deadline=None)
 @given(rules=st.sampled_from(ALL_RULES), rnd=st.randoms(use_true_random=False))
@@ -115,6 +117,7 @@ def test_midgame_positions_node_for_node(rules: str, rnd: random.Random) -> None
     side_by_side(data, rnd.choice([53, 0]), rnd.choice([0, 2]), turns(rnd, 100, 6))
 
 
+@pytest.mark.slow
 @needs_core
 def test_searches_sharing_one_proven_set_agree_with_python() -> None:
     """solve() with both searches taking short turns on one set: the same as in Python,
@@ -194,6 +197,7 @@ keys = st.one_of(
 )
 
 
+@pytest.mark.slow
 @needs_core
 @settings(max_examples=300, deadline=None)
 @given(

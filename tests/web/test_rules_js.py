@@ -189,6 +189,7 @@ def test_rules_js_agrees_with_the_engine() -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_positions_cover_every_rule() -> None:
     """The random positions do reach what the rules options change: otherwise agreement
     would prove less than it seems."""
