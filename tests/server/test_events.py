@@ -29,6 +29,7 @@ from protocol.messages import (
     Welcome,
     encode,
 )
+from server.daily import next_daily_ms
 from server.effects import Authenticate, Close, Effect, Locate, Persist, Query, Send
 from server.rooms import Hub, HubConfig, bus
 from server.rooms import events as ev
@@ -43,7 +44,12 @@ def sent(effects: list[Effect], conn: int) -> list[object]:
 
 
 def test_a_race_from_hello_to_its_committed_result_through_events_alone() -> None:
-    hub = Hub(HubConfig(countdown_s=0.0, progress_hold_s=0.0), new_room_code=lambda: "ZEBRA")
+    wall = 1_796_000_000.0  # the hub's wall clock: the welcome's countdown is from it
+    hub = Hub(
+        HubConfig(countdown_s=0.0, progress_hold_s=0.0),
+        new_room_code=lambda: "ZEBRA",
+        wall_clock=lambda: wall,
+    )
     now = 10.0
     assert hub.handle(ev.Connected(1, "10.0.0.1"), now) == []
     effects = hub.handle(ev.Received(1, encode(Hello(1, name="ann"))), now)
@@ -79,7 +85,8 @@ def test_a_race_from_hello_to_its_committed_result_through_events_alone() -> Non
     hub.handle(ev.Disconnected(1), now + 4)
     hub.handle(ev.Connected(2), now + 5)
     effects = hub.handle(ev.Received(2, encode(Hello(1, token="tok"))), now + 5)
-    assert sent(effects, 2)[0] == Welcome(1, "ann", "tok", 60, "ZEBRA")
+    countdown = next_daily_ms(wall)
+    assert sent(effects, 2)[0] == Welcome(1, "ann", "tok", 60, "ZEBRA", next_daily_ms=countdown)
 
 
 def test_storage_and_solver_refusals_are_events_too() -> None:
