@@ -36,6 +36,7 @@ from protocol.messages import (
 from server.effects import Effect, LiveAction, LiveRace, Solve
 from server.metrics import HINT_VERDICTS as VERDICTS
 from server.rooms import HubConfig
+from server.solving import Lane
 from solver import solve
 
 from .test_rooms import (
@@ -486,7 +487,7 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         alice = await open_client(server, "alice")
         await room_with(alice, code=WIN_CODE, hints=True)
         await start_race(alice)  # a race with hints starts the worker
-        pool = server._hint_pool
+        pool = server.solver.current(Lane.HINT)
         assert pool is not None
         await alice.send(Hint())
         await alice.expect(HintAnswer, seq=0)
@@ -504,7 +505,10 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         await alice.send(Hint())
         answer = await alice.expect(HintAnswer)
         assert (answer.seq, answer.verdict) == (1, "win")
-        assert server._hint_pool is not None and server._hint_pool is not pool
+        assert (
+            server.solver.current(Lane.HINT) is not None
+            and server.solver.current(Lane.HINT) is not pool
+        )
         # /metrics counts the lost hint apart from the two worked out
         assert server.metrics.value("yukon_hint_failures_total") == 1
         assert (
@@ -523,7 +527,7 @@ async def test_a_hint_abandoned_by_disconnecting_shows_no_verdict_on_metrics(
         token = next(f.token for f in alice.frames if isinstance(f, Welcome))
         await room_with(alice, code=WIN_CODE, hints=True)
         await start_race(alice)
-        pool = server._hint_pool
+        pool = server.solver.current(Lane.HINT)
         assert pool is not None
         busy = pool.submit(time.sleep, 1.0)  # the one worker is busy: the hint waits
         await alice.send(Hint())

@@ -39,6 +39,7 @@ from protocol.messages import (
 from server.daily import code_public_at
 from server.effects import Examine, PlayerResult, Query, RaceRecord
 from server.rooms.postmortems import QUEUE_LIMIT
+from server.solving import Lane
 from solver import solve
 
 from .test_http import MIDNIGHT, TODAY, Clock, fetch
@@ -393,7 +394,7 @@ async def test_a_dead_solver_process_is_unavailable_then_replaced(
             await c.send(Resign())
         result = await ann.expect(Result)
         assert (await ask(ann, PostMortem(result.race, "ann"))).status == "open"
-        pool = server.replays._pool
+        pool = server.solver.current(Lane.POSTMORTEM)
         assert pool is not None
         for pid in list(pool._processes):  # type: ignore[attr-defined]
             os.kill(pid, signal.SIGKILL)
@@ -405,7 +406,10 @@ async def test_a_dead_solver_process_is_unavailable_then_replaced(
         assert isinstance(failed, Error) and failed.code == "unavailable"
         answer = await ask(ann, PostMortem(result.race, "bob"))
         assert isinstance(answer, PostMortemAnswer) and answer.status == "open"
-        assert server.replays._pool is not None and server.replays._pool is not pool
+        assert (
+            server.solver.current(Lane.POSTMORTEM) is not None
+            and server.solver.current(Lane.POSTMORTEM) is not pool
+        )
         for path in (
             "/replay/",
             f"/replay/{result.race}?format=json",

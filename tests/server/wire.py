@@ -23,7 +23,7 @@ from protocol.messages import (
     encode,
 )
 from server.app import ServeOptions, open_server
-from server.connection import RaceServer
+from server.executor import RaceServer
 from server.rooms import HubConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data"
