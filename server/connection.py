@@ -93,7 +93,8 @@ class Handler(Protocol):
     """What the transport tells the server (``server.executor.RaceServer``)."""
 
     def opened(self, peer: Peer) -> None:
-        """A websocket is open (its request is ``peer.request``); ``peer.conn`` is set."""
+        """A websocket is open (its request is ``peer.request``, only now); ``peer.conn``
+        is set."""
 
     def message(self, peer: Peer, data: bytes | str) -> None:
         """One whole message from ``peer``."""
@@ -110,7 +111,35 @@ HttpHandler = Callable[["Peer", Request], Awaitable[Response | None]]
 
 
 class Peer(asyncio.Protocol):
-    """One client's socket: the websocket protocol, its outbox and its keepalive."""
+    """One client's socket: the websocket protocol, its outbox and its keepalive.
+
+    Slotted, and its outbox made only when the client falls behind: thousands of idle
+    players each hold one (docs/performance.md, memory per idle player).
+    """
+
+    __slots__ = (
+        "listener",
+        "protocol",
+        "transport",
+        "conn",
+        "request",
+        "remote_address",
+        "fragments",
+        "fragmented_text",
+        "stopped",
+        "made",
+        "heard",
+        "pinged",
+        "queue",
+        "progress",
+        "paused",
+        "closing",
+        "dirty",
+        "deadline",
+        "write_buffer_limit",
+        "overflowed",
+        "http_task",
+    )
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
@@ -132,8 +161,8 @@ class Peer(asyncio.Protocol):
         self.made = self.heard = loop.time()
         self.pinged: float | None = None
         #: Frames waiting while the socket does not keep up (asyncio's ``pause_writing``);
-        #: ``_PROGRESS`` marks where the latest progress (``progress``) goes.
-        self.queue: deque[bytes | object] = deque()
+        #: ``_PROGRESS`` marks where the latest progress (``progress``) goes. None: empty.
+        self.queue: deque[bytes | object] | None = None
         self.progress: bytes | None = None
         self.paused = False
         #: A close asked for after the frames still queued (code, reason).
@@ -176,8 +205,7 @@ class Peer(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.protocol.receive_eof()  # leaves the protocol CLOSED
         self.protocol.data_to_send()
-        self.queue.clear()
-        self.progress = None
+        self.queue = self.progress = None
         self.listener.lost(self)
         if self.http_task is not None:
             self.http_task.cancel()
@@ -194,7 +222,7 @@ class Peer(asyncio.Protocol):
     def _request(self, event: object) -> None:
         """The opening request: a websocket upgrade is accepted at once (nothing to await);
         plain HTTP goes to the listener's HTTP handler, on a task of its own."""
-        if not isinstance(event, Request) or self.request is not None:
+        if not isinstance(event, Request) or self.protocol.state is not State.CONNECTING:
             return
         self.request = event
         listener = self.listener
@@ -208,7 +236,7 @@ class Peer(asyncio.Protocol):
             )
         response.headers["Server"] = SERVER
         self.protocol.send_response(response)
-        if self.protocol.state is State.OPEN:
+        if response.status_code == 101:  # the protocol is OPEN
             listener.opened(self)
 
     async def _http(self, request: Request, handler: HttpHandler) -> None:
@@ -278,11 +306,13 @@ class Peer(asyncio.Protocol):
         if self.closing is not None or self.stopped:
             return True
         queue = self.queue
-        if not queue and not self.paused:
-            if self.protocol.state is State.OPEN:
-                self.protocol.send_binary(data)
-                self._dirty()
-            return True
+        if queue is None:
+            if not self.paused:
+                if self.protocol.state is State.OPEN:
+                    self.protocol.send_binary(data)
+                    self._dirty()
+                return True
+            queue = self.queue = deque()
         if is_progress:
             if self.progress is not None:
                 queue.remove(_PROGRESS)
@@ -294,14 +324,13 @@ class Peer(asyncio.Protocol):
 
     def discard(self) -> None:
         """Forget what is queued (a client that stopped reading, or is gone)."""
-        self.progress = None
-        self.queue.clear()
+        self.queue = self.progress = None
 
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already queued (an error's text reaches the client first)."""
         if self.closing is None:
             self.closing = (code, reason)
-        if not self.queue:
+        if self.queue is None:
             self._send_close()
 
     def fail(self, code: int, reason: str) -> None:
@@ -322,16 +351,15 @@ class Peer(asyncio.Protocol):
 
     def _drain(self) -> None:
         """The socket keeps up again: hand it what waited, then the close asked for."""
-        queue = self.queue
-        if queue and self.protocol.state is State.OPEN:
-            while queue:
-                item = queue.popleft()
+        queue, self.queue = self.queue, None
+        if queue is not None and self.protocol.state is State.OPEN:
+            for item in queue:
                 if item is _PROGRESS:
                     item, self.progress = self.progress, None
                 assert isinstance(item, bytes)
                 self.protocol.send_binary(item)
             self._dirty()
-        if not queue and self.closing is not None:
+        if self.closing is not None:
             self._send_close()
 
     def ping(self) -> None:
@@ -465,6 +493,7 @@ class Listener:
         self._ids += 1
         peer.conn = self._ids
         self.handler.opened(peer)
+        peer.request = None  # read by ``opened`` only: its headers are not kept per player
 
     def lost(self, peer: Peer) -> None:
         self.peers.discard(peer)
