@@ -8,8 +8,6 @@ whole deal from hints over a real socket, with the solver in that process.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -50,7 +48,7 @@ from .test_rooms import (
     start,
     to,
 )
-from .wire import open_client, room_with, running_server, start_race
+from .wire import kill_workers, open_client, room_with, running_server, start_race
 
 # -- the hub ----------------------------------------------------------------------------------
 
@@ -491,12 +489,7 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         assert pool is not None
         await alice.send(Hint())
         await alice.expect(HintAnswer, seq=0)
-        for pid in list(pool._processes):  # type: ignore[attr-defined]
-            os.kill(pid, signal.SIGKILL)
-        for _ in range(500):  # the pool notices the death on its own thread
-            if pool._broken:  # type: ignore[attr-defined]
-                break
-            await asyncio.sleep(0.01)
+        await kill_workers(pool)
         await alice.send(MoveMsg(1, "6H>7"))
         await alice.expect(Accepted, seq=1)
         await alice.send(Hint())

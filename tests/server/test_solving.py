@@ -3,14 +3,12 @@ worker processes, killed for real."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-
 import pytest
 
 from server.solving import Lane, SolverClosedError, SolverPool
 from solver import solve
+
+from .wire import kill_workers
 
 #: The start of YU1-C-AAAAAAB (server.executor's warm-up position).
 POSITION = (
@@ -31,12 +29,7 @@ async def test_a_job_runs_in_its_lane_and_a_dead_worker_is_replaced() -> None:
         first = pool.current(Lane.HINT)
         assert first is not None and pool.current(Lane.POSTMORTEM) is None  # lanes apart
         assert pool.in_flight(Lane.HINT) == 0
-        for pid in list(first._processes):  # type: ignore[attr-defined]
-            os.kill(pid, signal.SIGKILL)
-        for _ in range(500):  # the pool notices the death on its own thread
-            if first._broken:  # type: ignore[attr-defined]
-                break
-            await asyncio.sleep(0.01)
+        await kill_workers(first)
         with pytest.raises(Exception):  # noqa: B017 (BrokenProcessPool, as the pool says)
             await pool.run(Lane.HINT, solve, POSITION, budget_nodes=1)
         assert pool.current(Lane.HINT) is None  # the next job starts a fresh worker

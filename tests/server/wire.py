@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from collections.abc import AsyncIterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +129,13 @@ async def room_with(host: Client, *guests: Client, **create: Any) -> Room:
 async def start_race(host: Client, *players: Client) -> list[Race]:
     await host.send(Start())
     return [await p.expect(Race) for p in (host, *players)]
+
+
+async def kill_workers(pool: Executor) -> None:
+    """Kill a process pool's workers (SIGKILL), and wait until the pool knows it is broken."""
+    for pid in list(pool._processes):  # type: ignore[attr-defined]
+        os.kill(pid, signal.SIGKILL)
+    for _ in range(500):  # the pool notices the death on its own thread
+        if pool._broken:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.01)
