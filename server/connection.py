@@ -14,8 +14,10 @@ CPU and memory than the rooms themselves (docs/performance.md). Here:
 - a whole message goes straight from the read callback to ``Handler.message`` (no queue,
   no task wake-up);
 - frames for a client are put into its protocol at once and written with one
-  ``transport.write`` per connection per loop tick (``Listener._flush``): the answer to a
-  move and the progress of every member of its room leave together;
+  ``transport.write`` per connection when the event that made them has been handled
+  (``Listener.hold``/``release``: a message read, a timer), else at the end of the loop
+  tick (``Listener._flush``): the answer to a move and the progress of every member of
+  its room leave together, without a loop iteration of their own;
 - a client whose socket is not keeping up (asyncio's flow control: ``pause_writing``)
   gets its frames queued in an outbox, where a newer ``progress`` replaces one still
   waiting; a queue past ``OUTBOX_LIMIT`` frames, or unsent bytes past
@@ -189,19 +191,24 @@ class Peer(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         protocol = self.protocol
+        listener = self.listener
         protocol.receive_data(data)
         events = protocol.events_received()
         heard = self.heard
-        for event in events:
-            if isinstance(event, Frame):
-                self._frame(event)
-            else:
-                self._request(event)
-        if self.heard != heard:  # the peers stay in the order they were last heard from
-            peers = self.listener.peers
-            if peers.pop(self, 0) is None:
-                peers[self] = None
-        self._wrote()
+        listener.holding += 1
+        try:
+            for event in events:
+                if isinstance(event, Frame):
+                    self._frame(event)
+                else:
+                    self._request(event)
+            if self.heard != heard:  # the peers stay in the order they were last heard from
+                peers = listener.peers
+                if peers.pop(self, 0) is None:
+                    peers[self] = None
+            self._wrote()
+        finally:
+            listener.release()
 
     def eof_received(self) -> bool | None:
         self.protocol.receive_eof()
@@ -486,6 +493,9 @@ class Listener:
         self.server: asyncio.Server | None = None
         self.closing = False
         self._dirty: list[Peer] = []
+        self._flushing = False
+        #: Events being handled (``hold``): their frames are written when the last ends.
+        self.holding = 0
         self._sweeper: asyncio.TimerHandle | None = None
         self._empty = asyncio.Event()
         self._ids = 0
@@ -517,15 +527,29 @@ class Listener:
             self._empty.set()
 
     def dirty(self, peer: Peer) -> None:
-        """``peer`` has bytes to write: all such are written once, at the end of the tick."""
-        if not self._dirty:
-            self.loop.call_soon(self._flush)
+        """``peer`` has bytes to write: written once the events being handled are (or, if
+        none is, at the end of the loop tick)."""
         self._dirty.append(peer)
+        if not self.holding and not self._flushing:
+            self._flushing = True
+            self.loop.call_soon(self._flush)
+
+    def hold(self) -> None:
+        """An event is being handled (a message, a timer): what it sends waits for
+        ``release``, so that each peer gets one write for all of it."""
+        self.holding += 1
+
+    def release(self) -> None:
+        self.holding -= 1
+        if not self.holding and self._dirty:
+            self._flush()
 
     def _flush(self) -> None:
-        dirty, self._dirty = self._dirty, []
-        for peer in dirty:
-            peer.flush()
+        self._flushing = False
+        while self._dirty:  # a flush may dirty a peer again (a failed one's close frame)
+            dirty, self._dirty = self._dirty, []
+            for peer in dirty:
+                peer.flush()
 
     def _sweep(self) -> None:
         """Once a second: the peers closing or opening, and the silent ones. A sweep of

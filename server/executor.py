@@ -541,4 +541,9 @@ class RaceServer:
 
     def _tick(self) -> None:
         self._timer = None
-        self._apply(self.hub.tick(self._now()))
+        listener = self.listener
+        listener.hold()  # the tick's frames (every room's progress) leave together
+        try:
+            self._apply(self.hub.tick(self._now()))
+        finally:
+            listener.release()

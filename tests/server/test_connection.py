@@ -579,6 +579,16 @@ async def test_frames_of_one_tick_go_out_in_one_write() -> None:
     await asyncio.sleep(0)
     assert len(transport.writes) == 1
     assert received(transport.writes) == [b"accepted", b"p1"]
+    # While an event is handled (a message read, a timer), its frames wait for its end:
+    # written then, in one write, without waiting for the loop's next turn.
+    listener = peer.listener
+    listener.hold()
+    peer.send(b"p2", is_progress=True)
+    peer.send(b"room", is_progress=False)
+    assert len(transport.writes) == 1
+    listener.release()
+    assert len(transport.writes) == 2
+    assert received(transport.writes[1:]) == [b"p2", b"room"]
 
 
 async def test_a_queued_progress_is_replaced_by_a_newer_one_at_the_end_of_the_queue() -> None:
