@@ -167,7 +167,11 @@ async def open_server(
         boards = Leaderboards(store, wall=wall, dailies=dailies)
         if relay is not None:
             dailies.lock = functools.partial(relay.lock, ttl_ms=120_000)
-        journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
+        journal = JournalWriter(
+            store,
+            lambda: hub.live_elapsed(asyncio.get_running_loop().time()),
+            on_fenced=(lambda fenced: _cluster(server).fenced(fenced)) if relay else None,
+        )
         server = RaceServer(
             hub,
             store,
@@ -180,8 +184,6 @@ async def open_server(
             trusted_proxies=options.trusted_proxies,
         )
         cluster = server.cluster
-        if cluster is not None:
-            journal.on_fenced = cluster.fenced
         try:
             context = options.ssl_context()
         except (OSError, ssl.SSLError) as exc:
@@ -233,8 +235,8 @@ async def open_server(
 
 
 def _cluster(server: RaceServer | None) -> Cluster:
-    """The cluster of the server being started: the relay reports to it, and the relay
-    starts listening only after the server (and so its cluster) is built."""
+    """The cluster of the server being started: the relay and the journal report to it,
+    and neither starts before the server (and so its cluster) is built."""
     assert server is not None and server.cluster is not None
     return server.cluster
 
