@@ -17,7 +17,6 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,19 +27,19 @@ from protocol import Rules
 from protocol.messages import NODE_ID_CHARS
 
 from .cluster import Cluster
-from .connection import RaceServer
 from .daily import DailyDeals
+from .executor import RaceServer
 from .http import HttpPages
 from .leaderboard import Leaderboards
 from .limits import Network
 from .relay import Relay, RelayDown
 from .replays import live_ghost
 from .rooms import Hub, HubConfig
+from .solving import Lane, SolverPool
 from .storage import migrate
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
 from .storage.sql import DEFAULT_URL, SqlStore, describe_error
-from .workers import solver_pool
 
 __all__ = ["ServeOptions", "StartupError", "run", "open_server", "shown_url"]
 
@@ -120,7 +119,7 @@ async def open_server(
     ``hub_options`` reach ``Hub`` as they are (tests fix its randomness with them).
     """
     store = SqlStore(options.db)
-    solver: Executor | None = None
+    solver = SolverPool(daily_processes=options.solver_processes)
     try:
         try:
             before, after = await migrate.upgrade_from(store)
@@ -138,7 +137,7 @@ async def open_server(
             key=DAILY_SECRET_KEY, default=secrets.token_hex(32)
         )
         relay: Relay | None = None
-        cluster: Cluster | None = None
+        server: RaceServer | None = None
         node = ""
         hub_args = dict(hub_options or {})
         if options.redis:
@@ -149,8 +148,8 @@ async def open_server(
                 options.redis,
                 node,
                 prefix=options.redis_prefix,
-                on_message=lambda m: cluster.on_message(m) if cluster else None,
-                on_gap=lambda: cluster.on_gap() if cluster else None,
+                on_message=lambda m: _cluster(server).on_message(m),
+                on_gap=lambda: _cluster(server).on_gap(),
             )
             hub_args.setdefault("new_room_code", relay.take_code)
             log.info("node %s of a cluster (redis %s)", node, shown_redis(options.redis))
@@ -158,21 +157,33 @@ async def open_server(
         writer = ResultWriter(store, options.spool)
         await writer.recover()
         wall = (hub_options or {}).get("wall_clock", time.time)
-        solver = solver_executor(options.solver_processes)
         dailies = DailyDeals(
-            store, secret.encode(), Rules.parse(options.daily_rules), solver, wall=wall
+            store,
+            secret.encode(),
+            Rules.parse(options.daily_rules),
+            solver.executor(Lane.DAILY),
+            wall=wall,
         )
         boards = Leaderboards(store, wall=wall, dailies=dailies)
         if relay is not None:
             dailies.lock = functools.partial(relay.lock, ttl_ms=120_000)
-        journal = JournalWriter(store, lambda: hub.live_elapsed(asyncio.get_running_loop().time()))
-        server = RaceServer(hub, store, writer, boards, journal)
-        if relay is not None:
-            cluster = Cluster(server, relay, store)
-            server.cluster = cluster
-            journal.on_fenced = cluster.fenced
-        server.http = HttpPages(server)
-        server.trusted_proxies = options.trusted_proxies
+        journal = JournalWriter(
+            store,
+            lambda: hub.live_elapsed(asyncio.get_running_loop().time()),
+            on_fenced=(lambda fenced: _cluster(server).fenced(fenced)) if relay else None,
+        )
+        server = RaceServer(
+            hub,
+            store,
+            writer,
+            boards,
+            journal,
+            solver=solver,
+            relay=relay,
+            pages=HttpPages,
+            trusted_proxies=options.trusted_proxies,
+        )
+        cluster = server.cluster
         try:
             context = options.ssl_context()
         except (OSError, ssl.SSLError) as exc:
@@ -219,17 +230,15 @@ async def open_server(
             if relay is not None:
                 await relay.close()
     finally:
-        if solver is not None:
-            solver.shutdown(wait=False, cancel_futures=True)
+        solver.close()
         await store.close()
 
 
-def solver_executor(processes: int) -> Executor:
-    """Where the solver runs: worker processes started on first use (``spawn``, so they
-    share no threads or sockets with the server), or with 0 one thread of this process."""
-    if processes > 0:
-        return solver_pool(processes)
-    return ThreadPoolExecutor(1, thread_name_prefix="solver")
+def _cluster(server: RaceServer | None) -> Cluster:
+    """The cluster of the server being started: the relay and the journal report to it,
+    and neither starts before the server (and so its cluster) is built."""
+    assert server is not None and server.cluster is not None
+    return server.cluster
 
 
 async def serve_until(options: ServeOptions, stop: asyncio.Event, restart: list[bool]) -> None:

@@ -30,7 +30,7 @@ from .rooms import events as ev
 from .storage.sql import SqlStore
 
 if TYPE_CHECKING:
-    from .connection import RaceServer
+    from .executor import RaceServer
 
 __all__ = ["Cluster"]
 

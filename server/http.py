@@ -42,16 +42,16 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, quote, unquote, urlencode
 
 import jinja2
-from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from protocol.messages import MAX_RACE_ID, Error
 from protocol.times import format_ms
 
-from .connection import RaceServer
+from .connection import Peer
 from .daily import code_public, code_public_at, day_begun, next_daily_ms, utc_date
 from .effects import Standing
+from .executor import RaceServer
 from .leaderboard import player_page
 from .replays import message_json
 from .rooms import ROOM_ALPHABET
@@ -585,9 +585,9 @@ class HttpPages:
         #: A browser should hear "unavailable" rather than wait on a stalled database.
         self.query_timeout = query_timeout
 
-    async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def __call__(self, connection: Peer, request: Request) -> Response | None:
         """One response per request (a websocket upgrade never comes here: see
-        ``RaceServer._process_request``). ``HEAD`` gets ``GET``'s status and headers without
+        ``connection.Peer._request``). ``HEAD`` gets ``GET``'s status and headers without
         the body: link previews and uptime probes send it."""
         response = await self._get(request)
         if request.method == "HEAD":

@@ -30,7 +30,7 @@ from .rooms import bus
 from .rooms.pool import PoolConfig, Waiter, match
 
 if TYPE_CHECKING:
-    from .connection import RaceServer
+    from .executor import RaceServer
 
 __all__ = ["ClusterPool"]
 

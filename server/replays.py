@@ -9,24 +9,23 @@ is a run whose deal is still secret (``not_public``): a daily attempt until
 public yet. A race in an ordinary room is stored only once every runner is done, and its
 code (drawn in secret or not) is revealed with its result, as it is stored.
 
-The post-mortem (``solver.postmortem``) runs in a worker process of its own, one at a
-time, never on the event loop, with the hints' node budget per solve. It has its own
-process rather than the hints' so that a post-mortem never delays a hint in a running
-race. Answers are cached in memory (``CACHE_SIZE`` runs, the least recently asked
-forgotten first): a post-mortem is deterministic for its budget and a restart only costs
-its recomputation, so it needs no table. At most ``QUEUE_LIMIT`` different post-mortems
-are on their way at once (asked over the wire and over HTTP together); beyond, the answer
-is ``unavailable``. Two requests for the same run share one computation.
+The post-mortem (``solver.postmortem``) runs in a worker process of its own (its lane of
+the server's ``solving.SolverPool``), one at a time, never on the event loop, with the
+hints' node budget per solve. It has its own process rather than the hints' so that a
+post-mortem never delays a hint in a running race. Answers are cached in memory
+(``CACHE_SIZE`` runs, the least recently asked forgotten first): a post-mortem is
+deterministic for its budget and a restart only costs its recomputation, so it needs no
+table. At most ``QUEUE_LIMIT`` different post-mortems are on their way at once (asked
+over the wire and over HTTP together); beyond, the answer is ``unavailable``.
+Two requests for the same run share one computation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 import logging
 from collections import OrderedDict
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from protocol import GameCode, InvalidCodeError
@@ -47,8 +46,8 @@ from .daily import code_public_at
 from .effects import GhostRun, LiveRace
 from .leaderboard import Leaderboards
 from .rooms.postmortems import QUEUE_LIMIT
+from .solving import Lane, SolverPool
 from .storage.sql import SqlStore, StoredRun
-from .workers import real_stderr, solver_pool
 
 __all__ = ["Replays", "CACHE_SIZE", "QUEUE_LIMIT", "ghost_run", "live_ghost", "message_json"]
 
@@ -155,6 +154,7 @@ class Replays:
         boards: Leaderboards,
         *,
         budget_nodes: int,
+        solver: SolverPool,
         queue_limit: int = QUEUE_LIMIT,
         cache_size: int = CACHE_SIZE,
     ) -> None:
@@ -167,11 +167,9 @@ class Replays:
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple[str, int], PostMortemAnswer] = OrderedDict()
         self._working: dict[tuple[str, int], asyncio.Future[Message]] = {}
-        self._pool: ProcessPoolExecutor | None = None
-        #: The solver's jobs being awaited: cancelled on ``close``, so that a server
-        #: stops without waiting for a long post-mortem.
-        self._jobs: set[asyncio.Future[PostMortem]] = set()
-        self._closed = False
+        #: The solver's worker processes (its post-mortem lane); closing it cancels the
+        #: jobs awaited, so that a server stops without waiting for a long post-mortem.
+        self.solver = solver
         #: Post-mortems worked out by the solver since the start (tests, logs).
         self.computed = 0
 
@@ -325,32 +323,16 @@ class Replays:
         return answer
 
     async def _compute(self, run: StoredRun) -> Message:
-        pool = None
         try:
-            if self._closed:
-                raise RuntimeError("the server is closing")
-            if self._pool is None:
-                with real_stderr():
-                    self._pool = solver_pool(1)
-            pool = self._pool
-            job = functools.partial(
+            found: PostMortem = await self.solver.run(
+                Lane.POSTMORTEM,
                 postmortem,
                 run.code,
                 [action for _, action in run.actions],
                 budget_nodes=self.budget_nodes,
             )
-            with real_stderr():  # the worker process starts here, on first use
-                waiting = asyncio.get_running_loop().run_in_executor(pool, job)
-            self._jobs.add(waiting)
-            try:
-                found: PostMortem = await waiting
-            finally:
-                self._jobs.discard(waiting)
         except Exception as exc:  # the worker died, a stored run did not replay, closing
             log.warning("postmortem of %s: the solver failed (%s)", run.race, type(exc).__name__)
-            if pool is not None and pool is self._pool and not isinstance(exc, ValueError):
-                self._pool = None  # a broken pool stays broken: the next one starts anew
-                pool.shutdown(wait=False, cancel_futures=True)
             return Error("unavailable", "the post-mortem could not be worked out just now")
         self.computed += 1
         answer = _answer(run, found, self.budget_nodes)
@@ -366,13 +348,3 @@ class Replays:
             found.nodes,
         )
         return answer
-
-    def close(self) -> None:
-        """No more post-mortems: stop the worker (a solve already running ends within its
-        node budget)."""
-        self._closed = True
-        for job in list(self._jobs):
-            job.cancel()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None

@@ -31,6 +31,7 @@ class JournalWriter:
         *,
         interval: float = 0.05,
         checkpoint_every: float = 1.0,
+        on_fenced: Callable[[set[str]], None] | None = None,
     ) -> None:
         self.store = store
         self.alive = alive
@@ -45,7 +46,7 @@ class JournalWriter:
         self._failing = False
         #: Called with the uids of races another node took over (the database refused
         #: their entries: docs/cluster.md); the node then drops those rooms.
-        self.on_fenced: Callable[[set[str]], None] | None = None
+        self.on_fenced = on_fenced
         #: Figures for metrics: batches written and failed writes.
         self.batches = 0
         self.failures = 0

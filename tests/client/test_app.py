@@ -21,7 +21,7 @@ from client.widgets import BoardView, StandingsView, StatusLine
 from protocol import Game
 from protocol.messages import Create, Join, MoveMsg, Race, Ready, Resign, Result, Room, Start
 from server.app import ServeOptions, open_server
-from server.connection import RaceServer
+from server.executor import RaceServer
 from server.rooms import HubConfig
 
 from ..server.tcp_proxy import TcpProxy

@@ -38,7 +38,7 @@ from protocol.messages import (
     decode_server,
     encode,
 )
-from server.connection import RaceServer
+from server.executor import RaceServer
 
 from .wire import (
     TIMEOUT,
@@ -384,18 +384,20 @@ async def test_a_text_frame_that_is_not_utf8_closes_with_1007(server: RaceServer
 async def test_a_peer_that_never_answers_the_close_is_dropped(server: RaceServer) -> None:
     """After a close the server waits ``close_timeout`` (5 s) for the peer, then drops
     the socket: a peer that keeps it open cannot hold a connection for good."""
-    assert server.server is not None
-    before = set(server.server.all_connections)
+    peers = server.listener.peers
+    before = set(peers)
     client, reader, writer = await raw_client(server)
-    while not (set(server.server.all_connections) - before):
+    while not (set(peers) - before):
         await asyncio.sleep(0.01)
-    [conn] = set(server.server.all_connections) - before
+    [peer] = set(peers) - before
     writer.write(Frame(Opcode.TEXT, b"caf\xe9").serialize(mask=True, extensions=[]))
     frames = await frames_until(client, reader, Opcode.CLOSE, TIMEOUT)
     assert Close.parse(frames[-1].data).code == 1007
     # The client never sends its close frame nor closes its socket.
-    await asyncio.wait_for(conn.wait_closed(), 5 + TIMEOUT)
-    assert conn not in server.server.all_connections
+    async with asyncio.timeout(5 + TIMEOUT):
+        while peer in peers:
+            await asyncio.sleep(0.05)
+    assert reader.at_eof() or not await reader.read(65536)  # the server dropped it
     writer.close()
 
 
@@ -452,7 +454,7 @@ async def frames_until(
 
 
 async def test_a_silent_client_is_pinged_then_closed_with_1011(server: RaceServer) -> None:
-    server.ping_interval = server.ping_timeout = 0.4
+    server.listener.ping_interval = server.listener.ping_timeout = 0.4
     client, reader, writer = await raw_client(server)
     frames = await frames_until(client, reader, Opcode.PING, TIMEOUT)
     assert frames[-1].opcode is Opcode.PING
@@ -463,7 +465,7 @@ async def test_a_silent_client_is_pinged_then_closed_with_1011(server: RaceServe
 
 
 async def test_a_client_that_answers_or_talks_is_not_closed(server: RaceServer) -> None:
-    server.ping_interval = server.ping_timeout = 0.4
+    server.listener.ping_interval = server.listener.ping_timeout = 0.4
     # websockets answers pings: idle for several intervals, still open.
     idle = await open_client(server, "idle")
     await asyncio.sleep(2.0)
@@ -515,89 +517,130 @@ async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> N
         await c.ws.close()
 
 
-class FakeSocket:
-    """Records what an outbox writes; ``sent`` is set after each frame.
+class FakeTransport(asyncio.Transport):
+    """Records each ``write``: the socket under a ``Peer``, without a kernel."""
 
-    ``buffered`` plays the socket's write buffer: while it is not empty, frames wait in
-    the outbox for its writer task (``send``); when it is, they are written at once.
-    """
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
 
-    def __init__(self, buffered: int = 0) -> None:
-        self.frames: list[bytes] = []
-        self.direct: list[bytes] = []
-        self.sent = asyncio.Event()
-        self.closed: tuple[int, str] | None = None
-        self.buffered = buffered
-        self.protocol = self
-        self.transport = self
-        self.state = State.OPEN
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes.append(bytes(data))
 
     def is_closing(self) -> bool:
-        return self.closed is not None
+        return self.closed
 
     def get_write_buffer_size(self) -> int:
-        return self.buffered
+        return 0
 
-    def send_binary(self, data: bytes) -> None:
-        self.frames.append(data)
-        self.direct.append(data)
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
 
-    def send_data(self) -> None:
-        self.sent.set()
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 1) if name == "peername" else default
 
-    async def send(self, data: bytes) -> None:
-        self.frames.append(data)
-        self.sent.set()
+    def can_write_eof(self) -> bool:
+        return True
 
-    async def close(self, code: int, reason: str) -> None:
-        self.closed = (code, reason)
+    def write_eof(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        self.closed = True
 
 
-async def drain(box: Any, ws: FakeSocket, count: int) -> list[bytes]:
-    writer = asyncio.create_task(box.run())
-    try:
-        while len(ws.frames) < count:
-            ws.sent.clear()
-            await asyncio.wait_for(ws.sent.wait(), TIMEOUT)
-    finally:
-        writer.cancel()
-    return ws.frames
+class NoHandler:
+    def opened(self, peer: Any) -> None: ...
+    def message(self, peer: Any, data: bytes | str) -> None: ...
+    def control(self, peer: Any) -> None: ...
+    def closed(self, peer: Any) -> None: ...
+
+
+def open_peer() -> tuple[Any, FakeTransport]:
+    """A ``Peer`` whose websocket is open, over a transport that records its writes."""
+    from websockets.server import ServerProtocol
+
+    from server.connection import Listener, Peer
+
+    peer = Peer(Listener(NoHandler()))
+    peer.protocol = ServerProtocol(state=State.OPEN)
+    transport = FakeTransport()
+    peer.connection_made(transport)
+    return peer, transport
+
+
+def received(writes: list[bytes]) -> list[Any]:
+    """What a client makes of the bytes written: data frames' payloads, and closes."""
+    client = ClientProtocol(parse_uri("ws://x"), state=State.OPEN)
+    client.receive_data(b"".join(writes))
+    frames = [e for e in client.events_received() if isinstance(e, Frame)]
+    return [f.data if f.opcode is Opcode.BINARY else Close.parse(f.data) for f in frames]
+
+
+async def test_frames_of_one_tick_go_out_in_one_write() -> None:
+    """A move's answer and the progress of every member leave together: one
+    ``transport.write`` per connection per loop tick, not one per frame."""
+    peer, transport = open_peer()
+    peer.send(b"accepted", is_progress=False)
+    peer.send(b"p1", is_progress=True)
+    assert transport.writes == []  # at the end of the tick
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 1
+    assert received(transport.writes) == [b"accepted", b"p1"]
+    # While an event is handled (a message read, a timer), its frames wait for its end:
+    # written then, in one write, without waiting for the loop's next turn.
+    listener = peer.listener
+    listener.hold()
+    peer.send(b"p2", is_progress=True)
+    peer.send(b"room", is_progress=False)
+    assert len(transport.writes) == 1
+    listener.release()
+    assert len(transport.writes) == 2
+    assert received(transport.writes[1:]) == [b"p2", b"room"]
 
 
 async def test_a_queued_progress_is_replaced_by_a_newer_one_at_the_end_of_the_queue() -> None:
-    from server.connection import Outbox
-
-    ws = FakeSocket(buffered=1)  # a client that has not read what it was sent
-    box = Outbox(ws)
-    box.put(b"p1", is_progress=True)
-    box.put(b"room", is_progress=False)
-    box.put(b"p2", is_progress=True)  # p1 is dropped; p2 goes after the room
-    box.put(b"accepted", is_progress=False)
-    assert await drain(box, ws, 3) == [b"room", b"p2", b"accepted"]
-    box.put(b"p3", is_progress=True)
-    box.close(1000, "bye")  # after what is queued
-    assert await drain(box, ws, 4) == [b"room", b"p2", b"accepted", b"p3"]
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert ws.closed == (1000, "bye")
-    assert ws.direct == []
+    peer, transport = open_peer()
+    peer.pause_writing()  # a client that has not read what it was sent
+    assert peer.send(b"p1", is_progress=True)
+    peer.send(b"room", is_progress=False)
+    peer.send(b"p2", is_progress=True)  # p1 is dropped; p2 goes after the room
+    peer.send(b"accepted", is_progress=False)
+    peer.close(1000, "bye")  # after what is queued
+    await asyncio.sleep(0)
+    assert transport.writes == []
+    peer.resume_writing()
+    await asyncio.sleep(0)
+    got = received(transport.writes)
+    assert got[:3] == [b"room", b"p2", b"accepted"]
+    assert (got[3].code, got[3].reason) == (1000, "bye")
 
 
-async def test_frames_are_written_at_once_while_the_client_keeps_up() -> None:
-    from server.connection import Outbox
+async def test_nothing_jumps_the_queue_of_a_client_that_fell_behind() -> None:
+    peer, transport = open_peer()
+    peer.send(b"accepted", is_progress=False)
+    peer.send(b"p1", is_progress=True)
+    await asyncio.sleep(0)
+    peer.pause_writing()  # the client stops reading: frames queue, in order
+    peer.send(b"p2", is_progress=True)
+    peer.send(b"room", is_progress=False)
+    await asyncio.sleep(0)
+    assert received(transport.writes) == [b"accepted", b"p1"]
+    peer.resume_writing()
+    peer.send(b"p3", is_progress=True)  # after what waited
+    await asyncio.sleep(0)
+    assert received(transport.writes) == [b"accepted", b"p1", b"p2", b"room", b"p3"]
 
-    ws = FakeSocket()
-    box = Outbox(ws)  # no writer task running: only the direct path can write
-    box.put(b"accepted", is_progress=False)
-    box.put(b"p1", is_progress=True)
-    assert ws.direct == [b"accepted", b"p1"]
-    ws.buffered = 100  # the client stops reading: frames queue, in order, for the writer
-    box.put(b"p2", is_progress=True)
-    box.put(b"room", is_progress=False)
-    ws.buffered = 0  # and nothing may jump the queue while it is not empty
-    box.put(b"p3", is_progress=True)
-    assert ws.direct == [b"accepted", b"p1"]
-    assert await drain(box, ws, 4) == [b"accepted", b"p1", b"room", b"p3"]
+
+async def test_an_outbox_past_its_limit_says_so() -> None:
+    from server.connection import OUTBOX_LIMIT
+
+    peer, _ = open_peer()
+    peer.pause_writing()
+    assert all(peer.send(b"x", is_progress=False) for _ in range(OUTBOX_LIMIT - 1))
+    assert all(peer.send(b"p", is_progress=True) for _ in range(10))  # progress: one place
+    assert not peer.send(b"x", is_progress=False)
 
 
 async def test_progress_still_reaches_every_member_with_the_latest_standings(
@@ -660,7 +703,7 @@ async def test_a_client_whose_unsent_bytes_pass_the_limit_is_closed(
         hub=HubConfig(bucket_capacity=1e9, bucket_rate=1e9),  # pings are not a flood here
     )
     async with open_server(options) as srv:
-        srv.write_buffer_limit = 32 * 1024
+        srv.listener.write_buffer_limit = 32 * 1024
         uri = parse_uri(url(srv))
         client = ClientProtocol(uri)
         client.send_request(client.connect())
@@ -671,8 +714,9 @@ async def test_a_client_whose_unsent_bytes_pass_the_limit_is_closed(
         reader, writer = await asyncio.open_connection(sock=sock)
         writer.write(b"".join(client.data_to_send()))
         await opened_raw(client, reader)
-        [box] = srv._outboxes.values()  # the kernel's buffer small too: the test stays short
-        box.ws.transport.get_extra_info("socket").setsockopt(
+        [peer] = srv.listener.peers  # the kernel's buffer small too: the test stays short
+        assert peer.transport is not None
+        peer.transport.get_extra_info("socket").setsockopt(
             socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
         )
         ping = Frame(Opcode.PING, b"x" * 125).serialize(mask=True, extensions=[])

@@ -8,8 +8,6 @@ whole deal from hints over a real socket, with the solver in that process.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,6 +34,7 @@ from protocol.messages import (
 from server.effects import Effect, LiveAction, LiveRace, Solve
 from server.metrics import HINT_VERDICTS as VERDICTS
 from server.rooms import HubConfig
+from server.solving import Lane
 from solver import solve
 
 from .test_rooms import (
@@ -49,7 +48,7 @@ from .test_rooms import (
     start,
     to,
 )
-from .wire import open_client, room_with, running_server, start_race
+from .wire import kill_workers, open_client, room_with, running_server, start_race
 
 # -- the hub ----------------------------------------------------------------------------------
 
@@ -506,16 +505,11 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         alice = await open_client(server, "alice")
         await room_with(alice, code=WIN_CODE, hints=True)
         await start_race(alice)  # a race with hints starts the worker
-        pool = server._hint_pool
+        pool = server.solver.current(Lane.HINT)
         assert pool is not None
         await alice.send(Hint())
         await alice.expect(HintAnswer, seq=0)
-        for pid in list(pool._processes):  # type: ignore[attr-defined]
-            os.kill(pid, signal.SIGKILL)
-        for _ in range(500):  # the pool notices the death on its own thread
-            if pool._broken:  # type: ignore[attr-defined]
-                break
-            await asyncio.sleep(0.01)
+        await kill_workers(pool)
         await alice.send(MoveMsg(1, "6H>7"))
         await alice.expect(Accepted, seq=1)
         await alice.send(Hint())
@@ -524,7 +518,10 @@ async def test_a_dead_solver_process_is_replaced(db_url: str, tmp_path: Path) ->
         await alice.send(Hint())
         answer = await alice.expect(HintAnswer)
         assert (answer.seq, answer.verdict) == (1, "win")
-        assert server._hint_pool is not None and server._hint_pool is not pool
+        assert (
+            server.solver.current(Lane.HINT) is not None
+            and server.solver.current(Lane.HINT) is not pool
+        )
         # /metrics counts the lost hint apart from the two worked out
         assert server.metrics.value("yukon_hint_failures_total") == 1
         assert (
@@ -545,7 +542,7 @@ async def test_a_hint_abandoned_by_disconnecting_shows_no_verdict_on_metrics(
         token = next(f.token for f in alice.frames if isinstance(f, Welcome))
         await room_with(alice, code=WIN_CODE, hints=True)
         await start_race(alice)
-        pool = server._hint_pool
+        pool = server.solver.current(Lane.HINT)
         assert pool is not None
         busy = pool.submit(time.sleep, 1.0)  # the one worker is busy: the hint waits
         await alice.send(Hint())

@@ -45,9 +45,9 @@ from protocol.messages import (
     Undone,
 )
 from server.app import ServeOptions, open_server
-from server.connection import RaceServer
 from server.daily import code_public_at
 from server.effects import PlayerResult, RaceRecord
+from server.executor import RaceServer
 from server.http import PAGE_SIZE, DailyPage, HttpPages, format_time, render_board_html
 from server.rooms import HubConfig
 from server.storage.sql import BoardEntry

@@ -9,8 +9,6 @@ a running race or of today's daily deal is served before its time.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +37,20 @@ from protocol.messages import (
 from server.daily import code_public_at
 from server.effects import Examine, PlayerResult, Query, RaceRecord
 from server.rooms.postmortems import QUEUE_LIMIT
+from server.solving import Lane
 from solver import solve
 
 from .test_http import MIDNIGHT, TODAY, Clock, fetch
 from .test_rooms import Clients, error_codes, to
-from .wire import Client, open_client, room_with, running_server, start_race, winning_line
+from .wire import (
+    Client,
+    kill_workers,
+    open_client,
+    room_with,
+    running_server,
+    start_race,
+    winning_line,
+)
 
 #: A deal, and the move that throws it away after 13 moves of the solver's line
 #: (tests/solver/test_postmortem.py): from there no win is left.
@@ -393,19 +400,17 @@ async def test_a_dead_solver_process_is_unavailable_then_replaced(
             await c.send(Resign())
         result = await ann.expect(Result)
         assert (await ask(ann, PostMortem(result.race, "ann"))).status == "open"
-        pool = server.replays._pool
+        pool = server.solver.current(Lane.POSTMORTEM)
         assert pool is not None
-        for pid in list(pool._processes):  # type: ignore[attr-defined]
-            os.kill(pid, signal.SIGKILL)
-        for _ in range(500):  # the pool notices the death on its own thread
-            if pool._broken:  # type: ignore[attr-defined]
-                break
-            await asyncio.sleep(0.01)
+        await kill_workers(pool)
         failed = await ask(ann, PostMortem(result.race, "bob"))
         assert isinstance(failed, Error) and failed.code == "unavailable"
         answer = await ask(ann, PostMortem(result.race, "bob"))
         assert isinstance(answer, PostMortemAnswer) and answer.status == "open"
-        assert server.replays._pool is not None and server.replays._pool is not pool
+        assert (
+            server.solver.current(Lane.POSTMORTEM) is not None
+            and server.solver.current(Lane.POSTMORTEM) is not pool
+        )
         for path in (
             "/replay/",
             f"/replay/{result.race}?format=json",

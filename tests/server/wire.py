@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from collections.abc import AsyncIterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from protocol.messages import (
     encode,
 )
 from server.app import ServeOptions, open_server
-from server.connection import RaceServer
+from server.executor import RaceServer
 from server.rooms import HubConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -136,3 +139,13 @@ async def room_with(host: Client, *guests: Client, **create: Any) -> Room:
 async def start_race(host: Client, *players: Client) -> list[Race]:
     await host.send(Start())
     return [await p.expect(Race) for p in (host, *players)]
+
+
+async def kill_workers(pool: Executor) -> None:
+    """Kill a process pool's workers (SIGKILL), and wait until the pool knows it is broken."""
+    for pid in list(pool._processes):  # type: ignore[attr-defined]
+        os.kill(pid, signal.SIGKILL)
+    for _ in range(500):  # the pool notices the death on its own thread
+        if pool._broken:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.01)

@@ -26,7 +26,7 @@ from client.config import TokenStore
 from protocol import Game
 from protocol.messages import Create, MoveMsg, Race, Resign, Result, Room, Start
 from server.app import ServeOptions, open_server
-from server.connection import RaceServer
+from server.executor import RaceServer
 from server.rooms import HubConfig
 from solver import solve
 
