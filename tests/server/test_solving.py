@@ -10,6 +10,9 @@ from solver import solve
 
 from .wire import kill_workers
 
+#: Real worker processes: the slow tier (tests/tiers.py does not see a pool start them).
+pytestmark = pytest.mark.slow
+
 #: The start of YU1-C-AAAAAAB (server.executor's warm-up position).
 POSITION = (
     "C ---- 7H/9s6HQSAD9H8S/4h9c2H4CKC3HTS/8djsjd2S6S6D3C3D/8h5h5dahKD7SQCAS2C"
