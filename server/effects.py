@@ -259,6 +259,8 @@ class LiveRace:
     rated: bool = False
     #: An archive run (a past day's deal as practice): a restart keeps it one.
     archive: bool = False
+    #: A race the quick-race pool formed (docs/protocol.md 4.26): rebuilt as a quick room.
+    quick: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

@@ -200,3 +200,29 @@ async def test_a_rated_race_stays_rated_in_the_journal(store: SqlStore) -> None:
     await store.journal(races=[live], actions=[])
     [(found, _, _)] = await store.live_races()
     assert found == live and found.rated
+
+
+async def test_a_quick_race_stays_quick_in_the_journal(store: SqlStore) -> None:
+    """A quick race rebuilt after a restart (or taken over) is still a quick room: its
+    ``room`` messages keep saying so (migration 0013)."""
+    ann, bob = await register(store, "ann", "bob")
+    live = LiveRace(
+        uid="quick-live",
+        room="QUICK",
+        code="YU1-C-AAAAAAB",
+        rules="C",
+        daily_date=None,
+        attempt=0,
+        undo=True,
+        time_limit=1800,
+        max_players=2,
+        fixed=False,
+        host_id=ann.player_id,
+        players=((ann.player_id, "ann"), (bob.player_id, "bob")),
+        started_wall=T0,
+        rated=True,
+        quick=True,
+    )
+    await store.journal(races=[live], actions=[])
+    [(found, _, _)] = await store.live_races()
+    assert found == live and found.quick and found.rated
