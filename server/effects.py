@@ -322,6 +322,10 @@ class Handover:
     #: The client follows a ``route``: once its player is seated there, ``node`` tells it
     #: to connect to it directly (room affinity, docs/cluster.md).
     follow: bool = False
+    #: What the gateway knows of the player's rating and streak (its hello read it, its
+    #: rated races moved it): the owner shows it beside their name in the room
+    #: (``Attach``'s rating fields).
+    standing: Standing = Standing()
 
 
 @dataclass(slots=True)  # not frozen: built for every relayed frame
