@@ -56,6 +56,15 @@ class Pooled(Clients):
         return self.inbox[conn][before:]
 
 
+def paired(cl: Pooled) -> tuple[int, int]:
+    """alice and bob, near in rating, in the pool until their room of two forms."""
+    a, b = cl.hello("alice"), cl.hello("bob")
+    cl.quick(a)
+    cl.quick(b)
+    cl.tick(cl.now + 6.0)
+    return a, b
+
+
 def pools(inbox: list[Any]) -> list[Pool]:
     return [m for m in inbox if isinstance(m, Pool)]
 
@@ -185,10 +194,7 @@ def test_a_player_who_leaves_while_looked_up_never_waits() -> None:
 
 def test_after_a_quick_race_quick_again_leaves_the_finished_room() -> None:
     cl = Pooled()
-    a, b = cl.hello("alice"), cl.hello("bob")
-    cl.quick(a)
-    cl.quick(b)
-    cl.tick(cl.now + 6.0)
+    a, b = paired(cl)
     cl.tick(cl.now + cl.config.countdown_s)
     from protocol.messages import Resign
 
@@ -209,10 +215,7 @@ def test_a_quick_race_rebuilt_after_a_restart_is_still_quick() -> None:
     from .test_rooms import to
 
     cl = Pooled()
-    a, b = cl.hello("alice"), cl.hello("bob")
-    cl.quick(a)
-    cl.quick(b)
-    cl.tick(cl.now + 6.0)
+    paired(cl)
     cl.tick(cl.now + cl.config.countdown_s)
     [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
     assert live.quick and live.rated
@@ -233,10 +236,7 @@ def test_a_quick_room_adopted_from_a_dead_nodes_snapshot_is_still_quick() -> Non
     from .test_rooms import to
 
     cl = Pooled()
-    a, b = cl.hello("alice"), cl.hello("bob")
-    cl.quick(a)
-    cl.quick(b)
-    cl.tick(cl.now + 6.0)
+    paired(cl)
     [(code, snap)] = cl.hub.lobbies().items()
     assert snap["quick"] and snap["rated"]
 
