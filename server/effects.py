@@ -259,6 +259,8 @@ class LiveRace:
     rated: bool = False
     #: An archive run (a past day's deal as practice): a restart keeps it one.
     archive: bool = False
+    #: A race the quick-race pool formed (docs/protocol.md 4.26): rebuilt as a quick room.
+    quick: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x
@@ -320,6 +322,10 @@ class Handover:
     #: The client follows a ``route``: once its player is seated there, ``node`` tells it
     #: to connect to it directly (room affinity, docs/cluster.md).
     follow: bool = False
+    #: What the gateway knows of the player's rating and streak (its hello read it, its
+    #: rated races moved it): the owner shows it beside their name in the room
+    #: (``Attach``'s rating fields).
+    standing: Standing = Standing()
 
 
 @dataclass(slots=True)  # not frozen: built for every relayed frame

@@ -26,6 +26,7 @@ Pure code: no I/O, no clock (the time comes in with each call).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
@@ -46,7 +47,8 @@ from protocol.messages import (
     to_fields,
 )
 
-from ..effects import Detach, Effect, Forward, Handover, QuickInvite, Release
+from ..effects import Detach, Effect, Forward, Handover, QuickInvite, Release, Standing
+from ..streaks import Streak
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -81,6 +83,9 @@ _U31 = 2**31 - 1
 #: Connection ids: a gateway's own are positive, a guest's on its owner negative.
 _conn = Int(-_U31, _U31)
 _node = Str(64)
+#: A rounded rating (as the wire protocol bounds one) and the last day ``date`` can hold.
+_rating = Int(-10000, 10000)
+_LAST_DAY = dt.date.max.toordinal()
 
 
 class BusError(ValueError):
@@ -135,6 +140,11 @@ class Attach:
         F("address", Str(64)),
         F("frame", Opt(_frame)),
         F("follow", Bool(), False),
+        F("rating", Opt(_rating), False),
+        F("provisional", Bool(), False),
+        F("streak_day", Opt(Int(1, _LAST_DAY)), False),
+        F("streak_run", Int(0, _U31), False),
+        F("streak_best", Int(0, _U31), False),
     )
     gateway: str
     conn: int
@@ -145,6 +155,23 @@ class Attach:
     address: str
     frame: bytes | str | None
     follow: bool = False
+    #: The player's standing as the gateway knows it (``Standing``): rating (None: none
+    #: yet), provisional, and the streak (``streak_day``: the last day won, as
+    #: ``date.toordinal``). Optional: an older node's ``attach`` has none, and reads as
+    #: a player with no rating and no streak, as the owner would have shown them then.
+    rating: int | None = None
+    provisional: bool = True
+    streak_day: int | None = None
+    streak_run: int = 0
+    streak_best: int = 0
+
+    @property
+    def standing(self) -> Standing:
+        """The player's standing carried here."""
+        day = None if self.streak_day is None else dt.date.fromordinal(self.streak_day)
+        return Standing(
+            self.rating, self.provisional, Streak(day, self.streak_run, self.streak_best)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +374,7 @@ def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
             return to, Frame(node, conn, frame)
         case Handover():
             e = effect
+            last = e.standing.streak.last_won
             return e.node, Attach(
                 node,
                 e.conn,
@@ -357,6 +385,11 @@ def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
                 e.address,
                 e.frame,
                 e.follow,
+                e.standing.rating,
+                e.standing.provisional,
+                None if last is None else last.toordinal(),
+                e.standing.streak.run,
+                e.standing.streak.best,
             )
         case Detach(to, conn):
             return to, DetachMsg(node, conn)

@@ -40,7 +40,12 @@ def handover(c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> Hand
     routes and did not ask for ``node`` already (then the balancer ignores the route, and
     the relay serves it as it would any client)."""
     follow = c.follow and c.asked != node
-    return Handover(node, c.id, p.id, p.name, p.token, p.registered, c.address, frame, follow)
+    # The player's standing goes along, or the owner would show them without a rating
+    # until their first rated race there.
+    standing = Standing(p.rating, p.provisional, p.streak)
+    return Handover(
+        node, c.id, p.id, p.name, p.token, p.registered, c.address, frame, follow, standing
+    )
 
 
 class Handshake(Part):

@@ -234,6 +234,7 @@ class Hub:
                     frame=m.frame,
                     now=now,
                     follow=m.follow,
+                    standing=m.standing,
                 )
             case bus.Frame(gateway, conn, frame):
                 return self.guest_frame((gateway, conn), frame, now)
@@ -718,10 +719,12 @@ class Hub:
         frame: bytes | str | None,
         now: float,
         follow: bool = False,
+        standing: Standing | None = None,
     ) -> list[Effect]:
         """A session of node ``route[0]`` (its connection ``route[1]``) is a guest here:
         its player's room is here, or will be (``frame``, a join or watch). ``follow``:
-        once seated, its client is told to connect here (``Nodes.route``)."""
+        once seated, its client is told to connect here (``Nodes.route``). ``standing``:
+        their rating and streak as the gateway knows them (``Nodes.guest_attach``)."""
         self._begin(now)
         c = self._nodes.guest_attach(
             route,
@@ -732,6 +735,7 @@ class Hub:
             address=address,
             now=now,
             follow=follow,
+            standing=standing,
         )
         if frame is not None and not c.closed:
             self._handle(c, frame, now)

@@ -78,6 +78,7 @@ class Lobbies(Part):
                 "time_limit": r.time_limit,
                 "hints": r.hints,
                 "rated": r.rated,
+                "quick": r.quick,
                 "players": [[m.id, m.name] for m in r.players],
                 "spectators": [[m.id, m.name] for m in r.spectators],
                 "ready": sorted(r.ready) if not over else [],
@@ -122,6 +123,8 @@ class Lobbies(Part):
             salt=salt,
             rated=bool(snap.get("rated", False)),
         )
+        # An older node's snapshot has no "quick": an ordinary room, as it was then.
+        room.quick = bool(snap.get("quick", False))
         for p in players:
             room.seat_player(p)
         for p in watchers:

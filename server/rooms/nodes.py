@@ -19,7 +19,7 @@ import logging
 
 from protocol.messages import CLOSE_REPLACED, Route
 
-from ..effects import Detach, Release, Send
+from ..effects import Detach, Release, Send, Standing
 from .handshake import Handshake, handover
 from .play import Play
 from .shared import Part, Shared
@@ -154,9 +154,13 @@ class Nodes(Part):
         address: str,
         now: float,
         follow: bool = False,
+        standing: Standing | None = None,
     ) -> _Conn:
         """A session of another node becomes a guest here, bound to its player (who keeps
-        their room, if they have one here: a resume through another node)."""
+        their room, if they have one here: a resume through another node). ``standing``
+        (the gateway's) is theirs here if this node knows none: a player new here, or one
+        without a rating (restored from a journal). One known here is kept: a rated race
+        here moved it, which the gateway did not see."""
         old = self._shared.guests.get(route)
         if old is not None and old in self._conns:
             return self._conns[old]
@@ -168,6 +172,7 @@ class Nodes(Part):
         self._shared.guests[route] = gid
         self._shared.routes[gid] = route
         p = self._players.get(player_id)
+        new = p is None
         if p is None:
             p = _Player(player_id, name, token)
             self._players[player_id] = p
@@ -175,6 +180,9 @@ class Nodes(Part):
             if self._tokens.get(p.token) is p:
                 del self._tokens[p.token]
             p.token = token
+        if standing is not None and (new or (p.rating is None and standing.rating is not None)):
+            p.rating, p.provisional = standing.rating, standing.provisional
+            p.streak = standing.streak
         p.registered = registered
         self._tokens[token] = p
         log.info("%s is a guest from node %s", name, route[0])

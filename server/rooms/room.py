@@ -525,6 +525,7 @@ class Room(Generic[M]):
                     ghost_player=self.ghost.name if self.ghost else None,
                     rated=self.rated,
                     archive=self.archive,
+                    quick=self.quick,
                 )
             )
         )
@@ -1023,6 +1024,7 @@ class Room(Generic[M]):
             rated=live.rated,
             archive=live.archive,
         )
+        room.quick = live.quick
         room.players = players
         room.ready = {p.name for p in players}
         for p in players:

@@ -317,6 +317,8 @@ class LiveRaceRow(Base):
     rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: An archive run (a past day's deal as practice, migration 0012): rebuilt as one.
     archive: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: A race the quick-race pool formed (migration 0013): rebuilt as a quick room.
+    quick: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):

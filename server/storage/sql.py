@@ -616,6 +616,7 @@ class SqlStore(RatingsStore):
                             "ghost_player": r.ghost_player,
                             "rated": r.rated,
                             "archive": r.archive,
+                            "quick": r.quick,
                         }
                         for r in fresh
                     ],
@@ -759,6 +760,7 @@ class SqlStore(RatingsStore):
             ghost_player=row.ghost_player,
             rated=bool(row.rated),
             archive=bool(row.archive),
+            quick=bool(row.quick),
         )
         alive = max([row.alive_ms, *(a.at_ms for a in actions)])
         return live, actions, alive

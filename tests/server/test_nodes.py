@@ -14,6 +14,7 @@ the other, resumes through either, and goes home when they leave.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import itertools
 from collections import defaultdict
@@ -62,9 +63,11 @@ from server.effects import (
     Persist,
     Release,
     Send,
+    Standing,
 )
 from server.rooms import Hub, HubConfig, bus
 from server.rooms import events as ev
+from server.streaks import Streak
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()
@@ -105,6 +108,8 @@ class Cluster:
         self.stale_for: dict[tuple[str, str], str] = {}
         #: Messages relayed between the hubs.
         self.relayed = 0
+        #: Each player's rating and streak as storage reads them at hello, by name.
+        self.standings: dict[str, Standing] = {}
         #: Both transports of the bus: bytes through the real codec (as over Redis), or the
         #: objects themselves, in process.
         self.transport: bus.Transport = (
@@ -178,6 +183,7 @@ class Cluster:
                     new=e.name is not None,
                     away=where[0] if where else None,
                     away_room=where[1] if where else None,
+                    standing=self.standings.get(name),
                 )
                 self.apply(node, hub.handle(said, self.now))
             elif isinstance(e, Locate):
@@ -758,3 +764,52 @@ def test_an_adopted_lobby_s_member_remembered_from_an_earlier_session_gets_a_fre
     bob3 = cl.hello("B", token="tok-bob")
     assert cl.inbox[bob3][0].room == code
     assert [p.name for p in cl.last(bob3, Room).players] == ["ann", "bob"]
+
+
+@pytest.mark.parametrize("codec", [True, False], ids=["over-bytes", "in-process"])
+def test_a_relayed_player_shows_their_rating_in_the_room_on_its_node(codec: bool) -> None:
+    """bob's session stays on B (his client does not follow routes), his room is on A: the
+    handover carries what B's hello read (rating, provisional, streak), so A's room shows
+    his rating beside his name before any rated race there."""
+    cl = Cluster("A", "B", codec=codec)
+    cl.standings["bob"] = Standing(1612, False, Streak(dt.date(2026, 12, 2), 4, 9))
+    cl.standings["ann"] = Standing(1480, True)
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    assert cl.owner(code) == "A" and not any(isinstance(m, Route) for m in cl.inbox[bob])
+    for who in (ann, bob):  # both see it, the local player and the relayed one
+        players = {p.name: p for p in cl.last(who, Room).players}
+        assert (players["bob"].rating, players["bob"].provisional) == (1612, False)
+        assert (players["ann"].rating, players["ann"].provisional) == (1480, True)
+
+
+def test_a_rating_the_owner_knows_is_kept_and_one_it_lacks_is_taken() -> None:
+    """The owner keeps a rating it knows (a rated race there moved it, which the gateway
+    did not see) and takes the gateway's for a player it knows without one (an older
+    node's handover carried none)."""
+    cl = Cluster("A", "B")
+    cl.standings["bob"] = Standing(1612, False)
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob")
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    owner = cl.hubs["A"]
+    pid = cl.registry["tok-bob"][0]
+    route = ("B", 9_999)
+    # An older node's attach: no standing fields at all.
+    older = bus.Attach("B", route[1], pid, "bob", "tok-bob", 0.0, "10.0.0.1", None)
+    cl.apply("A", bus.incoming(owner, bus.decode(bus.encode(older)), cl.now))
+    cl.send(bob, Join(code))
+    players = {p.name: p for p in cl.last(bob, Room).players}
+    assert players["bob"].rating == 1612  # known without a rating: the gateway's taken
+
+    # Another handover of bob's (another session of his on B) says 1500: A keeps the
+    # rating it knows, as it would one a rated race on A moved, which B never saw.
+    stale = bus.Attach("B", 9_998, pid, "bob", "tok-bob", 0.0, "10.0.0.1", None, rating=1500)
+    cl.apply("A", bus.incoming(owner, bus.decode(bus.encode(stale)), cl.now))
+    # That session is bob's now (the older one replaced), resynced into the room:
+    players = {p.name: p for p in cl.last(("B", 9_998), Room).players}
+    assert players["bob"].rating == 1612

@@ -56,6 +56,15 @@ class Pooled(Clients):
         return self.inbox[conn][before:]
 
 
+def paired(cl: Pooled) -> tuple[int, int]:
+    """alice and bob, near in rating, in the pool until their room of two forms."""
+    a, b = cl.hello("alice"), cl.hello("bob")
+    cl.quick(a)
+    cl.quick(b)
+    cl.tick(cl.now + 6.0)
+    return a, b
+
+
 def pools(inbox: list[Any]) -> list[Pool]:
     return [m for m in inbox if isinstance(m, Pool)]
 
@@ -185,10 +194,7 @@ def test_a_player_who_leaves_while_looked_up_never_waits() -> None:
 
 def test_after_a_quick_race_quick_again_leaves_the_finished_room() -> None:
     cl = Pooled()
-    a, b = cl.hello("alice"), cl.hello("bob")
-    cl.quick(a)
-    cl.quick(b)
-    cl.tick(cl.now + 6.0)
+    a, b = paired(cl)
     cl.tick(cl.now + cl.config.countdown_s)
     from protocol.messages import Resign
 
@@ -198,3 +204,48 @@ def test_after_a_quick_race_quick_again_leaves_the_finished_room() -> None:
     cl.commit(record.race_id)
     out = cl.quick(a)
     assert isinstance(out[0], Left) and isinstance(out[-1], Pool)
+
+
+def test_a_quick_race_rebuilt_after_a_restart_is_still_quick() -> None:
+    """The journal keeps a quick race quick (``LiveRace.quick``, ``live_races.quick``): the
+    process that rebuilds it (a restart, or the node taking it over) seats its runners in
+    a quick, rated room, as before."""
+    from server.effects import LiveRace
+
+    from .test_rooms import to
+
+    cl = Pooled()
+    paired(cl)
+    cl.tick(cl.now + cl.config.countdown_s)
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    assert live.quick and live.rated
+
+    after = Pooled()
+    after.registry = cl.registry
+    after.tokens = dict(cl.tokens)
+    after.hub.restore(live, [], alive_ms=1_000, now=after.now)
+    conn, effects = after.resume("alice", at=after.now + 1)
+    [room] = [m for m in to(effects, conn) if isinstance(m, Room)]
+    assert room.quick and room.rated and room.state == "racing"
+
+
+def test_a_quick_room_adopted_from_a_dead_nodes_snapshot_is_still_quick() -> None:
+    """A quick room in its countdown has no journal: the node adopting it from its dead
+    owner's snapshot (``lobbies``) keeps it quick and rated, and a snapshot without the
+    flag (written by an older node) gives an ordinary room, as that node would have."""
+    from .test_rooms import to
+
+    cl = Pooled()
+    paired(cl)
+    [(code, snap)] = cl.hub.lobbies().items()
+    assert snap["quick"] and snap["rated"]
+
+    for older, quick in ((False, True), (True, False)):
+        after = Pooled()
+        after.registry = cl.registry
+        after.tokens = dict(cl.tokens)
+        seen = {k: v for k, v in snap.items() if not (older and k == "quick")}
+        after.hub.adopt_lobby(code, seen, after.now)
+        conn, effects = after.resume("alice", at=after.now + 1)
+        [room] = [m for m in to(effects, conn) if isinstance(m, Room)]
+        assert room.quick is quick and room.rated

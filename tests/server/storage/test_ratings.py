@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
@@ -177,9 +178,11 @@ async def test_an_unknown_player_has_no_page(store: SqlStore) -> None:
     assert await store.player_stats(name="nobody", today=DAY) is None
 
 
-async def test_a_rated_race_stays_rated_in_the_journal(store: SqlStore) -> None:
+@pytest.mark.parametrize("quick", [False, True], ids=["rated", "quick"])
+async def test_a_rated_race_stays_rated_in_the_journal(store: SqlStore, quick: bool) -> None:
     """A rated race rebuilt after a restart (or taken over) is still rated: its result
-    will rate its runners."""
+    will rate its runners; a quick race is still one (migration 0013), its ``room``
+    messages say so."""
     ann, bob = await register(store, "ann", "bob")
     live = LiveRace(
         uid="rated-live",
@@ -196,7 +199,8 @@ async def test_a_rated_race_stays_rated_in_the_journal(store: SqlStore) -> None:
         players=((ann.player_id, "ann"), (bob.player_id, "bob")),
         started_wall=T0,
         rated=True,
+        quick=quick,
     )
     await store.journal(races=[live], actions=[])
     [(found, _, _)] = await store.live_races()
-    assert found == live and found.rated
+    assert found == live and found.rated and found.quick is quick
