@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
 import hashlib
 import logging
@@ -33,7 +32,6 @@ from .http import HttpPages
 from .leaderboard import Leaderboards
 from .limits import Network
 from .relay import Relay, RelayDown
-from .replays import live_ghost
 from .rooms import Hub, HubConfig
 from .solving import Lane, SolverPool
 from .storage import migrate
@@ -165,8 +163,6 @@ async def open_server(
             wall=wall,
         )
         boards = Leaderboards(store, wall=wall, dailies=dailies)
-        if relay is not None:
-            dailies.lock = functools.partial(relay.lock, ttl_ms=120_000)
         journal = JournalWriter(
             store,
             lambda: hub.live_elapsed(asyncio.get_running_loop().time()),
@@ -183,27 +179,22 @@ async def open_server(
             pages=HttpPages,
             trusted_proxies=options.trusted_proxies,
         )
-        cluster = server.cluster
+        place = server.node
+        dailies.lock = place.lock
         try:
             context = options.ssl_context()
         except (OSError, ssl.SSLError) as exc:
             raise StartupError(f"cannot load the TLS certificate or key: {exc}") from exc
         # Races that were running when the server last stopped (or crashed) go on. They are
         # rebuilt before the first client can say hello, so a resume always finds its race.
-        loop = asyncio.get_running_loop()
-        if relay is None:
-            for live, actions, alive_ms in await store.live_races():
-                ghost = await live_ghost(store, live)
-                server.apply(hub.restore(live, actions, alive_ms, loop.time(), ghost=ghost))
-        else:  # a node takes over only races whose node is gone (``Cluster.start``)
-            try:
-                await relay.start()
-            except RelayDown as exc:
-                raise StartupError(
-                    f"cannot reach redis at {shown_redis(options.redis or '')}: {exc}"
-                ) from exc
-            assert cluster is not None
-            await cluster.start()
+        # Alone, every race of the journal is rebuilt; a node of a cluster takes over only
+        # those whose node is gone (``Node.start``).
+        try:
+            await place.start()
+        except RelayDown as exc:
+            raise StartupError(
+                f"cannot reach redis at {shown_redis(options.redis or '')}: {exc}"
+            ) from exc
         await server.start(options.host, options.port, ssl=context)
         journal.start()
         ready = asyncio.create_task(dailies.keep_ready(), name="daily deals")
@@ -219,16 +210,14 @@ async def open_server(
                 "restarting" if restart else "shutting down",
                 hub.connections,
             )
-            if server.cluster is not None:
-                await server.cluster.stop()
+            await place.stop()
             await journal.checkpoint()  # the clocks stop here, for a later restore
             if restart:
                 await server.close(1012, "server restarting")
             else:
                 await server.close()
             await journal.stop()
-            if relay is not None:
-                await relay.close()
+            await place.close()
     finally:
         solver.close()
         await store.close()
@@ -237,8 +226,8 @@ async def open_server(
 def _cluster(server: RaceServer | None) -> Cluster:
     """The cluster of the server being started: the relay and the journal report to it,
     and neither starts before the server (and so its cluster) is built."""
-    assert server is not None and server.cluster is not None
-    return server.cluster
+    assert server is not None and isinstance(server.node, Cluster)
+    return server.node
 
 
 async def serve_until(options: ServeOptions, stop: asyncio.Event, restart: list[bool]) -> None:

@@ -97,9 +97,11 @@ class Cluster:
     # -- life ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Reserve codes and take over what is orphaned, before clients come; then start
-        the heartbeat's thread and the loop's beat and sweep."""
+        """Reach Redis (``RelayDown`` if it cannot), reserve codes and take over what is
+        orphaned, before clients come; then start the heartbeat's thread and the loop's
+        beat and sweep."""
         relay = self.relay
+        await relay.start()
         self.heartbeat = Heartbeat(
             relay.url,
             self.node,
@@ -133,6 +135,18 @@ class Cluster:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.heartbeat is not None:
             await asyncio.to_thread(self.heartbeat.stop)
+
+    async def close(self) -> None:
+        """Last, after storage finished: the node's keys go, for good (``Relay.close``)."""
+        await self.relay.close()
+
+    async def owner(self, code: str) -> str | None:
+        """The node the directory says holds room ``code`` (``RelayDown``: unreachable)."""
+        return await self.relay.owner(code)
+
+    async def lock(self, name: str) -> bool:
+        """One node of the cluster chooses the day's deal (a lock for two minutes)."""
+        return await self.relay.lock(name, ttl_ms=120_000)
 
     async def _beat(self) -> None:
         """The loop's sign of life for the heartbeat's watchdog, every ``BEAT_EVERY_S``,

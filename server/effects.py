@@ -15,6 +15,7 @@ from protocol.messages import Message
 from .streaks import Streak
 
 __all__ = [
+    "ClusterEffect",
     "Send",
     "Close",
     "Persist",
@@ -390,6 +391,19 @@ class GhostRun:
     foundations: int
     hinted: bool
 
+
+#: The effects about other nodes: a ``server.node.Node`` carries them out.
+ClusterEffect = (
+    Locate
+    | Handover
+    | Forward
+    | Detach
+    | Release
+    | PasswordFailed
+    | PoolEnter
+    | PoolLeave
+    | QuickInvite
+)
 
 Effect = (
     Send

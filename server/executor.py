@@ -8,7 +8,8 @@ points; the rest (frames, closes, the journal) are done before ``_apply`` return
 awaiting anything.
 
 Everything it needs is given to its constructor: the transport (``server.connection``)
-and, on a node of a cluster, the ``Cluster`` are built here, from the parts given.
+and the server's ``Node`` (``server.node``: a cluster of one, or a ``Cluster`` node over
+Redis) are built here, from the parts given.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from .effects import (
 from .leaderboard import Leaderboards
 from .limits import Network, client_address
 from .metrics import Live, Metrics
+from .node import Alone, Node
 from .ratings import DEFAULT_RATING
 from .relay import Relay, RelayDown
 from .replays import Replays
@@ -176,9 +178,10 @@ class RaceServer:
         #: When others usually play (``pool.usual_window``), and when it was read (issue 29).
         self._usual: tuple[float, str | None] | None = None
         self.query_queue = QUERY_QUEUE
-        #: A node of a cluster: relays guests' frames and the hub's cluster effects
-        #: (``server.cluster``, docs/cluster.md). None: a server alone.
-        self.cluster = Cluster(self, relay, store) if relay is not None else None
+        #: This server's place in its cluster (``server.node``): a node of a cluster over
+        #: Redis with ``relay`` (``server.cluster``, docs/cluster.md), or a cluster of one.
+        #: Either carries out the hub's cluster effects; nothing here asks which it is.
+        self.node: Node = Cluster(self, relay, store) if relay is not None else Alone(self, store)
 
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> None:
         """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
@@ -276,7 +279,7 @@ class RaceServer:
 
     def _apply(self, effects: Iterable[Effect]) -> None:
         encoded: dict[int, bytes] = {}
-        cluster = self.cluster
+        node = self.node
         for effect in effects:
             match effect:
                 case Send(conn, message):
@@ -288,11 +291,11 @@ class RaceServer:
                     if peer is not None:
                         if not peer.send(data, is_progress=isinstance(message, Progress)):
                             self._too_slow(peer)
-                    elif conn < 0 and cluster is not None:  # a guest: relayed
+                    elif conn < 0:  # a guest: relayed to its gateway
                         if isinstance(message, Route):
                             self.metrics.routes_sent.inc()
                         progress = isinstance(message, Progress)
-                        cluster.to_guest(conn, key, data, progress=progress)
+                        node.to_guest(conn, key, data, progress=progress)
                 case Close(conn, code, reason, at_once):
                     peer = self._peers.get(conn)
                     if peer is not None:
@@ -300,8 +303,8 @@ class RaceServer:
                             peer.fail(code, reason)
                         else:
                             peer.close(code, reason)
-                    elif conn < 0 and cluster is not None:
-                        cluster.close_guest(conn, code, reason)
+                    elif conn < 0:
+                        node.close_guest(conn, code, reason)
                 case Journal(entry):
                     if isinstance(entry, LiveRace) and entry.hints:
                         # a race with hints begins: start the solver now
@@ -335,14 +338,10 @@ class RaceServer:
                     | PoolLeave()
                     | QuickInvite()
                 ):
-                    if cluster is not None:
-                        cluster.effect(effect)
-                    else:  # the hub emits these only on a node of a cluster
-                        log.error("%s outside a cluster: not carried out", type(effect).__name__)
+                    node.effect(effect)
                 case _:
                     assert_never(effect)
-        if cluster is not None:
-            cluster.flush_guests()
+        node.flush_guests()
         self._schedule()
 
     def _too_slow(self, peer: Peer) -> None:
@@ -401,10 +400,9 @@ class RaceServer:
             standing = (
                 await self.store.standings([identity.player_id], today=utc_date(self.boards.wall()))
             )[identity.player_id]
-            if self.cluster is not None:
-                away = await self.cluster.locate_player(
-                    identity.player_id, effect.conn, resume=effect.token is not None
-                )
+            away = await self.node.locate_player(
+                identity.player_id, effect.conn, resume=effect.token is not None
+            )
         except RelayDown:
             self._apply(
                 hub.hello_refused(

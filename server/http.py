@@ -687,11 +687,8 @@ class HttpPages:
         the room counts as open: the client's page then learns it from the websocket."""
         if self.server.hub.room_open(code):
             return True
-        cluster = self.server.cluster
-        if cluster is None:
-            return False
         try:
-            owner = await asyncio.wait_for(cluster.relay.owner(code), self.query_timeout)
+            owner = await asyncio.wait_for(self.server.node.owner(code), self.query_timeout)
         except Exception as exc:
             log.info("/r/%s: the directory did not answer (%s)", code, describe_error(exc))
             return True
