@@ -42,6 +42,8 @@ class JournalWriter:
         self._task: asyncio.Task[None] | None = None
         self._soon = asyncio.Event()
         self._clocks_stopped = False
+        #: ``stop`` asked the loop to end after the write in hand.
+        self._stopping = False
         self._lock = asyncio.Lock()
         self._failing = False
         #: Called with the uids of races another node took over (the database refused
@@ -74,9 +76,14 @@ class JournalWriter:
         begins, so the time spent closing connections is not charged to anyone either.
         """
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            # Not cancelled: a cancel landing inside a write would lose the group in hand
+            # (taken from the queue, its transaction rolled back). The loop ends after the
+            # write in hand instead, and what is queued is written below.
+            self._stopping = True
+            self._soon.set()
+            with contextlib.suppress(Exception):
                 await self._task
+            self._task = None
         await self.flush()
 
     async def checkpoint(self) -> None:
@@ -123,7 +130,7 @@ class JournalWriter:
         next_checkpoint = loop.time() + self.checkpoint_every
         checkpointing: asyncio.Task[None] | None = None
         try:
-            while True:
+            while not self._stopping:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._soon.wait(), self.interval)
                 self._soon.clear()

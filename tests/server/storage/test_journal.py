@@ -84,3 +84,33 @@ async def test_a_race_that_ends_while_its_actions_are_written_drops_them_quietly
     found = {race.uid: acts for race, acts, _ in await store.live_races()}
     assert "ending" not in found
     assert found["going"] == [actions[1]]
+
+
+async def test_stopping_while_a_group_is_being_written_loses_none_of_it(
+    store: SqlStore,
+) -> None:
+    """A clean shutdown that comes while the writer's task is inside a write (a slow
+    database) waits for that write instead of cancelling it: a cancel there would take
+    the group out of the queue and roll its transaction back, and the final flush would
+    find nothing to write. Every action queued before ``stop`` is in the journal after."""
+    from server.storage.journal import JournalWriter
+
+    ann = await store.register_player(name="ann", now=T0)
+    journal_sql = store.journal
+    writing = asyncio.Event()
+
+    async def slow_journal(**kw: list[LiveRace] | list[LiveAction]) -> set[str]:
+        writing.set()
+        await asyncio.sleep(0.3)  # the database is slow: stop() comes meanwhile
+        return await journal_sql(**kw)  # type: ignore[arg-type]
+
+    store.journal = slow_journal  # type: ignore[method-assign]
+    writer = JournalWriter(store, dict, interval=0.01)
+    writer.start()
+    writer.add(live("slow", ann.player_id))
+    writer.add(LiveAction("slow", 1, ann.player_id, 1, 100, "AS>F"))
+    await asyncio.wait_for(writing.wait(), 10)
+    writer.add(LiveAction("slow", 2, ann.player_id, 2, 200, "KH>1"))
+    await writer.stop()
+    found = {race.uid: acts for race, acts, _ in await store.live_races()}
+    assert [a.seq for a in found["slow"]] == [1, 2]
