@@ -64,6 +64,7 @@ from .effects import (
     Release,
     Send,
     Solve,
+    Standing,
 )
 from .leaderboard import Leaderboards
 from .limits import Network, client_address
@@ -382,10 +383,13 @@ class RaceServer:
         try:
             if effect.name is not None:
                 identity = await self.store.register_player(name=effect.name, now=time.time())
+                standing = Standing()  # a name just registered has no rating, no streak
                 new = True
             else:
                 assert effect.token is not None
-                found = await self.store.find_player(token=effect.token)
+                found = await self.store.find_player_standing(
+                    token=effect.token, today=utc_date(self.boards.wall())
+                )
                 if found is None:
                     self._apply(
                         hub.hello_refused(
@@ -396,10 +400,7 @@ class RaceServer:
                         )
                     )
                     return
-                identity = found
-            standing = (
-                await self.store.standings([identity.player_id], today=utc_date(self.boards.wall()))
-            )[identity.player_id]
+                identity, standing = found
             away = await self.node.locate_player(
                 identity.player_id, effect.conn, resume=effect.token is not None
             )

@@ -234,20 +234,27 @@ class RatingsStore:
     async def standings(self, player_ids: Sequence[int], *, today: dt.date) -> dict[int, Standing]:
         """What shows beside each player's name: rating and streak (``today``: the
         server's UTC date). Every id asked for is in the answer."""
-        ids = sorted(set(player_ids))
-        if not ids:
+        if not player_ids:
             return {}
-        c = _current.c
         async with self.engine.connect() as conn:
-            rated = {
-                int(r.player_id): r
-                for r in (
-                    await conn.execute(
-                        select(c.player_id, c.rating, c.races).where(c.player_id.in_(ids))
-                    )
-                ).all()
-            }
-            won = await self._won_days(conn, ids)
+            return await self._standings(conn, player_ids, today)
+
+    async def _standings(
+        self, conn: AsyncConnection, player_ids: Sequence[int], today: dt.date
+    ) -> dict[int, Standing]:
+        """``standings`` on a connection already open (a hello reads the player and their
+        standing on one: ``SqlStore.find_player``)."""
+        ids = sorted(set(player_ids))
+        c = _current.c
+        rated = {
+            int(r.player_id): r
+            for r in (
+                await conn.execute(
+                    select(c.player_id, c.rating, c.races).where(c.player_id.in_(ids))
+                )
+            ).all()
+        }
+        won = await self._won_days(conn, ids)
         out = {}
         for pid in ids:
             row = rated.get(pid)

@@ -34,7 +34,7 @@ from protocol import GameCode
 from protocol.messages import name_key, name_skeleton
 
 from ..daily import DailyChoice
-from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange
+from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
 from .models import (
     ArchiveBest,
     DailyAttempt,
@@ -362,6 +362,15 @@ class SqlStore(RatingsStore):
             await conn.execute(delete(_players).where(_players.c.id == player_id))
 
     async def find_player(self, *, token: str) -> Identity | None:
+        found = await self.find_player_standing(token=token, today=None)
+        return None if found is None else found[0]
+
+    async def find_player_standing(
+        self, *, token: str, today: dt.date | None
+    ) -> tuple[Identity, Standing] | None:
+        """The player whose token this is, and (``today``: the server's date) their
+        rating and streak, read on one connection: a hello waits for one trip to the
+        database, not two. ``today`` None: the identity only (a default standing)."""
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
@@ -370,12 +379,15 @@ class SqlStore(RatingsStore):
                     )
                 )
             ).first()
-        if row is None:
-            return None
+            if row is None:
+                return None
+            standing = Standing()
+            if today is not None:
+                standing = (await self._standings(conn, [row.id], today))[row.id]
         created = row.created_at
         if created.tzinfo is None:  # SQLite hands back naive datetimes; every one is UTC
             created = created.replace(tzinfo=dt.UTC)
-        return Identity(row.id, row.name, token, created.timestamp())
+        return Identity(row.id, row.name, token, created.timestamp()), standing
 
     # -- settings ---------------------------------------------------------------------------
 

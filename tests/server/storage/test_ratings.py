@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from server.effects import LiveRace, RaceRecord
+from server.effects import LiveRace, RaceRecord, Standing
 from server.ratings import PROVISIONAL_RACES
 from server.storage.models import PlayerRating, RatingRow
 from server.storage.sql import SqlStore
@@ -204,3 +204,22 @@ async def test_a_rated_race_stays_rated_in_the_journal(store: SqlStore, quick: b
     await store.journal(races=[live], actions=[])
     [(found, _, _)] = await store.live_races()
     assert found == live and found.rated and found.quick is quick
+
+
+async def test_a_hello_reads_the_player_and_their_standing_on_one_connection(
+    store: SqlStore,
+) -> None:
+    """``find_player_standing``: the token's player and what ``standings`` says of them
+    (the same answer as the two reads it replaces); None for an unknown token."""
+    a, b = await register(store, "ann", "bob")
+    await store.record_race(rated(race(res(a, rank=1), res(b, rank=2, outcome="resigned"))))
+    today = dt.date(2026, 12, 3)
+    found = await store.find_player_standing(token=a.token, today=today)
+    assert found is not None
+    identity, standing = found
+    assert identity == a
+    assert standing == (await store.standings([a.player_id], today=today))[a.player_id]
+    assert standing.rating is not None and standing.rating > 1500
+    assert await store.find_player_standing(token="not-a-token", today=today) is None
+    # Without a date: the identity alone (what find_player answers).
+    assert await store.find_player_standing(token=b.token, today=None) == (b, Standing())
