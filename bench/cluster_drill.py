@@ -25,15 +25,18 @@ Each round (``--kills`` of them):
 1. five players connect through the load balancer (it spreads them over the nodes); they
    register once, in the first round, and say hello with their tokens after that;
 2. ann creates a room on the deal of tests/data/winning-game.txt, bob, cy and dan join
-   and get ready, eve watches, ann starts; all four play the deal's winning line at
-   ``--rate`` moves a second (the server's flood limit is 20): ann half of it, bob 10
-   moves, cy 5, dan 8;
+   and get ready, eve watches, ann starts (a player whose join or watch reached another
+   node than the room's follows the ``route`` it is sent, reconnecting with ``?node=``, as
+   the project's clients do; ``--no-follow``: it stays there, relayed); all four play
+   the deal's winning line at ``--rate`` moves a second (the server's flood limit is 20):
+   ann half of it, bob 10 moves, cy 5, dan 8;
 3. the race's owner is read from ``live_races``, and ``--kill`` is run on it (SIGKILL: no
    goodbye, no last journal group);
 4. every player, once its connection is closed (broken by the load balancer, or 1012 from
    its node), reconnects to ``--url`` with its token and resends every acknowledged move
-   the server does not have (docs/protocol.md, 4.19); eve watches the room again. The time
-   from the start of the kill command to each resume is measured;
+   the server does not have (docs/protocol.md, 4.19), after following a ``route`` to the
+   room's new node if it is sent one; eve watches the room again. The time from the start
+   of the kill command to each resume (on the room's node, when following) is measured;
 5. the race finishes: ann and bob play the rest of the line (ann first), cy and dan
    resign; every player and eve must get the same result (ann 1st and bob 2nd, won; cy
    and dan resigned), and the database must hold the race, taken over (a new owner,
@@ -79,6 +82,7 @@ from protocol.messages import (
     Resign,
     Result,
     Room,
+    Route,
     Start,
     Watch,
     Welcome,
@@ -112,6 +116,12 @@ class Seat:
     token: str | None = None
     client: Player | None = None
     acked: list[tuple[int, str]] = field(default_factory=list)
+    #: The player follows ``route`` to its room's node (``--follow``, as both of the
+    #: project's clients do), and ``node`` is the one it was sent to (``?node=``).
+    follow: bool = False
+    node: str | None = None
+    #: Routes followed this round.
+    routes: int = 0
 
     @property
     def c(self) -> Player:
@@ -166,12 +176,37 @@ def gateways(redis_cli: str, sql_cmd: str, names: list[str]) -> dict[str, str]:
 async def hello(url: str, seat: Seat) -> Welcome:
     """Connect through the load balancer and say hello: with the name the first time, with
     the token after that."""
-    seat.client = Player(await connect(url, open_timeout=TIMEOUT))
+    target = f"{url}/?node={seat.node}" if seat.node else url
+    seat.client = Player(await connect(target, open_timeout=TIMEOUT))
     name = None if seat.token else seat.name
-    await seat.c.send(Hello(1, name=name, token=seat.token))
+    await seat.c.send(Hello(1, name=name, token=seat.token, follow=seat.follow))
     welcome: Welcome = await seat.c.expect(Welcome)
     seat.token = welcome.token
     return welcome
+
+
+#: How long a follower waits for a ``route`` after an answer that may bring one: the room's
+#: node sends it right behind the answer, in the same event.
+ROUTE_WAIT = 1.0
+
+
+async def routed(url: str, seat: Seat, answer: type, **match: Any) -> Any:
+    """After a join, watch or resume: if the room's node sends ``route`` behind its answer,
+    follow it as the clients do (close, reconnect with ``?node=``, hello with the token)
+    and return the answer the room's node gives there (``answer``, its resync); else the
+    first answer. A relayed player who does not follow gets the first answer only."""
+    first = await seat.c.expect(answer, **match)
+    if not seat.follow:
+        return first
+    try:
+        route: Route = await asyncio.wait_for(seat.c.expect(Route), ROUTE_WAIT)
+    except TimeoutError:
+        return first  # on the room's node already
+    seat.node = route.node
+    seat.routes += 1
+    await seat.c.ws.close()
+    await hello(url, seat)
+    return await seat.c.expect(answer, **match)
 
 
 async def play(seat: Seat, moves: list[str], first: int, rate: float) -> None:
@@ -201,8 +236,9 @@ async def resume(url: str, seat: Seat, give_up: float) -> Race:
     client does."""
     while True:
         try:
+            seat.node = None  # the room may be anywhere now: the balancer picks, as clients do
             await hello(url, seat)
-            race: Race = await seat.c.expect(Race)
+            race: Race = await routed(url, seat, Race)
             for seq, move in seat.acked:
                 if seq > race.seq:
                     await seat.c.send(MoveMsg(seq, move))
@@ -217,9 +253,10 @@ async def resume(url: str, seat: Seat, give_up: float) -> Race:
 async def rewatch(url: str, seat: Seat, room: str, give_up: float) -> None:
     while True:
         try:
+            seat.node = None
             await hello(url, seat)
             await seat.c.send(Watch(room))
-            await seat.c.expect(Room, you="spectator")
+            await routed(url, seat, Room, you="spectator")
             return
         except (ConnectionClosed, InvalidHandshake, InvalidStatus, OSError, TimeoutError):
             if time.monotonic() > give_up:
@@ -244,6 +281,9 @@ async def round_(args: argparse.Namespace, seats: dict[str, Seat], n: int) -> di
     upto = {name: half if k is None else k for name, k in BEFORE_KILL.items()}
     for seat in seats.values():
         seat.acked = []
+        seat.follow = args.follow
+        seat.node = None
+        seat.routes = 0
         await hello(args.url, seat)
     ann, bob, cy, dan, eve = (seats[k] for k in ("ann", "bob", "cy", "dan", "eve"))
 
@@ -251,11 +291,12 @@ async def round_(args: argparse.Namespace, seats: dict[str, Seat], n: int) -> di
     room: Room = await ann.c.expect(Room)
     for p in (bob, cy, dan):
         await p.c.send(Join(room.room))
-        await p.c.expect(Room, room=room.room)
+        await routed(args.url, p, Room, room=room.room)
         await p.c.send(Ready(True))
     await all_ready(ann, 4)
     await eve.c.send(Watch(room.room))
-    await eve.c.expect(Room, you="spectator")
+    await routed(args.url, eve, Room, you="spectator")
+    moved_before = sum(s.routes for s in seats.values())
     await ann.c.send(Start())
     for p in (ann, bob, cy, dan):
         await p.c.expect(Race)
@@ -376,6 +417,8 @@ async def round_(args: argparse.Namespace, seats: dict[str, Seat], n: int) -> di
         "owner killed": f"{owner} (epoch {epoch})",
         "taken over by": " epoch ".join(taken[0]) if taken else "-",
         "players' nodes": ", ".join(f"{k} {v}" for k, v in spread.items()) or "-",
+        "routes followed (join, resume)": f"{moved_before}, "
+        f"{sum(s.routes for s in seats.values()) - moved_before}",
         "kill command took s": round(kill_took, 2),
         "closes (1012 or broken)": ", ".join(f"{name} {c}" for name, _, c in resumed),
         "each resumed after s": ", ".join(f"{name} {t:.2f}" for name, t, _ in resumed),
@@ -431,6 +474,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=12.0, help="moves a second per player")
     parser.add_argument(
         "--settle", type=float, default=6.0, help="seconds after ready (health checks)"
+    )
+    parser.add_argument(
+        "--follow",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="players follow route to their room's node, as the project's clients do"
+        " (default); --no-follow: every frame of a player on another node is relayed",
     )
     args = parser.parse_args(argv)
     return asyncio.run(drill(args))

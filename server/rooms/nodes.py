@@ -84,10 +84,19 @@ class Nodes(Part):
             self._forget(p)
 
     def disconnected(self, c: _Conn) -> None:
-        """A session's connection is gone: its guest, if any, disconnects too."""
+        """A session's connection is gone: its guest, if any, disconnects too, and its
+        player is forgotten here. Their room lives on the owner, which keeps their resume
+        window; what this gateway remembered of it (away there, in that room) may be
+        stale by their next hello (a client that followed its route, left the room
+        there, and came back through here: the compose drill found it handed over to a
+        closed room). So their next hello here asks storage and the directory, as it
+        would on any node."""
         p = c.player
         if p is not None and p.away is not None and p.conn == c.id:
             self._out.append(Detach(p.away, c.id))
+            p.away = None
+            p.away_room = None
+            self._forget(p)
 
     def owner_gone(self, node: str) -> None:
         """``node`` stopped (its heartbeat lapsed): every session away there is closed with

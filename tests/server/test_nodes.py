@@ -813,3 +813,31 @@ def test_a_rating_the_owner_knows_is_kept_and_one_it_lacks_is_taken() -> None:
     # That session is bob's now (the older one replaced), resynced into the room:
     players = {p.name: p for p in cl.last(("B", 9_998), Room).players}
     assert players["bob"].rating == 1612
+
+
+def test_a_gateway_forgets_a_session_that_followed_its_route_and_asks_again_later() -> None:
+    """bob joins A's room through B and follows the route: his session on B is gone. His
+    room closes on A, and within B's resume window he says hello on B again (the balancer
+    picked B): B must not trust what it remembered (away on A, in a room that is no
+    more) and hand him over there; it asks storage and the directory like any node
+    (found by the compose drill: a welcome naming the closed room, then 4001)."""
+    cl = Cluster("A", "B")
+    ann = cl.hello("A", "ann")
+    bob = cl.hello("B", "bob", follow=True)
+    cl.send(ann, Create(code=WIN_CODE))
+    code = cl.last(ann, Room).room
+    cl.send(bob, Join(code))
+    assert cl.inbox[bob][-1] == Route("A", code)
+    cl.disconnect(bob)
+    bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
+    cl.send(bob2, Leave())
+    cl.send(ann, Leave())  # the room closes
+    assert cl.owner(code) is None
+    cl.disconnect(bob2)
+
+    bob3 = cl.hello("B", token="tok-bob", follow=True)  # back through B, 0.3 s later
+    assert cl.inbox[bob3][0].room is None  # no room: the closed one is not named
+    cl.send(bob3, Create())
+    assert cl.last(bob3, Room).you == "player"
+    assert cl.owner(cl.last(bob3, Room).room) == "B"  # served on B, his own node
+    assert bob3 not in cl.closed
