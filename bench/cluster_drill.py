@@ -305,6 +305,9 @@ async def round_(args: argparse.Namespace, seats: dict[str, Seat], n: int) -> di
         spread = await asyncio.to_thread(
             gateways, args.redis, args.sql, [s.name for s in seats.values()]
         )
+        # The directory notes a session at a hello that storage answers; a player who
+        # followed a route resumed on the room's node from memory: that node is theirs.
+        spread = {s.name: s.node or spread.get(s.name, "?") for s in seats.values()}
 
     await asyncio.gather(*(play(seats[k], line[: upto[k]], 1, args.rate) for k in NAMES))
     race_row = await asyncio.to_thread(
