@@ -800,17 +800,13 @@ class HttpPages:
         stats = None
         if name and len(name) <= 64 and "/" not in name:
             try:
-                stats = await asyncio.wait_for(
-                    self.server.boards.player_stats(name), self.query_timeout
+                stats = await self._database(
+                    self.server.boards.player_stats(name), "the player's page"
                 )
-            except Exception as exc:
-                reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
-                text = f"the player's page is unavailable: the database {reason}"
+            except HttpError as exc:
                 if as_json:
-                    return _json(
-                        HTTPStatus.SERVICE_UNAVAILABLE, {"error": "unavailable", "text": text}
-                    )
-                raise HttpError(HTTPStatus.SERVICE_UNAVAILABLE, text) from None
+                    return _json(exc.status, {"error": "unavailable", "text": exc.text})
+                raise
         if stats is None:
             text = f"no player is called {_shown(name)}"
             if as_json:
@@ -821,15 +817,18 @@ class HttpPages:
         return _page(HTTPStatus.OK, render_player_html(stats))
 
     async def _leaderboard_query(self, work: Awaitable[T]) -> T:
-        """``/leaderboard``'s database work within ``query_timeout``; a database that fails
-        or is too slow is a 503 that says so."""
+        """``/leaderboard``'s database work (``_database``)."""
+        return await self._database(work, "the leaderboard")
+
+    async def _database(self, work: Awaitable[T], what: str) -> T:
+        """A page's database work within ``query_timeout``; a database that fails or is
+        too slow is a 503 that says so ("``what`` is unavailable: the database ...")."""
         try:
             return await asyncio.wait_for(work, self.query_timeout)
         except Exception as exc:
             reason = "timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
             raise HttpError(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                f"the leaderboard is unavailable: the database {reason}",
+                HTTPStatus.SERVICE_UNAVAILABLE, f"{what} is unavailable: the database {reason}"
             ) from None
 
     async def _countdown_and_archive(self, page: DailyPage, wall: float) -> DailyPage:
