@@ -274,13 +274,19 @@ def test_a_player_on_another_node_races_in_the_room_and_goes_home_after(codec: b
     assert cl.owner(cl.last(bob, Room).room) == "B"
 
 
-def test_a_following_client_is_routed_to_its_rooms_node_and_resumes_there() -> None:
-    cl = Cluster("A", "B")
+def _joined_through_b(cl: Cluster) -> tuple[tuple[str, int], tuple[str, int], str]:
+    """ann's room on A; bob, whose client follows routes, joins it through B."""
     ann = cl.hello("A", "ann")
     bob = cl.hello("B", "bob", follow=True)
     cl.send(ann, Create(code=WIN_CODE))
     code = cl.last(ann, Room).room
     cl.send(bob, Join(code))
+    return ann, bob, code
+
+
+def test_a_following_client_is_routed_to_its_rooms_node_and_resumes_there() -> None:
+    cl = Cluster("A", "B")
+    ann, bob, code = _joined_through_b(cl)
     # The join's answer first, then the route: bob's client has its room before it moves.
     kinds = [type(m).__name__ for m in cl.inbox[bob]]
     assert kinds[-2:] == ["Room", "Route"], kinds
@@ -326,10 +332,7 @@ def test_what_the_client_sent_just_before_it_moved_is_still_its_players() -> Non
     frame is bob's (his connection on A takes it), not a stranger's to bounce (the load
     bench found such readies lost: rooms that never started)."""
     cl = Cluster("A", "B")
-    ann = cl.hello("A", "ann")
-    bob = cl.hello("B", "bob", follow=True)
-    cl.send(ann, Create(code=WIN_CODE))
-    cl.send(bob, Join(cl.last(ann, Room).room))
+    ann, bob, _ = _joined_through_b(cl)
     assert isinstance(cl.inbox[bob][-1], Route)
     bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")  # the new socket first
     late = encode(Ready(True))  # then the frame B relays, sent before the move
@@ -822,11 +825,7 @@ def test_a_gateway_forgets_a_session_that_followed_its_route_and_asks_again_late
     more) and hand him over there; it asks storage and the directory like any node
     (found by the compose drill: a welcome naming the closed room, then 4001)."""
     cl = Cluster("A", "B")
-    ann = cl.hello("A", "ann")
-    bob = cl.hello("B", "bob", follow=True)
-    cl.send(ann, Create(code=WIN_CODE))
-    code = cl.last(ann, Room).room
-    cl.send(bob, Join(code))
+    ann, bob, code = _joined_through_b(cl)
     assert cl.inbox[bob][-1] == Route("A", code)
     cl.disconnect(bob)
     bob2 = cl.hello("A", token="tok-bob", follow=True, asked="A")
