@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from collections import deque
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
@@ -45,6 +46,7 @@ from websockets.server import ServerProtocol
 from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME
 
 __all__ = [
+    "binary_frame",
     "Handler",
     "Listener",
     "Peer",
@@ -86,6 +88,27 @@ CLOSE_TIMEOUT = 5.0
 OPEN_TIMEOUT = 10.0
 
 _PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
+
+_HEAD16 = struct.Struct("!BBH")
+_HEAD64 = struct.Struct("!BBQ")
+
+
+def binary_frame(data: bytes) -> bytes:
+    """``data`` as one whole binary message in a server's frame (RFC 6455, 5.2: FIN,
+    opcode 2, unmasked, no extension): the bytes websockets' ``send_binary`` writes for it.
+
+    Why not ``send_binary``: a room's progress goes to every member, and websockets frames
+    it again for each of them (a ``Frame``, its checks, a ``BytesIO``): framed here once
+    per message, the same bytes go to every peer (``Peer.send_frame``). The server
+    negotiates no extension (``ServerProtocol`` is made without any, so no compression
+    changes a frame's bytes); tests compare these bytes with websockets' own.
+    """
+    n = len(data)
+    if n < 126:
+        return bytes((0x82, n)) + data
+    if n < 65536:
+        return _HEAD16.pack(0x82, 126, n) + data
+    return _HEAD64.pack(0x82, 127, n) + data
 
 
 class Handler(Protocol):
@@ -134,6 +157,7 @@ class Peer(asyncio.Protocol):
         "paused",
         "closing",
         "dirty",
+        "out",
         "deadline",
         "write_buffer_limit",
         "overflowed",
@@ -168,6 +192,9 @@ class Peer(asyncio.Protocol):
         self.closing: tuple[int, str] | None = None
         #: The protocol holds bytes to write at the end of this tick (``Listener._flush``).
         self.dirty = False
+        #: Bytes to write at the end of this tick, in order: frames framed here
+        #: (``send_frame``) and what the protocol had written before them. None: nothing.
+        self.out: list[bytes] | None = None
         #: When the socket is dropped if the peer has not closed it (``close_expected``).
         self.deadline: float | None = None
         #: Unsent bytes beyond which the client is closed as too slow; tests lower it.
@@ -216,6 +243,7 @@ class Peer(asyncio.Protocol):
         self.protocol.receive_eof()  # leaves the protocol CLOSED
         self.protocol.data_to_send()
         self.queue = self.progress = None
+        self.out = None
         self.listener.lost(self)
         if self.http_task is not None:
             self.http_task.cancel()
@@ -306,31 +334,52 @@ class Peer(asyncio.Protocol):
     # -- writing ------------------------------------------------------------------------------
 
     def send(self, data: bytes, *, is_progress: bool) -> bool:
-        """Send a binary frame; False if the client has fallen too far behind.
+        """Send ``data`` as a binary message; False if the client has fallen too far behind
+        (``send_frame``)."""
+        return self.send_frame(binary_frame(data), is_progress=is_progress)
 
-        A frame for a client that keeps up goes into the protocol at once and leaves with
-        the rest of this tick's (``Listener._flush``). Otherwise it waits in order; only
-        the latest progress matters: a newer one replaces one still waiting, and goes
-        after everything queued before it (docs/protocol.md, section 4.11).
+    def send_frame(self, frame: bytes, *, is_progress: bool) -> bool:
+        """Send a binary message already framed (``binary_frame``); False if the client
+        has fallen too far behind.
+
+        A frame for a client that keeps up is put after what the protocol has written so
+        far and leaves with the rest of this tick's (``Listener._flush``). Otherwise it
+        waits in order; only the latest progress matters: a newer one replaces one still
+        waiting, and goes after everything queued before it (docs/protocol.md, 4.11).
         """
         if self.closing is not None or self.stopped:
             return True
         queue = self.queue
         if queue is None:
             if not self.paused:
-                if self.protocol.state is State.OPEN:
-                    self.protocol.send_binary(data)
-                    self._dirty()
+                self._put(frame)
                 return True
             queue = self.queue = deque()
         if is_progress:
             if self.progress is not None:
                 queue.remove(_PROGRESS)
             queue.append(_PROGRESS)
-            self.progress = data
+            self.progress = frame
         else:
-            queue.append(data)
+            queue.append(frame)
         return len(queue) <= OUTBOX_LIMIT
+
+    def _put(self, frame: bytes) -> None:
+        """Write ``frame`` at the end of this tick, after what the protocol has written so
+        far (a handshake's answer, a pong): the order of the bytes is the order they were
+        made in. Nothing once the websocket is closing (the protocol's own rule)."""
+        protocol = self.protocol
+        if protocol.state is not State.OPEN:
+            return
+        before = protocol.data_to_send()
+        out = self.out
+        if out is None:
+            before.append(frame)
+            self.out = before
+        else:
+            out += before
+            out.append(frame)
+        self._dirty()
 
     def discard(self) -> None:
         """Forget what is queued (a client that stopped reading, or is gone)."""
@@ -362,13 +411,12 @@ class Peer(asyncio.Protocol):
     def _drain(self) -> None:
         """The socket keeps up again: hand it what waited, then the close asked for."""
         queue, self.queue = self.queue, None
-        if queue is not None and self.protocol.state is State.OPEN:
+        if queue is not None:
             for item in queue:
                 if item is _PROGRESS:
                     item, self.progress = self.progress, None
                 assert isinstance(item, bytes)
-                self.protocol.send_binary(item)
-            self._dirty()
+                self._put(item)
         if self.closing is not None:
             self._send_close()
 
@@ -393,6 +441,12 @@ class Peer(asyncio.Protocol):
         self.dirty = False
         transport = self.transport
         writes = self.protocol.data_to_send()
+        out = self.out
+        if out is not None:
+            self.out = None
+            if writes:
+                out += writes
+            writes = out
         if transport is None or transport.is_closing():
             return
         eof = False

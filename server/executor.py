@@ -39,7 +39,7 @@ from protocol.messages import (
 from solver import Solution, solve
 
 from .cluster import Cluster
-from .connection import HttpHandler, Listener, Peer
+from .connection import HttpHandler, Listener, Peer, binary_frame
 from .daily import NoWinnableDealError, utc_date
 from .effects import (
     Authenticate,
@@ -279,7 +279,10 @@ class RaceServer:
         self._apply(effects)
 
     def _apply(self, effects: Iterable[Effect]) -> None:
+        # A message sent to several clients (a room's progress) is encoded, and framed,
+        # once: the same bytes go to every peer (``connection.binary_frame``).
         encoded: dict[int, bytes] = {}
+        framed: dict[int, bytes] = {}
         node = self.node
         for effect in effects:
             match effect:
@@ -290,7 +293,10 @@ class RaceServer:
                         data = encoded[key] = encode(message)
                     peer = self._peers.get(conn)
                     if peer is not None:
-                        if not peer.send(data, is_progress=isinstance(message, Progress)):
+                        frame = framed.get(key)
+                        if frame is None:
+                            frame = framed[key] = binary_frame(data)
+                        if not peer.send_frame(frame, is_progress=isinstance(message, Progress)):
                             self._too_slow(peer)
                     elif conn < 0:  # a guest: relayed to its gateway
                         if isinstance(message, Route):

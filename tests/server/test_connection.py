@@ -820,3 +820,36 @@ async def test_per_address_limits_count_the_address_a_trusted_proxy_forwards(
         assert await opened("198.51.100.7")
         for ws in held:
             await ws.close()
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_a_frame_made_here_is_the_frame_websockets_makes(size: int) -> None:
+    """``binary_frame`` writes the bytes websockets' ``send_binary`` would (one frame
+    framed once for every member of a room must not change the wire)."""
+    from websockets.server import ServerProtocol
+
+    from server.connection import binary_frame
+
+    data = bytes(i % 251 for i in range(size))
+    protocol = ServerProtocol(state=State.OPEN)
+    protocol.send_binary(data)
+    assert binary_frame(data) == b"".join(protocol.data_to_send())
+
+
+async def test_frames_made_here_keep_their_place_among_the_protocols_own() -> None:
+    """A pong the protocol owes goes before a frame sent after the ping was read, and a
+    close after every frame sent before it; nothing is sent after the close."""
+    peer, transport = open_peer()
+    ping = Frame(Opcode.PING, b"hi").serialize(mask=True, extensions=[])
+    peer.data_received(ping)  # the pong is written at once, at the end of this event
+    peer.listener.hold()
+    peer.protocol.receive_data(ping)  # a pong made while an event is being handled
+    peer.send(b"a", is_progress=False)
+    peer.close(1000, "bye")
+    peer.send(b"late", is_progress=False)
+    peer.listener.release()
+    client = ClientProtocol(parse_uri("ws://x"), state=State.OPEN)
+    client.receive_data(b"".join(transport.writes))
+    frames = [e for e in client.events_received() if isinstance(e, Frame)]
+    assert [f.opcode for f in frames] == [Opcode.PONG, Opcode.PONG, Opcode.BINARY, Opcode.CLOSE]
+    assert frames[2].data == b"a"
