@@ -74,6 +74,11 @@ WRITE_BUFFER_LIMIT = 256 * 1024
 #: outbox (where progress is coalesced); below a quarter of it they flow again.
 WRITE_HIGH = 32 * 1024
 
+#: The longest start of a frame kept here until the rest comes (``Peer._read``): a longer
+#: frame in pieces goes to the protocol, whose buffer does not copy what it holds again
+#: on every read.
+UNREAD_LIMIT = 4096
+
 #: Fragments one message may come in (websockets' own default limit).
 MAX_FRAGMENTS = 4096
 
@@ -109,6 +114,16 @@ def binary_frame(data: bytes) -> bytes:
     if n < 65536:
         return _HEAD16.pack(0x82, 126, n) + data
     return _HEAD64.pack(0x82, 127, n) + data
+
+
+def _unmask(payload: bytes, mask: bytes) -> bytes:
+    """A client's payload, unmasked (RFC 6455 5.3): XOR with the 4-byte mask repeated, as
+    one big integer operation (a few hundred nanoseconds for a move's frame)."""
+    n = len(payload)
+    if not n:
+        return payload
+    key = (mask * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
 
 
 class Handler(Protocol):
@@ -158,6 +173,8 @@ class Peer(asyncio.Protocol):
         "closing",
         "dirty",
         "out",
+        "direct",
+        "unread",
         "deadline",
         "write_buffer_limit",
         "overflowed",
@@ -195,6 +212,10 @@ class Peer(asyncio.Protocol):
         #: Bytes to write at the end of this tick, in order: frames framed here
         #: (``send_frame``) and what the protocol had written before them. None: nothing.
         self.out: list[bytes] | None = None
+        #: Whole unfragmented data frames are read here (``_read``), everything else by
+        #: the protocol; ``unread``: the start of a frame not yet whole.
+        self.direct = False
+        self.unread = b""
         #: When the socket is dropped if the peer has not closed it (``close_expected``).
         self.deadline: float | None = None
         #: Unsent bytes beyond which the client is closed as too slow; tests lower it.
@@ -214,18 +235,25 @@ class Peer(asyncio.Protocol):
         self.listener.ending.add(self)  # until its handshake is done
 
     def data_received(self, data: bytes) -> None:
-        protocol = self.protocol
         listener = self.listener
-        protocol.receive_data(data)
-        events = protocol.events_received()
         heard = self.heard
         listener.holding += 1
         try:
-            for event in events:
-                if isinstance(event, Frame):
-                    self._frame(event)
-                else:
-                    self._request(event)
+            if self.direct:
+                self._read(data)
+            else:
+                opening = self.protocol.state is State.CONNECTING
+                self._parse(data)
+                if (
+                    opening
+                    and self.protocol.state is State.OPEN
+                    and not self.stopped
+                    and data.endswith(b"\r\n\r\n")
+                    and not self.protocol.extensions
+                ):
+                    # The opening request ended with this read, so the protocol holds
+                    # no byte of a frame: frames can be read here from the next byte on.
+                    self.direct = True
             if self.heard != heard:  # the peers stay in the order they were last heard from
                 peers = listener.peers
                 if peers.pop(self, 0) is None:
@@ -256,6 +284,79 @@ class Peer(asyncio.Protocol):
         self._drain()
 
     # -- reading ------------------------------------------------------------------------------
+
+    def _parse(self, data: bytes) -> None:
+        """Hand ``data`` to the protocol and handle what it makes of it."""
+        protocol = self.protocol
+        protocol.receive_data(data)
+        for event in protocol.events_received():
+            if isinstance(event, Frame):
+                self._frame(event)
+            else:
+                self._request(event)
+
+    def _read(self, data: bytes) -> None:
+        """Read whole, unfragmented, masked data frames straight from ``data``; hand the
+        protocol every other frame (ping, pong, close), and, from the first frame that is
+        not of those kinds (a fragment, a reserved bit or opcode, a frame past
+        ``MAX_FRAME``), every byte from there on: it answers those as it would have.
+
+        Why: a move is one small binary frame, and websockets' parser (a generator, a
+        ``Frame``, a stream reader) cost about 6 us of the server's CPU per frame
+        (docs/performance.md); this reads one in about 1 us. The protocol sees a valid
+        stream all the same: the request, then the control frames, each whole and in
+        order (RFC 6455 5.4 lets control frames come between messages).
+        """
+        if self.unread:
+            data = self.unread + data
+            self.unread = b""
+        end = len(data)
+        at = 0
+        while at < end:
+            if end - at < 2:
+                self.unread = data[at:]  # the rest of this frame comes later
+                return
+            head1, head2 = data[at], data[at + 1]
+            opcode = head1 & 0x0F
+            if (
+                not (head2 & 0x80)  # unmasked
+                or (head1 & 0xF0) != 0x80  # a fragment, or a reserved bit
+                or (opcode != 2 and opcode != 1 and opcode < 8)  # continuation, reserved
+            ):
+                break  # the protocol reads it, and answers as the RFC says
+            n = head2 & 0x7F
+            start = at + (6 if n < 126 else 8 if n == 126 else 14)  # the head, its mask
+            if end < start:
+                self.unread = data[at:]
+                return
+            if n == 126:
+                n = int.from_bytes(data[at + 2 : at + 4], "big")
+            elif n == 127:
+                n = int.from_bytes(data[at + 2 : at + 10], "big")
+            if n > MAX_FRAME:
+                break
+            if end - start < n:
+                if start + n - at > UNREAD_LIMIT:
+                    break  # a long message in pieces: the protocol's buffer does better
+                self.unread = data[at:]  # the rest of this frame comes later
+                return
+            if opcode >= 8:  # ping, pong, close: the protocol's
+                self._parse(data[at : start + n])
+                at = start + n
+                if self.protocol.state is not State.OPEN or self.stopped:
+                    break  # closing: the protocol reads whatever comes now
+                continue
+            self.heard = self.listener.loop.time()
+            self._message(_unmask(data[start : start + n], data[start - 4 : start]), opcode == 1)
+            at = start + n
+            if self.stopped or self.protocol.state is not State.OPEN:
+                break
+        else:
+            return
+        self.direct = False
+        self.unread = b""
+        if at < end:
+            self._parse(data[at:])
 
     def _request(self, event: object) -> None:
         """The opening request: a websocket upgrade is accepted at once (nothing to await);
@@ -321,6 +422,10 @@ class Peer(asyncio.Protocol):
         else:
             data = frame.data if type(frame.data) is bytes else bytes(frame.data)
             text = opcode is Opcode.TEXT
+        self._message(data, text)
+
+    def _message(self, data: bytes, text: bool) -> None:
+        """A whole message: to the handler (a text one as ``str``, if it is UTF-8)."""
         if not text:
             self.listener.handler.message(self, data)
             return

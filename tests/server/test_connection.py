@@ -853,3 +853,132 @@ async def test_frames_made_here_keep_their_place_among_the_protocols_own() -> No
     frames = [e for e in client.events_received() if isinstance(e, Frame)]
     assert [f.opcode for f in frames] == [Opcode.PONG, Opcode.PONG, Opcode.BINARY, Opcode.CLOSE]
     assert frames[2].data == b"a"
+
+
+class Recorder(NoHandler):
+    """Keeps every whole message and control frame the transport hands over."""
+
+    def __init__(self) -> None:
+        self.messages: list[bytes | str] = []
+        self.controls = 0
+
+    def message(self, peer: Any, data: bytes | str) -> None:
+        self.messages.append(data)
+
+    def control(self, peer: Any) -> None:
+        self.controls += 1
+
+
+def handshaken() -> tuple[Any, FakeTransport, ClientProtocol, Recorder]:
+    """A ``Peer`` opened by a real handshake (so it reads frames itself), the client's
+    protocol that sent it, and what the peer hands over."""
+    from server.connection import Listener, Peer
+
+    handler = Recorder()
+    peer = Peer(Listener(handler))
+    transport = FakeTransport()
+    peer.connection_made(transport)
+    client = ClientProtocol(parse_uri("ws://x"))
+    client.send_request(client.connect())
+    peer.data_received(b"".join(client.data_to_send()))
+    client.receive_data(b"".join(transport.writes))
+    client.events_received()  # the handshake's answer
+    transport.writes.clear()
+    assert client.state is State.OPEN and peer.direct
+    return peer, transport, client, handler
+
+
+def by_hand(head: int, payload: bytes) -> bytes:
+    """A masked frame (with a zero mask) websockets refuses to make: a reserved bit set,
+    a control frame too long."""
+    n = len(payload)
+    size = bytes((0x80 | n,)) if n < 126 else bytes((0x80 | 126,)) + n.to_bytes(2, "big")
+    return bytes((head,)) + size + bytes(4) + payload
+
+
+def frames_of(client: ClientProtocol, writes: list[bytes]) -> list[Frame]:
+    client.receive_data(b"".join(writes))
+    return [e for e in client.events_received() if isinstance(e, Frame)]
+
+
+def client_bytes(client: ClientProtocol, *frames: Frame) -> bytes:
+    for frame in frames:
+        client.send_frame(frame)
+    return b"".join(client.data_to_send())
+
+
+async def test_frames_read_directly_in_any_pieces_reach_the_handler_whole() -> None:
+    """Frames split at every byte, or several in one read, or a ping between them: the
+    same messages, in order, as websockets' own parser would give."""
+    payloads = [b"", b"m" * 30, b"x" * 125, b"y" * 126, b"z" * 3000, b"w" * 16384]
+    for cut in (1, 2, 7, 100, 1 << 20):
+        peer, transport, client, handler = handshaken()
+        stream = client_bytes(
+            client,
+            *(Frame(Opcode.BINARY, p) for p in payloads[:3]),
+            Frame(Opcode.PING, b"p"),
+            Frame(Opcode.TEXT, "héllo".encode()),
+            *(Frame(Opcode.BINARY, p) for p in payloads[3:]),
+        )
+        for i in range(0, len(stream), cut):
+            peer.data_received(stream[i : i + cut])
+        assert handler.messages == [*payloads[:3], "héllo", *payloads[3:]]
+        assert handler.controls == 1
+        assert [f.opcode for f in frames_of(client, transport.writes)] == [Opcode.PONG]
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (Frame(Opcode.TEXT, b"\xff\xfe"), 1007),  # not UTF-8
+        (by_hand(0xC2, b"a"), 1002),  # a reserved bit
+        (Frame(Opcode.CONT, b"a"), 1002),  # a continuation of nothing
+        (Frame(Opcode.BINARY, b"a" * (16 * 1024 + 1)), 1009),  # past max_size
+        (by_hand(0x89, b"a" * 126), 1002),  # a control frame too long
+    ],
+)
+async def test_a_bad_frame_read_directly_is_answered_as_websockets_answers_it(
+    frame: Frame | bytes, code: int
+) -> None:
+    peer, transport, client, handler = handshaken()
+    stream = client_bytes(client, Frame(Opcode.BINARY, b"ok"))
+    if isinstance(frame, Frame):  # the client's protocol refuses to make some of these
+        frame = frame.serialize(mask=True, extensions=[])
+    stream += frame + client_bytes(client, Frame(Opcode.BINARY, b"after"))
+    peer.data_received(stream)
+    assert handler.messages == [b"ok"]
+    assert not peer.direct
+    [close] = [f for f in frames_of(client, transport.writes) if f.opcode is Opcode.CLOSE]
+    assert Close.parse(close.data).code == code
+
+
+async def test_fragments_and_an_unmasked_frame_go_to_the_protocol() -> None:
+    peer, transport, client, handler = handshaken()
+    client.send_binary(b"ab", fin=False)
+    client.send_continuation(b"cd", fin=True)
+    peer.data_received(b"".join(client.data_to_send()))
+    assert handler.messages == [b"abcd"] and not peer.direct
+    peer, transport, client, handler = handshaken()
+    peer.data_received(Frame(Opcode.BINARY, b"a").serialize(mask=False, extensions=[]))
+    assert handler.messages == []
+    [close] = [f for f in frames_of(client, transport.writes) if f.opcode is Opcode.CLOSE]
+    assert Close.parse(close.data).code == 1002
+
+
+async def test_a_request_with_bytes_after_it_is_read_by_the_protocol_alone() -> None:
+    """Frames that came in the same read as the opening request: the protocol has them,
+    and reads the rest of that connection too."""
+    from server.connection import Listener, Peer
+
+    handler = Recorder()
+    peer = Peer(Listener(handler))
+    transport = FakeTransport()
+    peer.connection_made(transport)
+    client = ClientProtocol(parse_uri("ws://x"))
+    client.send_request(client.connect())
+    request = b"".join(client.data_to_send())
+    frame = Frame(Opcode.BINARY, b"early").serialize(mask=True, extensions=[])
+    peer.data_received(request + frame[:3])
+    assert not peer.direct
+    peer.data_received(frame[3:] + frame)
+    assert handler.messages == [b"early", b"early"]
