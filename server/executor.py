@@ -171,7 +171,8 @@ class RaceServer:
         #: The sockets: websockets, and plain HTTP answered by ``pages``' handler.
         self.listener = Listener(self, http=pages(self) if pages is not None else None)
         self._peers: dict[int, Peer] = {}
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
+        self._timer_at = 0.0
         self._tasks: set[asyncio.Task[None]] = set()
         #: Board and history reads (``_query``): at most ``QUERY_CONCURRENCY`` at once.
         self._reads = asyncio.Semaphore(QUERY_CONCURRENCY)
@@ -599,14 +600,17 @@ class RaceServer:
         self._apply(effects)
 
     def _schedule(self) -> None:
+        # The deadline is kept beside the handle: uvloop's ``call_at`` for a time already
+        # past gives a handle without ``when()``.
         deadline = self.hub.next_deadline()
         if self._timer is not None:
-            if deadline is not None and self._timer.when() == deadline:
+            if deadline is not None and self._timer_at == deadline:
                 return
             self._timer.cancel()
             self._timer = None
         if deadline is not None:
             self._timer = self.listener.loop.call_at(deadline, self._tick)
+            self._timer_at = deadline
 
     def _tick(self) -> None:
         self._timer = None

@@ -27,6 +27,7 @@ import dataclasses
 import datetime as dt
 import enum
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -206,6 +207,28 @@ class Refusal(NamedTuple):
     code: str
     text: str
     seq: int | None = None
+
+
+#: Held progress is due on this grid of the server's clock (``progress_due``).
+PROGRESS_GRID_S = 0.025
+
+
+def progress_due(now: float, hold: float) -> float:
+    """When a progress held at ``now`` goes out: ``hold`` later, rounded down to the grid
+    (so between ``hold - PROGRESS_GRID_S`` and ``hold``: the protocol's "up to" holds).
+
+    Why: every room whose hold ends in the same slot of the grid is then released by one
+    timer, in one turn of the event loop, instead of each room waking the server on its
+    own; at a move a second per player, those wake-ups cost the server more CPU than
+    the frames themselves (docs/performance.md, issue 27).
+    """
+    target = now + hold
+    if hold <= PROGRESS_GRID_S:
+        return target
+    due = math.floor(target / PROGRESS_GRID_S + 1e-9) * PROGRESS_GRID_S
+    if target - due < 1e-9:  # on the grid already (within rounding)
+        return target
+    return due
 
 
 class Room(Generic[M]):
@@ -859,7 +882,7 @@ class Room(Generic[M]):
         if hold <= 0:  # no hold: at once, to everyone (the worked examples of the docs)
             self.progress(now)
         elif self.progress_due is None:
-            self.progress_due = now + hold
+            self.progress_due = progress_due(now, hold)
             self.progress_mover = mover
             self._timer(self.progress_due, TimerKind.PROGRESS, self)
         elif self.progress_mover is not mover:

@@ -344,3 +344,20 @@ def test_a_room_goes_only_where_its_transitions_allow() -> None:
             room._enter(state)
     assert not TRANSITIONS[RoomState.LOST]
     assert set(TRANSITIONS) == set(RoomState)
+
+
+def test_held_progress_is_due_on_the_grid_and_never_later_than_the_hold() -> None:
+    """Rooms' held progress shares the slots of a grid (one timer for all of them), and
+    goes out at most ``hold`` after the move that held it (docs/protocol.md 4.11)."""
+    from server.rooms.room import PROGRESS_GRID_S, progress_due
+
+    hold = 0.1
+    dues = set()
+    for k in range(1000):
+        now = 1000.0 + k * 0.0007
+        due = progress_due(now, hold)
+        assert now + hold - PROGRESS_GRID_S - 1e-9 <= due <= now + hold
+        dues.add(round(due, 6))
+    assert len(dues) <= 0.7 / PROGRESS_GRID_S + 2  # 1,000 holds over 0.7 s: ~30 slots
+    assert progress_due(104.0, hold) == 104.1  # on the grid: the hold itself
+    assert progress_due(5.0, 0.01) == 5.01  # a hold shorter than the grid: as it is
