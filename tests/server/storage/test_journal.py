@@ -133,3 +133,20 @@ async def test_a_journal_group_waits_for_its_size_then_is_written(store: SqlStor
     found = {race.uid: acts for race, acts, _ in await store.live_races()}
     assert [a.action for a in found["slow"]] == ["AS>F"]
 
+
+async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
+    store: SqlStore,
+) -> None:
+    """``race_owners`` names each owner once; ``live_owners(owners)`` only their races."""
+    ann = await store.register_player(name="ann", now=T0)
+    await store.journal(races=[live("mine", ann.player_id)], actions=[])
+    other = SqlStore(store.url)
+    other.owner = "n2"
+    try:
+        await other.journal(races=[live("theirs", ann.player_id)], actions=[])
+    finally:
+        await other.close()
+    assert await store.race_owners() == {store.owner, "n2"}
+    assert [r[0] for r in await store.live_owners(["n2"])] == ["theirs"]
+    assert sorted(r[0] for r in await store.live_owners()) == ["mine", "theirs"]
+    assert await store.live_owners([]) == []
