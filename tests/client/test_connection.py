@@ -17,6 +17,7 @@ from protocol.messages import (
     Hello,
     Left,
     Message,
+    Ready,
     Room,
     RoomPlayer,
     Route,
@@ -52,6 +53,15 @@ class Recorder:
             while not check():
                 self.changed.clear()
                 await self.changed.wait()
+
+        await asyncio.wait_for(wait(), WAIT)
+
+    async def poll(self, check: Callable[[], bool]) -> None:
+        """Until ``check``, looking every 10 ms: for what the app is not told."""
+
+        async def wait() -> None:
+            while not check():
+                await asyncio.sleep(0.01)
 
         await asyncio.wait_for(wait(), WAIT)
 
@@ -336,11 +346,12 @@ def test_with_node_sets_the_node_parameter_and_keeps_the_rest() -> None:
 
 
 async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
-    """On ``route`` the client closes, reconnects without backoff with ``?node=``, says
-    hello with its token, and the app gets the resync from there; what still came on the
-    old connection after the route is not shown."""
+    """On ``route`` the client opens a connection with ``?node=`` at once (no backoff),
+    says hello with its token, and the app gets the resync from there; the old connection
+    serves on until then (what it brings is shown), and is closed (1000) after."""
     hellos: list[Hello] = []
     paths: list[str] = []
+    closes: list[int | None] = []
     room = Room("K7WQM", "player", "ann", "lobby", "C", None, 4, True, 1800, (), 0)
 
     async def script(ws: ServerConnection, n: int) -> None:
@@ -351,12 +362,13 @@ async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
         if n == 1:
             await ws.send(encode(room))
             await ws.send(encode(Route("node-2", "K7WQM")))
-            await ws.send(encode(Error("stale", "sent after the route: never shown")))
+            await ws.send(encode(Error("relayed", "sent after the route: still shown")))
         else:
             await ws.send(
                 encode(Room("K7WQM", "player", "ann", "lobby", "C", None, 4, True, 1800, (), 1))
             )
         await ws.wait_closed()
+        closes.append(ws.close_code)
 
     events = Recorder()
     async with scripted(script) as url:
@@ -365,15 +377,52 @@ async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
             await events.until(lambda: len(hellos) == 2 and conn.online)
             await events.until(lambda: sum(isinstance(m, Room) for m in events.messages) == 2)
             assert conn.node == "node-2" and conn.routes == 1
+            await events.poll(lambda: closes == [1000])  # the old one, once welcomed
     assert paths == ["/", "/?node=node-2"]
     assert hellos[1] == Hello(1, None, "T" * 32, follow=True)
-    assert not any(isinstance(m, (Route, Error)) for m in events.messages)
-    assert not events.saw("retrying")  # one quick reconnect, no backoff (it is 30 s here)
+    assert not any(isinstance(m, Route) for m in events.messages)
+    assert any(isinstance(m, Error) and m.code == "relayed" for m in events.messages)
+    assert sum(isinstance(m, Welcome) for m in events.messages) == 2
+    assert not events.saw("retrying") and not events.saw("connecting", "moving")
 
 
-async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_address() -> None:
-    """The routed node is gone (the balancer answers 503): the next attempt uses the plain
-    address, where any node takes the player back."""
+async def test_the_old_connection_serves_until_the_rooms_node_welcomes_the_client() -> None:
+    """Make before break: while the room's node has not welcomed the client yet, what the
+    app sends goes through the old connection (its node relays it); after the welcome,
+    through the new one. The app never sees the client offline."""
+    got: dict[int, list[str]] = {1: [], 2: []}
+    release = asyncio.Event()
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        await read_hello(ws, [])
+        if n == 2:
+            await release.wait()  # the room's node is slow to welcome
+        await ws.send(welcome())
+        if n == 1:
+            await ws.send(encode(Route("node-2", "K7WQM")))
+        with contextlib.suppress(Exception):
+            async for data in ws:
+                msg = decode_client(data)
+                got[n].append(type(msg).__name__)
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(30.0,))
+        async with running(conn):
+            await events.poll(lambda: conn.routes == 1)
+            assert conn.online and conn.send(Ready(True))
+            await events.poll(lambda: got[1] == ["Ready"])
+            release.set()
+            await events.until(lambda: sum(isinstance(m, Welcome) for m in events.messages) == 2)
+            assert conn.online and conn.send(Ready(False))
+            await events.poll(lambda: got[2] == ["Ready"])
+    assert got[1] == ["Ready"]
+    assert [s.kind for s in events.statuses].count("online") == 1
+
+
+async def test_a_routed_node_that_cannot_be_reached_leaves_the_client_where_it_is() -> None:
+    """The routed node is gone (the balancer answers 503): the client stays on its
+    connection, relayed, and its next reconnect uses the plain address."""
     paths: list[str] = []
     hellos: list[Hello] = []
 
@@ -384,6 +433,9 @@ async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_add
         await ws.send(welcome())
         if n == 1:
             await ws.send(encode(Route("gone", "K7WQM")))
+            await asyncio.sleep(0.5)
+            await ws.send(encode(Left("K7WQM")))
+            await ws.close(1012, "restarting")
         await ws.wait_closed()
 
     async def refuse(connection: ServerConnection, request: Any) -> Any:
@@ -396,8 +448,9 @@ async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_add
         port = next(iter(server.sockets)).getsockname()[1]
         conn = Connection(f"ws://127.0.0.1:{port}", events, name="alice", backoff=(0.05,))
         async with running(conn):
+            await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
             await events.until(lambda: len(hellos) == 2)
-            assert conn.node is None
+            assert conn.node is None and conn.routes == 1
     assert paths == ["/", "/"]  # the 503 was refused before the handler ran
 
 
@@ -423,7 +476,8 @@ async def test_routes_that_bounce_are_followed_three_times_a_minute_at_most() ->
         await read_hello(ws, [])
         await ws.send(welcome())
         await ws.send(encode(Route("n1" if n % 2 else "n2", "K7WQM")))
-        await ws.send(encode(Left("K7WQM")))  # read only by a client that stayed
+        if n == 4:
+            await ws.send(encode(Left("K7WQM")))  # read by the client that stayed
         await ws.wait_closed()
 
     events = Recorder()
