@@ -227,6 +227,8 @@ class Connection:
         if token is not None:  # a name's link (``yukon play LINK#token=``): that player
             self._name, self._token = None, token
         self._ws: ClientConnection | None = None
+        #: The task writing the queue to the connection being served.
+        self._writer: asyncio.Task[None] | None = None
         #: A route being followed: the connection to the room's node, until it is welcomed.
         self._following: asyncio.Task[tuple[ClientConnection, Welcome] | None] | None = None
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
@@ -625,7 +627,7 @@ class Connection:
         """Write what is queued to ``ws`` and show what it brings until it closes (None),
         or until a ``route`` it brought is followed: the room's node's connection and its
         welcome are returned, the caller switches to them."""
-        writer = asyncio.create_task(self._write(ws))
+        writer = self._writer = asyncio.create_task(self._write(ws))
         reading: asyncio.Future[Any] = asyncio.ensure_future(ws.recv())
         try:
             while True:
@@ -651,7 +653,10 @@ class Connection:
                     moved = await self._followed()
                     if moved is not None:
                         return moved
+                    if writer.done():  # held for a hello that was not welcomed: write on
+                        writer = self._writer = asyncio.create_task(self._write(ws))
         finally:
+            self._writer = None
             reading.cancel()
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -697,6 +702,11 @@ class Connection:
                 seen = _fingerprint(new.transport.get_extra_info("ssl_object"))
                 if seen != pinned:
                     raise _Stop("failed", "the room's node presents another certificate")
+            # Nothing more goes on the old connection from the hello on (4.25): what the
+            # app sends meanwhile waits in the queue for the new one (or, if it is not
+            # welcomed, for the old one again).
+            if self._writer is not None:
+                self._writer.cancel()
             welcome = await self._hello(new)
         except (_Stop, ConnectionClosed, TimeoutError, OSError) as exc:
             log.info("node %s did not welcome us (%s): staying where we are", node, exc)

@@ -387,14 +387,17 @@ async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
 
 
 async def test_the_old_connection_serves_until_the_rooms_node_welcomes_the_client() -> None:
-    """Make before break: while the room's node has not welcomed the client yet, what the
-    app sends goes through the old connection (its node relays it); after the welcome,
-    through the new one. The app never sees the client offline."""
+    """Make before break: the app never sees the client offline. From the hello on the
+    new connection to its welcome what the app sends waits (nothing goes on the old one
+    after that hello, 4.25), then goes through the new one."""
     got: dict[int, list[str]] = {1: [], 2: []}
     release = asyncio.Event()
+    hellos = 0
 
     async def script(ws: ServerConnection, n: int) -> None:
+        nonlocal hellos
         await read_hello(ws, [])
+        hellos += 1
         if n == 2:
             await release.wait()  # the room's node is slow to welcome
         await ws.send(welcome())
@@ -409,14 +412,18 @@ async def test_the_old_connection_serves_until_the_rooms_node_welcomes_the_clien
     async with scripted(script) as url:
         conn = Connection(url, events, name="alice", backoff=(30.0,))
         async with running(conn):
-            await events.poll(lambda: conn.routes == 1)
+            await events.poll(lambda: conn.routes == 1 and hellos == 2)
+            # The hello is on its way on the new connection: what the app sends now
+            # waits for its welcome (nothing goes on the old one after the hello).
             assert conn.online and conn.send(Ready(True))
-            await events.poll(lambda: got[1] == ["Ready"])
+            await asyncio.sleep(0.2)
+            assert got == {1: [], 2: []}
             release.set()
             await events.until(lambda: sum(isinstance(m, Welcome) for m in events.messages) == 2)
-            assert conn.online and conn.send(Ready(False))
             await events.poll(lambda: got[2] == ["Ready"])
-    assert got[1] == ["Ready"]
+            assert conn.online and conn.send(Ready(False))
+            await events.poll(lambda: got[2] == ["Ready", "Ready"])
+    assert got[1] == []
     assert [s.kind for s in events.statuses].count("online") == 1
 
 

@@ -58,9 +58,14 @@ first.open();
 first.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: null });
 first.deliver({ t: "room", room: "K7WQM" });
 first.deliver({ t: "route", node: "node-2", room: "K7WQM" });
-first.deliver({ t: "error", code: "stale" }); // after the route: not for the app
+// Make before break: the old socket serves on while the new one opens.
+first.deliver({ t: "error", code: "relayed" });
+const whileOpening = link.send({ t: "ready", ready: true }); // on the old socket
 const second = sockets[1];
+const oldOpen = { closed: first.closed, online: link.online };
 second.open();
+const heldSent = link.send({ t: "ready", ready: false }); // held: a hello is on its way
+const heldBeforeWelcome = second.sent.length;
 second.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: "K7WQM" });
 const afterMove = { node: link.node, online: link.online };
 // A drop mid-race: the next socket asks for the node again.
@@ -75,6 +80,12 @@ console.log(
     hellos: [first.sent[0], second.sent[0]],
     urls: sockets.map((s) => s.url),
     firstClosed: first.closed,
+    oldOpen,
+    whileOpening,
+    heldSent,
+    heldBeforeWelcome,
+    firstSent: first.sent.map((m) => [m.t, m.ready ?? null]),
+    secondSent: second.sent.map((m) => [m.t, m.ready ?? null]),
     messages: seen.messages,
     afterMove,
     lastNode: link.node,
