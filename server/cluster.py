@@ -415,8 +415,9 @@ class Cluster:
 
     async def _locate(self, e: Locate) -> None:
         try:
-            owner = await self.relay.owner(e.code)
-            if owner is not None and owner != self.node and not await self.relay.alive([owner]):
+            found = await self.relay.locate(e.code)  # the owner and its heartbeat at once
+            owner = found[0] if found is not None else None
+            if found is not None and owner != self.node and not found[1]:
                 owner = None  # its node died; a resume will find the race once taken
         except RelayDown:
             text = (
