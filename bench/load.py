@@ -1089,7 +1089,14 @@ async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
         ]
         try:
             for p in group:
-                await p.connect()
+                for attempt in range(5):  # as a client does: HAProxy may say 503 a moment
+                    try:
+                        await p.connect()
+                        break
+                    except (OSError, InvalidHandshake, TimeoutError):
+                        if attempt == 4:
+                            raise
+                        await asyncio.sleep(0.2 * (attempt + 1))
                 await p.hello(60)
             host, guests = group[0], group[1:]
             await host.send({"t": "create", "max_players": job.room_size})
@@ -1730,6 +1737,19 @@ def show_capacity(runs: list[RunFigures]) -> None:
                     print(
                         f"  the move adds to a join ({steady}), {what}, p{p} {median_of(extra)} ms"
                     )
+        if len(runs) > 1 and all(f.probe_rooms for f in runs):
+            # A round's p99 of a few dozen moved joins is its worst one: the rounds'
+            # joins pooled say more.
+            moved_seen = [x for f in runs for x in f.probe_followed_seen]
+            moved = [x for f in runs for x in f.probe_followed]
+            direct = [x for f in runs for x in f.probe_direct]
+            print(
+                f"  the rounds' steady joins pooled ({len(moved)} moved, {len(direct)} not):"
+                f" the move adds, p50 / p99: to its room"
+                f" {ms(moved_seen, 50) - ms(direct, 50):.2f} /"
+                f" {ms(moved_seen, 99) - ms(direct, 99):.2f} ms; on the room's node"
+                f" {ms(moved, 50) - ms(direct, 50):.2f} / {ms(moved, 99) - ms(direct, 99):.2f} ms"
+            )
         lb = [1e6 * (f.balancer_cpu or 0.0) * f.window_s / (f.accepted + f.refused) for f in runs]
         print(f"  HAProxy CPU per answered move                {median_of(lb)} us")
     redis = [
