@@ -1124,6 +1124,9 @@ async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
             if len(report.problems) < 5:
                 report.problems.append(f"probe room {k}: {type(exc).__name__} {exc}")
         finally:
+            for p in group:  # they leave, as people do: the room closes at once
+                with contextlib.suppress(Exception):
+                    await p.send({"t": "leave"})
             await asyncio.gather(*(p.close() for p in group), return_exceptions=True)
 
     await asyncio.gather(*(one(k) for k in range(job.probe_rooms)))
@@ -1986,8 +1989,8 @@ def race_env(args: argparse.Namespace) -> dict[str, str]:
     return {
         "YUKON_MSG_RATE": "10000",
         "YUKON_MSG_BURST": "10000",
-        "YUKON_MAX_CONNECTIONS": str(args.players + 1000),
-        "YUKON_MAX_ROOMS": str(args.players),
+        "YUKON_MAX_CONNECTIONS": str(args.players + 1000 + 2 * args.room_size * args.probe_rooms),
+        "YUKON_MAX_ROOMS": str(args.players + args.probe_rooms),
     }
 
 
