@@ -707,7 +707,7 @@ class Connection:
             # welcomed, for the old one again).
             if self._writer is not None:
                 self._writer.cancel()
-            welcome = await self._hello(new)
+            welcome = await self._resume_hello(new)
         except (_Stop, ConnectionClosed, TimeoutError, OSError) as exc:
             log.info("node %s did not welcome us (%s): staying where we are", node, exc)
             await self._close_quietly(new)
@@ -718,6 +718,20 @@ class Connection:
             raise
         self.node = node
         return new, welcome
+
+    async def _resume_hello(self, ws: ClientConnection) -> Welcome:
+        """The hello of a route followed: with the token, and only a welcome will do. Any
+        refusal (the node does not know the token, a password it wants) leaves the client
+        where it is; it never registers a name nor forgets the token on the way."""
+        if self._token is None:
+            raise _Stop("retrying", "no token to resume with")
+        await ws.send(encode(self._hello_msg(None, self._token)))
+        while True:
+            msg = await self._recv(ws)
+            if isinstance(msg, Welcome):
+                return msg
+            if isinstance(msg, Error):
+                raise _Stop("retrying", f"the room's node refused the hello: {msg.text}")
 
     async def _followed(self) -> tuple[ClientConnection, Welcome] | None:
         """The route being followed, once it is over: the new connection and its welcome,

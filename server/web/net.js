@@ -125,7 +125,15 @@ export class Link {
     next.onmessage = (event) => {
       if (next !== this.next) return;
       const msg = this.decoded(event);
-      if (msg === null || msg.t !== "welcome") return; // an error: onclose follows
+      if (msg === null) return;
+      if (msg.t === "error") {
+        // Refused (a token it does not know, a password it wants): stay where we are,
+        // never registering or forgetting anything on the way.
+        next.onclose();
+        next.close(1000);
+        return;
+      }
+      if (msg.t !== "welcome") return;
       const old = this.ws;
       const held = this.held ?? [];
       this.next = null;

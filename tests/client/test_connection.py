@@ -494,3 +494,36 @@ async def test_routes_that_bounce_are_followed_three_times_a_minute_at_most() ->
             await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
             assert len(paths) == 4 and conn.routes == 3
     assert paths == ["/", "/?node=n1", "/?node=n2", "/?node=n1"]
+
+
+async def test_a_route_whose_node_refuses_the_token_leaves_the_identity_alone(
+    tmp_path: Path,
+) -> None:
+    """The room's node answers the follow's hello with ``bad_token``: the client stays on
+    its connection (relayed); it neither registers its name there nor forgets its token."""
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        hello = await read_hello(ws, hellos)
+        if n == 2:
+            await ws.send(encode(Error("bad_token", "unknown token")))
+            with contextlib.suppress(Exception):
+                await read_hello(ws, hellos)  # (a second hello would be a registration)
+            return
+        await ws.send(welcome("alice", hello.token or "T" * 32))
+        await ws.send(encode(Route("node-2", "K7WQM")))
+        await asyncio.sleep(0.5)
+        await ws.send(encode(Left("K7WQM")))
+        await ws.wait_closed()
+
+    store = TokenStore(tmp_path)
+    events = Recorder()
+    async with scripted(script) as url:
+        store.save(url, Identity("alice", "T" * 32))
+        conn = Connection(url, events, name="alice", store=store, backoff=(30.0,))
+        async with running(conn):
+            await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
+            assert conn.online and conn.node is None and conn.routes == 1
+    assert [(h.name, h.token) for h in hellos] == [(None, "T" * 32), (None, "T" * 32)]
+    saved = store.load(url, "alice")
+    assert saved is not None and saved.token == "T" * 32

@@ -35,6 +35,16 @@ def test_a_route_moves_the_socket_to_the_rooms_node_and_resumes() -> None:
     # A socket to the node that failed before its welcome: the next asks any node.
     assert seen["lastNode"] is None
     assert seen["fourth"] == "ws://lb.example:8765/"
+    # The room's node refused the follow's hello: the page stays, its held ready goes on
+    # the old socket, the token is kept.
+    assert seen["refusal"] == {
+        "oldSent": ["hello", "ready"],
+        "newSent": ["hello"],
+        "newClosed": 1000,
+        "node": None,
+        "online": True,
+        "token": "TOK",
+    }
     assert seen["withNode"] == [
         "ws://h:8765/?node=n2",
         "wss://h/yukon/?a=1&node=n3",
