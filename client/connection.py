@@ -227,6 +227,8 @@ class Connection:
         if token is not None:  # a name's link (``yukon play LINK#token=``): that player
             self._name, self._token = None, token
         self._ws: ClientConnection | None = None
+        #: The old connection was replaced by a follow's hello whose welcome never came.
+        self._follow_lost = False
         #: The task writing the queue to the connection being served.
         self._writer: asyncio.Task[None] | None = None
         #: A route being followed: the connection to the room's node, until it is welcomed.
@@ -621,6 +623,9 @@ class Connection:
             self._stop_following()
         if self._closing:
             return "closed", "disconnected"
+        if self._follow_lost:
+            self._follow_lost = False
+            return "retrying", "the move to your room's server failed"
         return self._closed(ws.close_code, ws.close_reason or "")
 
     async def _serve(self, ws: ClientConnection) -> tuple[ClientConnection, Welcome] | None:
@@ -641,9 +646,15 @@ class Connection:
                     except ConnectionClosed:
                         # The old connection may close as the room's node replaces it (its
                         # gateway closes it, 4001): the new one is what counts then.
+                        following = self._following is not None
                         moved = await self._followed()
                         if moved is not None:
                             return moved
+                        if following and ws.close_code == CLOSE_REPLACED:
+                            # Replaced by our own hello on the room's node, whose welcome
+                            # never came: not another window's connection. Connect again.
+                            self._follow_lost = True
+                            return None
                         if isinstance(reading.exception(), ConnectionClosedOK):
                             return None
                         raise

@@ -13,6 +13,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from client.config import Identity, TokenStore
 from client.connection import Connection, LinkStatus, describe_close, with_node
 from protocol.messages import (
+    CLOSE_REPLACED,
     Error,
     Hello,
     Left,
@@ -527,3 +528,36 @@ async def test_a_route_whose_node_refuses_the_token_leaves_the_identity_alone(
     assert [(h.name, h.token) for h in hellos] == [(None, "T" * 32), (None, "T" * 32)]
     saved = store.load(url, "alice")
     assert saved is not None and saved.token == "T" * 32
+
+
+async def test_an_old_connection_replaced_by_a_follow_that_failed_is_not_another_window() -> None:
+    """The room's node took the follow's hello (so the old connection's node closes it,
+    4001) but its welcome never came: that 4001 is the client's own doing, not another
+    window's connection, so it connects again instead of stopping for good."""
+    paths: list[str] = []
+    hello_on_node = asyncio.Event()
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        assert ws.request is not None
+        paths.append(ws.request.path)
+        await read_hello(ws, [])
+        if n == 2:
+            hello_on_node.set()
+            await asyncio.sleep(0.3)
+            await ws.close(1011, "gone")
+            return
+        await ws.send(welcome())
+        if n == 1:
+            await ws.send(encode(Route("node-2", "K7WQM")))
+            await hello_on_node.wait()
+            await ws.close(CLOSE_REPLACED, "replaced by a newer connection")
+            return
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(0.05,))
+        async with running(conn):
+            await events.until(lambda: len(paths) == 3 and conn.online)
+    assert not events.saw("failed")
+    assert paths[:2] == ["/", "/?node=node-2"]
