@@ -141,8 +141,9 @@ class JournalWriter:
             await self.store.checkpoint(alive=self.alive())
 
     async def _run(self) -> None:
-        """Flush every ``interval``; checkpoint beside it, so a slow checkpoint never holds
-        a journal group back (and never runs twice at once)."""
+        """Look every ``interval`` and write the queue when it is ``due``; checkpoint
+        beside it, so a slow checkpoint never holds a journal group back (and never runs
+        twice at once)."""
         loop = asyncio.get_running_loop()
         next_checkpoint = loop.time() + self.checkpoint_every
         checkpointing: asyncio.Task[None] | None = None
