@@ -222,6 +222,7 @@ class ServerProcess:
         cpus: set[int] | None = None,
         log_path: Path | None = None,
         profile: Path | None = None,
+        window_profile: Path | None = None,
         extra: tuple[str, ...] = (),
     ) -> ServerProcess:
         argv = [sys.executable, "-m", "yukon", "serve", "--port", "0", "--db", db, *extra]
@@ -230,6 +231,8 @@ class ServerProcess:
             argv[1:3] = [wrap]
         if profile is not None:  # cProfile writes its file when the server stops (SIGINT)
             argv[1:1] = ["-m", "cProfile", "-o", str(profile)]
+        if window_profile is not None:  # the measured window only (bench.profiled)
+            argv[1:3] = ["-m", "bench.profiled", str(window_profile)]
         argv += ["--spool", str(spool)]
         # Every player of a bench comes from 127.0.0.1: no per-address limits, unless the
         # caller's ``env`` sets them (the drills of bench/faults.py that test them do).
@@ -395,17 +398,21 @@ class Player:
     want_ready: bool = False
     ready_again: int = 0
     _rooms_seen: int = 0
-    #: A join being measured: when it was sent, when its ``room`` came on the connection
-    #: the player ended on, and whether a ``route`` moved it in between.
+    #: A join being measured: when it was sent, when its first ``room`` came (what the
+    #: player sees: it is in its room and may act), whether a ``route`` moved it to the
+    #: room's node, and when it was there (welcomed, its resume's ``room`` or ``race``).
     join_sent: float | None = None
     join_room_at: float | None = None
     join_followed: bool = False
+    join_on_node_at: float | None = None
     _waiting: dict[int, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     #: Moves and undos sent and not answered yet, by ``seq`` (resent after a follow).
     _pending: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: Clear while the player moves to another node: what it sends waits for the move.
     _settled: asyncio.Event = field(default_factory=asyncio.Event)
     _follow_failed: BaseException | None = None
+    #: A route is being followed: a second one is not (the first decides).
+    _following: bool = False
     _route_at: float = 0.0
     _routed: list[float] = field(default_factory=list)
     _follow_task: asyncio.Task[None] | None = None
@@ -422,10 +429,16 @@ class Player:
         return self.url if self.node is None else with_node(self.url, self.node)
 
     async def connect(self, timeout: float = 30.0, *, keep_backlog: bool = False) -> None:
+        self.ws = await self._open(timeout)
+        if not keep_backlog:
+            self._backlog.clear()
+        self._reader = asyncio.create_task(self._read(self.ws))
+
+    async def _open(self, timeout: float) -> ClientConnection:
         extra: dict[str, Any] = {}
         if self.local_addr is not None:
             extra["local_addr"] = (self.local_addr, 0)
-        self.ws = await connect(
+        return await connect(
             self.current_url,
             compression=None,
             open_timeout=timeout,
@@ -434,24 +447,24 @@ class Player:
             close_timeout=2,
             **extra,
         )
-        if not keep_backlog:
-            self._backlog.clear()
-        self._reader = asyncio.create_task(self._read(self.ws))
 
     async def _read(self, ws: ClientConnection) -> None:
-        moved = False  # a route was followed: what still comes here is ignored
         try:
             async for data in ws:
-                if moved or data[1:12] == _PROGRESS_HEAD:  # progress: never looked at
+                if data[1:12] == _PROGRESS_HEAD:  # progress: never looked at
                     continue
+                # A connection a followed route replaced: only the answers to moves sent
+                # on it before the switch count (the room's node may answer them on the
+                # new one instead, Nodes.late); the new connection's resync says the rest.
+                replaced = ws is not self.ws
                 msg = _unpackb(data, raw=False)
                 t = msg.get("t")
                 if t == "progress":
                     continue
                 if t == "route":
-                    if not self.follow or ws is not self.ws:
+                    if not self.follow or replaced:
                         continue
-                    if msg["node"] == self.node or not self._settled.is_set():
+                    if msg["node"] == self.node or self._following:
                         # The balancer ignored ?node= (4.25), or a route came while the
                         # player was still moving (nodes that disagree): the relay serves.
                         self.routes_ignored += 1
@@ -464,7 +477,6 @@ class Player:
                         self.routes_ignored += 1
                         continue
                     self._routed.append(now)
-                    moved = True
                     self._begin_follow(ws, msg)
                     continue
                 seq = msg.get("seq")
@@ -473,6 +485,8 @@ class Player:
                     if fut is not None and not fut.done():
                         fut.set_result(msg)
                         continue
+                if replaced:
+                    continue
                 if t == "result":
                     self.results.append(msg)
                 elif t == "room":
@@ -487,10 +501,10 @@ class Player:
                     del self._backlog[:128]
                 self._news.set()
         except ConnectionClosed as exc:
-            if not moved:
+            if ws is self.ws:  # not the one a route replaced (closed 4001 by its gateway)
                 self.closes.append(exc.rcvd.code if exc.rcvd else None)
         finally:
-            if not moved:
+            if ws is self.ws and not self._following:
                 self._fail_waiting()
             self._news.set()
 
@@ -504,33 +518,38 @@ class Player:
     # -- following a route (docs/protocol.md 4.25) --------------------------------------------
 
     def _begin_follow(self, old: ClientConnection, route: dict[str, Any]) -> None:
-        """On ``route``: from now on nothing is sent until the player is on the room's
-        node; the old connection's reader keeps draining it (ignoring what comes)."""
-        self._settled.clear()
+        """On ``route``: open a connection to the room's node while this one goes on
+        serving (docs/protocol.md 4.25, make before break)."""
+        self._following = True
         self._route_at = time.perf_counter()
-        if self.join_sent is not None:  # the join's room is the one on the new node
-            self.join_room_at = None
+        if self.join_sent is not None:  # the join's player moves to the room's node
             self.join_followed = True
         self._follow_task = asyncio.create_task(self._follow(old, str(route["node"])))
 
     async def _follow(self, old: ClientConnection, node: str, timeout: float = 60.0) -> None:
-        """Close the old connection (1000), connect at once with ``?node=<node>``, say
-        hello with the token (and ``follow``), and resume as after any reconnect: the
-        race's ``seq`` says which moves the server has, the rest are sent again."""
-        closing = asyncio.create_task(self._close_old(old))
+        """Open a connection with ``?node=<node>`` while the old one serves on; once it is
+        open, hold what is to be sent, switch, say hello with the token (and ``follow``)
+        and resume as after any reconnect (the race's ``seq`` says which moves the server
+        has, the rest are sent again); then close the old one (1000). Nothing is sent
+        on the old one after the hello on the new one, so the room's node has all of it
+        before, or serves what is still relayed as the player's (``Nodes.late``)."""
         try:
-            # The close handshake runs on its own (the old reader drains the connection
-            # meanwhile): the new connection opens at once, as the contract says.
             t1 = time.perf_counter()
             self.node = node
-            await self.connect(timeout, keep_backlog=True)
+            new = await self._open(timeout)
             t2 = time.perf_counter()
+            self._settled.clear()  # held from here to the welcome: a round trip
+            self.ws = new
+            self._backlog.clear()  # the resume's welcome, room and race say it all again
+            self._reader = asyncio.create_task(self._read(new))
             seen = self._rooms_seen
             await self._hello_now(timeout)
             if self.game is not None:
                 await self._resync(timeout, now=True)
             elif self.want_ready:
                 await self._ready_again(seen, timeout)
+            if self.join_sent is not None:
+                self.join_on_node_at = time.perf_counter()
             self.follows += 1
             joined = self._route_at - self.join_sent if self.join_sent is not None else math.nan
             self.follow_steps.append((joined, t2 - t1, time.perf_counter() - t2))
@@ -543,9 +562,10 @@ class Player:
             if not isinstance(exc, Exception):
                 raise
         finally:
+            self._following = False
             self._settled.set()
             self._news.set()
-            await closing
+            await self._close_old(old)
 
     async def _ready_again(self, seen: int, timeout: float) -> None:
         """After a follow into a lobby: the resume's ``room`` says whether the player is
@@ -567,6 +587,14 @@ class Player:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(old.close(1000), 5)
         old.transport.abort()
+
+    async def moved(self) -> None:
+        """Wait until a route being followed is done; Gone if it failed."""
+        task = self._follow_task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
+        if self._follow_failed is not None:
+            raise Gone(f"{self.name}: {self._follow_failed}")
 
     async def settled(self) -> None:
         """Wait until a move to the room's node in progress is over; Gone if it failed."""
@@ -800,7 +828,7 @@ async def form_room(
     for g in guests:
         # Measured: from the join to its room on the node the guest ends on (after a
         # route, the room of its resume there), set by the player's reader.
-        g.join_room_at, g.join_followed = None, False
+        g.join_room_at, g.join_on_node_at, g.join_followed = None, None, False
         g.join_sent = time.perf_counter()
         await g.send({"t": "join", "room": room})
         async with stuck(g, "its room after join"):
@@ -838,16 +866,17 @@ async def stuck(p: Player, what: str) -> AsyncIterator[None]:
         ) from None
 
 
-def join_latency(p: Player) -> tuple[float, bool] | None:
-    """The last join's seconds from ``join`` to its ``room`` on the node the player ended
-    on, and whether a ``route`` moved it; None if it was not measured. Ends the join's
-    measuring."""
-    if p.join_sent is None or p.join_room_at is None:
-        p.join_sent = None
+def join_latency(p: Player) -> tuple[float, float, bool] | None:
+    """The last join's seconds from ``join`` to its first ``room`` (the player is in its
+    room and may act: what it sees), and to its being on the room's node (a route
+    followed: welcomed there and resumed; else the same), and whether a ``route`` moved
+    it; None if it was not measured. Ends the join's measuring."""
+    sent, seen, followed = p.join_sent, p.join_room_at, p.join_followed
+    on_node = p.join_on_node_at if followed else seen
+    p.join_sent = p.join_room_at = p.join_on_node_at = None
+    if sent is None or seen is None or on_node is None:
         return None
-    took = p.join_room_at - p.join_sent
-    p.join_sent = None
-    return took, p.join_followed
+    return seen - sent, on_node - sent, followed
 
 
 # -- worker processes -----------------------------------------------------------------------
@@ -872,6 +901,11 @@ class WorkerJob:
     #: connects from its own loopback address ``local_addrs[i]``.
     follow: bool = False
     local_addrs: list[str] = field(default_factory=list)
+    #: Probe rooms this worker forms, one every ``1 / probe_rate`` seconds from the end of
+    #: the measured window (so their work is not in its CPU figures) while the racers race
+    #: on: their joins are what a player joining a room of a busy cluster waits.
+    probe_rooms: int = 0
+    probe_rate: float = 0.0
 
 
 @dataclass
@@ -891,10 +925,17 @@ class WorkerReport:
     #: Players whose connection the server closed with 1012 (a cluster node dropped their
     #: room: taken over, or fenced) before the report; the bench's players do not resume.
     closed_1012: int = 0
-    #: Guests' joins, seconds from ``join`` to the ``room`` on the node they ended on: those
-    #: a ``route`` moved to the room's node, and those that reached it at once.
+    #: Guests' joins while the rooms form (``form_concurrency`` at once), seconds from
+    #: ``join``: those a ``route`` moved to the room's node, to their being there
+    #: (``join_followed``) and to their first ``room`` (``join_followed_seen``), and those
+    #: that reached the room's node at once (to their ``room``).
     join_followed: list[float] = field(default_factory=list)
+    join_followed_seen: list[float] = field(default_factory=list)
     join_direct: list[float] = field(default_factory=list)
+    #: The same for the probe rooms, formed at a steady pace while the others race.
+    probe_followed: list[float] = field(default_factory=list)
+    probe_followed_seen: list[float] = field(default_factory=list)
+    probe_direct: list[float] = field(default_factory=list)
     #: Routes followed and not followed (Player.routes_ignored), follows that failed, and
     #: each follow's steps (``Player.follow_steps``).
     follows: int = 0
@@ -974,8 +1015,7 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
         report.create_retries = sum(p.create_retries for p in players)
         for p in players:
             joined = join_latency(p)
-            if joined is not None:
-                (report.join_followed if joined[1] else report.join_direct).append(joined[0])
+            keep_join(joined, report.join_followed_seen, report.join_followed, report.join_direct)
     # What was built so far lives until the end: keep it out of every collection, and
     # collect rarely, as the server does (server.app): a player process's collector
     # pausing its loop for tens of milliseconds would show up as the server's latency.
@@ -984,8 +1024,10 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     pipe.send(("racing", None))
     begin, end, stop = await loop.run_in_executor(None, pipe.recv)
     cpu_before = os.times()
+    probing = asyncio.create_task(_probe(job, end, report))
     await asyncio.gather(*(_play(p, job, begin, end, stop, report) for p in players))
     cpu_after = os.times()
+    await probing
     report.closed_1012 = sum(1 for p in players if 1012 in p.closes)
     for p in players:
         report.follows += p.follows
@@ -1001,6 +1043,93 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
     report.cpu_s = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
     pipe.send(("report", report))
     await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
+
+
+def keep_join(
+    joined: tuple[float, float, bool] | None,
+    followed_seen: list[float],
+    followed: list[float],
+    direct: list[float],
+) -> None:
+    """File a join's seconds (``join_latency``) by whether a route moved it."""
+    if joined is None:
+        return
+    seen, on_node, moved = joined
+    if moved:
+        followed_seen.append(seen)
+        followed.append(on_node)
+    else:
+        direct.append(seen)
+
+
+async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
+    """Form ``job.probe_rooms`` rooms, one every ``1 / job.probe_rate`` seconds from
+    ``start_at`` (monotonic), of new players who connect and say hello first (as someone
+    who opens the client, then types a code), and measure their guests' joins; then
+    they leave. Through the load balancer each guest lands where it puts it."""
+    if job.echo or not job.probe_rooms or job.probe_rate <= 0:
+        return
+    rng = random.Random(job.seed + 1)
+    base = job.names[0].rsplit("-", 1)[0] if job.names else "probe"
+
+    async def one(k: int) -> None:
+        at = start_at + k / job.probe_rate
+        await asyncio.sleep(max(0.0, at - time.monotonic()))
+        group = [
+            Player(
+                job.urls[0],
+                f"{base}-p{job.index}x{k}x{j}",
+                random.Random(rng.random()),
+                follow=job.follow,
+                local_addr=f"127.101.{job.index % 250}.{1 + (k * job.room_size + j) % 250}"
+                if job.local_addrs
+                else None,
+            )
+            for j in range(job.room_size)
+        ]
+        try:
+            for p in group:
+                for attempt in range(5):  # as a client does: HAProxy may say 503 a moment
+                    try:
+                        await p.connect()
+                        break
+                    except (OSError, InvalidHandshake, TimeoutError):
+                        if attempt == 4:
+                            raise
+                        await asyncio.sleep(0.2 * (attempt + 1))
+                await p.hello(60)
+            host, guests = group[0], group[1:]
+            await host.send({"t": "create", "max_players": job.room_size})
+            answer = await host.expect(("room", "error"), 60)
+            if answer["t"] != "room":
+                raise RuntimeError(f"probe create refused: {answer}")
+            for g in guests:
+                g.join_room_at, g.join_on_node_at, g.join_followed = None, None, False
+                g.join_sent = time.perf_counter()
+                await g.send({"t": "join", "room": answer["room"]})
+                async with stuck(g, "its room after join"):
+                    await g.expect("room", 60)
+            # A route comes right after the join's room (4.25): give it time to come,
+            # then wait for each move to the room's node to be over.
+            await asyncio.sleep(0.5)
+            for g in guests:
+                await g.moved()
+                keep_join(
+                    join_latency(g),
+                    report.probe_followed_seen,
+                    report.probe_followed,
+                    report.probe_direct,
+                )
+        except (Gone, RuntimeError, OSError, InvalidHandshake, TimeoutError) as exc:
+            if len(report.problems) < 5:
+                report.problems.append(f"probe room {k}: {type(exc).__name__} {exc}")
+        finally:
+            for p in group:  # they leave, as people do: the room closes at once
+                with contextlib.suppress(Exception):
+                    await p.send({"t": "leave"})
+            await asyncio.gather(*(p.close() for p in group), return_exceptions=True)
+
+    await asyncio.gather(*(one(k) for k in range(job.probe_rooms)))
 
 
 async def _play(
@@ -1145,12 +1274,18 @@ class RunFigures:
     withheld: int = 0
     #: Through the load balancer (``--nodes`` without ``--direct``): its process's CPU
     #: (a share of a core) over the window, whether the players followed routes, their
-    #: joins (seconds; moved by a route, or not), routes followed and ignored, follows
-    #: that failed.
+    #: joins (seconds, as ``WorkerReport``'s: while the rooms form, and the probe rooms'
+    #: at a steady pace), routes followed and ignored, follows that failed.
     balancer_cpu: float | None = None
     follow: bool = False
     join_followed: list[float] = field(default_factory=list)
+    join_followed_seen: list[float] = field(default_factory=list)
     join_direct: list[float] = field(default_factory=list)
+    probe_rooms: int = 0
+    probe_rate: float = 0.0
+    probe_followed: list[float] = field(default_factory=list)
+    probe_followed_seen: list[float] = field(default_factory=list)
+    probe_direct: list[float] = field(default_factory=list)
     follows: int = 0
     follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
     routes_ignored: int = 0
@@ -1234,6 +1369,8 @@ def measure(
     run_id = secrets.token_hex(3)
     names = [f"b{run_id}-{i}" for i in range(args.players)]
     follow = balancer is not None and args.follow
+    # Probe rooms (joins at a steady pace, after the window): through the balancer only.
+    probes = args.probe_rooms if balancer is not None and args.probe_rate > 0 else 0
     addrs: list[str] = []
     if balancer is not None:
         urls = [balancer.url] * args.players
@@ -1269,6 +1406,8 @@ def measure(
                 form_concurrency=max(1, args.form_concurrency),
                 follow=follow,
                 local_addrs=addrs[chunk],
+                probe_rooms=probes // args.procs + (w < probes % args.procs),
+                probe_rate=args.probe_rate / args.procs,
             )
             proc = ctx.Process(target=worker_main, args=(job, child), daemon=True)
             proc.start()
@@ -1295,10 +1434,14 @@ def measure(
         now = time.monotonic()
         begin = now + args.warmup
         end = begin + args.duration
-        stop = end + 0.5
+        # The racers race on while the probe rooms form (``_probe``), then stop.
+        stop = end + 0.5 + (probes / args.probe_rate + 2.0 if probes else 0.0)
         for pipe in pipes:
             pipe.send((begin, end, stop))
         time.sleep(max(0.0, begin - time.monotonic()))
+        if cluster and args.profile is not None:  # bench.profiled: the window only
+            for s in nodes:
+                os.kill(s.pid, signal.SIGUSR1)
         cpu0 = [cpu_seconds(s.pid) for s in nodes]
         redis0 = redis_cpu() if redis_cpu is not None else 0.0
         commands0 = redis_commands() if redis_commands is not None else {}
@@ -1306,6 +1449,9 @@ def measure(
         counts0 = counts()
         time.sleep(max(0.0, end - time.monotonic()))
         cpu1 = [cpu_seconds(s.pid) for s in nodes]
+        if cluster and args.profile is not None:
+            for s in nodes:
+                os.kill(s.pid, signal.SIGUSR2)
         redis1 = redis_cpu() if redis_cpu is not None else 0.0
         commands1 = redis_commands() if redis_commands is not None else {}
         lb1 = lb_cpu()
@@ -1365,7 +1511,13 @@ def measure(
         balancer_cpu=(lb1 - lb0) / args.duration if balancer is not None else None,
         follow=follow,
         join_followed=[x for r in reports for x in r.join_followed],
+        join_followed_seen=[x for r in reports for x in r.join_followed_seen],
         join_direct=[x for r in reports for x in r.join_direct],
+        probe_rooms=probes,
+        probe_rate=args.probe_rate if probes else 0.0,
+        probe_followed=[x for r in reports for x in r.probe_followed],
+        probe_followed_seen=[x for r in reports for x in r.probe_followed_seen],
+        probe_direct=[x for r in reports for x in r.probe_direct],
         follows=sum(r.follows for r in reports),
         follow_steps=[x for r in reports for x in r.follow_steps],
         ready_again=sum(r.ready_again for r in reports),
@@ -1498,20 +1650,22 @@ def show_cluster(f: RunFigures) -> None:
             ]
             print(
                 f"  a moved join's steps, p50  join to route {steps[0]:.2f} ms, connect"
-                f" {steps[1]:.2f} ms, hello to welcome {steps[2]:.2f} ms"
+                f" {steps[1]:.2f} ms (the old connection serving on), hello to welcome"
+                f" {steps[2]:.2f} ms (sends held)"
             )
-        moved, stayed = f.join_followed, f.join_direct
-        print(
-            f"  join, moved by a route     p50 {ms(moved, 50):7.2f} ms   p99"
-            f" {ms(moved, 99):7.2f} ms   ({len(moved)} joins)"
-        )
-        print(
-            f"  join, on the room's node   p50 {ms(stayed, 50):7.2f} ms   p99"
-            f" {ms(stayed, 99):7.2f} ms   ({len(stayed)} joins)"
-        )
-        print(
-            f"  the move adds to a join    p50 {ms(moved, 50) - ms(stayed, 50):7.2f} ms"
-            f"   p99 {ms(moved, 99) - ms(stayed, 99):7.2f} ms"
+        if f.probe_rooms:
+            show_joins(
+                f"joins at a steady pace ({f.probe_rooms} rooms of new players,"
+                f" {f.probe_rate:g} a second, after the window, the racers racing on):",
+                f.probe_followed_seen,
+                f.probe_followed,
+                f.probe_direct,
+            )
+        show_joins(
+            "joins while the rooms form at once (the bench's burst):",
+            f.join_followed_seen,
+            f.join_followed,
+            f.join_direct,
         )
     if f.nodes_accepted_total is not None:
         held = f.nodes_accepted_total == f.accepted_total and not f.doubled
@@ -1521,6 +1675,38 @@ def show_cluster(f: RunFigures) -> None:
             f" {f.nodes_accepted_total} as the nodes count; {f.doubled} players with a seq"
             f" accepted twice: " + ("none lost or applied twice" if held else "MISMATCH")
         )
+
+
+def show_joins(title: str, seen: list[float], on_node: list[float], direct: list[float]) -> None:
+    """Joins moved by a route, to their first ``room`` (what the player sees) and to their
+    being on the room's node, against those that reached the room's node at once."""
+    print(f"  {title}")
+    print(
+        f"    moved by a route: to its room  p50 {ms(seen, 50):7.2f} ms   p99"
+        f" {ms(seen, 99):7.2f} ms; on the room's node p50 {ms(on_node, 50):7.2f} ms   p99"
+        f" {ms(on_node, 99):7.2f} ms   ({len(seen)} joins)"
+    )
+    print(
+        f"    on the room's node at once     p50 {ms(direct, 50):7.2f} ms   p99"
+        f" {ms(direct, 99):7.2f} ms   ({len(direct)} joins)"
+    )
+    print(
+        f"    the move adds: to its room     p50 {ms(seen, 50) - ms(direct, 50):7.2f} ms   p99"
+        f" {ms(seen, 99) - ms(direct, 99):7.2f} ms; on the room's node p50"
+        f" {ms(on_node, 50) - ms(direct, 50):7.2f} ms   p99"
+        f" {ms(on_node, 99) - ms(direct, 99):7.2f} ms"
+    )
+
+
+def join_added(f: RunFigures, p: float, *, seen: bool) -> float:
+    """What the move to the room's node adds to a join at percentile ``p``: to its first
+    ``room`` (``seen``) or to its being on the room's node; the probe rooms' joins when
+    there were any, else those of the rooms formed at once."""
+    if f.probe_rooms:
+        moved = f.probe_followed_seen if seen else f.probe_followed
+        return ms(moved, p) - ms(f.probe_direct, p)
+    moved = f.join_followed_seen if seen else f.join_followed
+    return ms(moved, p) - ms(f.join_direct, p)
 
 
 #: A node is sized to run at this share of its core: the p99 target held at 70-80 % of a
@@ -1546,10 +1732,27 @@ def show_capacity(runs: list[RunFigures]) -> None:
         if not any(math.isnan(x) for x in extra):
             print(f"  the relay adds to a move's answer, p{p}        {median_of(extra)} ms")
     if all(f.balancer_cpu is not None for f in runs):
-        for p in (50, 99):
-            extra = [ms(f.join_followed, p) - ms(f.join_direct, p) for f in runs]
-            if not any(math.isnan(x) for x in extra):
-                print(f"  the move to the room's node adds to a join, p{p} {median_of(extra)} ms")
+        steady = "at a steady pace" if all(f.probe_rooms for f in runs) else "rooms forming"
+        for seen, what in ((True, "to its room"), (False, "on the room's node")):
+            for p in (50, 99):
+                extra = [join_added(f, p, seen=seen) for f in runs]
+                if not any(math.isnan(x) for x in extra):
+                    print(
+                        f"  the move adds to a join ({steady}), {what}, p{p} {median_of(extra)} ms"
+                    )
+        if len(runs) > 1 and all(f.probe_rooms for f in runs):
+            # A round's p99 of a few dozen moved joins is its worst one: the rounds'
+            # joins pooled say more.
+            moved_seen = [x for f in runs for x in f.probe_followed_seen]
+            moved = [x for f in runs for x in f.probe_followed]
+            direct = [x for f in runs for x in f.probe_direct]
+            print(
+                f"  the rounds' steady joins pooled ({len(moved)} moved, {len(direct)} not):"
+                f" the move adds, p50 / p99: to its room"
+                f" {ms(moved_seen, 50) - ms(direct, 50):.2f} /"
+                f" {ms(moved_seen, 99) - ms(direct, 99):.2f} ms; on the room's node"
+                f" {ms(moved, 50) - ms(direct, 50):.2f} / {ms(moved, 99) - ms(direct, 99):.2f} ms"
+            )
         lb = [1e6 * (f.balancer_cpu or 0.0) * f.window_s / (f.accepted + f.refused) for f in runs]
         print(f"  HAProxy CPU per answered move                {median_of(lb)} us")
     redis = [
@@ -1633,13 +1836,14 @@ def show_cluster_targets(runs: list[RunFigures]) -> None:
             f"  nodes for {TARGET_RACERS:,} racers   {nodes}   <= {TARGET_NODES}:"
             f" {verdict(nodes <= TARGET_NODES)}"
         )
-    added = [ms(f.join_followed, 99) - ms(f.join_direct, 99) for f in runs]
-    if not any(math.isnan(x) for x in added):
-        p99 = statistics.median(added)
-        print(
-            f"  the move adds to a join, p99 {p99:.1f} ms   <= {TARGET_JOIN_ADDED_P99_MS:g} ms:"
-            f" {verdict(p99 <= TARGET_JOIN_ADDED_P99_MS)}"
-        )
+    for seen, what in ((True, "to its room"), (False, "on the room's node")):
+        added = [join_added(f, 99, seen=seen) for f in runs]
+        if not any(math.isnan(x) for x in added):
+            p99 = statistics.median(added)
+            print(
+                f"  the move adds to a join ({what}), p99 {p99:.1f} ms"
+                f"   <= {TARGET_JOIN_ADDED_P99_MS:g} ms: {verdict(p99 <= TARGET_JOIN_ADDED_P99_MS)}"
+            )
     print(
         "  CPU per answered move over all nodes <= 1.15 x one node's: compare this run's"
         " with --nodes 1's (the same command)"
@@ -1716,6 +1920,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=16,
         help="rooms forming at once in each player process (16): their joins are measured",
     )
+    parser.add_argument(
+        "--probe-rooms",
+        type=int,
+        default=100,
+        help="with --nodes through HAProxy: rooms of new players formed at a steady pace"
+        " after the measured window, while the racers race on (100): their joins are the"
+        " join latency the summary's targets use (those of the rooms formed at once are"
+        " printed too)",
+    )
+    parser.add_argument(
+        "--probe-rate",
+        type=float,
+        default=5.0,
+        help="probe rooms formed per second, all player processes together (5); 0: none",
+    )
     parser.add_argument("--server-cpus", type=parse_cpus, default={0}, help="default 0")
     parser.add_argument("--client-cpus", type=parse_cpus, default={1}, help="default 1")
     parser.add_argument("--no-echo", dest="echo", action="store_false", help="skip the echo run")
@@ -1729,7 +1948,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log", type=Path, help="append the race server's log to this file")
     parser.add_argument(
-        "--profile", type=Path, help="run the race server under cProfile, writing this file"
+        "--profile",
+        type=Path,
+        help="run the race server under cProfile, writing this file; with --nodes each"
+        " node profiles its loop's CPU over the measured window only (bench.profiled),"
+        " writing FILE with -node<k> before its suffix (FILE itself with one node)",
     )
     args = parser.parse_args(argv)
     if args.nodes < 0:
@@ -1738,8 +1961,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.db = "postgresql" if args.nodes else "sqlite"
     if args.nodes and args.db == "sqlite":
         parser.error("--nodes needs one database for every node: --db postgresql or a URL")
-    if args.profile is not None and args.nodes:
-        parser.error("--profile is for one server alone")
     if args.players % args.room_size:
         parser.error("--players must be a multiple of --room-size")
     if args.lb_cpus is None:
@@ -1768,8 +1989,8 @@ def race_env(args: argparse.Namespace) -> dict[str, str]:
     return {
         "YUKON_MSG_RATE": "10000",
         "YUKON_MSG_BURST": "10000",
-        "YUKON_MAX_CONNECTIONS": str(args.players + 1000),
-        "YUKON_MAX_ROOMS": str(args.players),
+        "YUKON_MAX_CONNECTIONS": str(args.players + 1000 + 2 * args.room_size * args.probe_rooms),
+        "YUKON_MAX_ROOMS": str(args.players + args.probe_rooms),
     }
 
 
@@ -1874,6 +2095,7 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
                         env=race_env(args),
                         cpus=args.server_cpus,
                         log_path=args.log,
+                        window_profile=node_profile(args.profile, k, args.nodes),
                         extra=(
                             *("--redis", url, "--redis-prefix", prefix),
                             *("--node-id", ids[k]),  # node1, node2...: the logs say
@@ -1909,6 +2131,14 @@ def run_cluster(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:
             for node in nodes:
                 node.kill()
     return figures, tracebacks
+
+
+def node_profile(path: Path | None, k: int, nodes: int) -> Path | None:
+    """Where node ``k`` (from 0) of ``nodes`` writes its profile: ``path`` itself for a
+    cluster of one, else ``path`` with ``-node<k+1>`` before its suffix."""
+    if path is None or nodes == 1:
+        return path
+    return path.with_name(f"{path.stem}-node{k + 1}{path.suffix}")
 
 
 def run_race(args: argparse.Namespace) -> tuple[RunFigures, list[str]]:

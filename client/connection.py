@@ -9,9 +9,11 @@
   (refused, wrong protocol version, name taken, the server closed with code X);
 * after a dropped connection it reconnects with backoff and resumes with the token: the
   server answers with the resync (``room``, ``race``, ``progress``) and the race goes on;
-* on a cluster it follows ``route`` (docs/protocol.md 4.25): it reconnects at once with
+* on a cluster it follows ``route`` (docs/protocol.md 4.25): it opens a connection with
   ``?node=ID`` to the node that holds its room and resumes there, so that its frames do
-  not cross the cluster's relay; to the app that is a resync like any other.
+  not cross the cluster's relay, while the old connection goes on serving (make before
+  break: the player waits for nothing); once the room's node welcomes it, that is the
+  connection, and to the app its resync is a resync like any other.
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
 version, another connection of the same player (4001), an address that is not a URL.
@@ -37,6 +39,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import (
     ConnectionClosed,
+    ConnectionClosedOK,
     InvalidHandshake,
     InvalidStatus,
     InvalidURI,
@@ -224,6 +227,12 @@ class Connection:
         if token is not None:  # a name's link (``yukon play LINK#token=``): that player
             self._name, self._token = None, token
         self._ws: ClientConnection | None = None
+        #: The old connection was replaced by a follow's hello whose welcome never came.
+        self._follow_lost = False
+        #: The task writing the queue to the connection being served.
+        self._writer: asyncio.Task[None] | None = None
+        #: A route being followed: the connection to the room's node, until it is welcomed.
+        self._following: asyncio.Task[tuple[ClientConnection, Welcome] | None] | None = None
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._closing = False
         self._wake = asyncio.Event()
@@ -460,16 +469,7 @@ class Connection:
         tls_option: dict[str, Any] = {"ssl": tls} if tls is not None else {}
         url = with_node(self.url, self.node) if self.node is not None else self.url
         try:
-            ws = await connect(
-                url,
-                max_size=MAX_FRAME * 4,
-                compression=None,
-                open_timeout=10,
-                ping_interval=20,
-                ping_timeout=20,
-                close_timeout=2,
-                **tls_option,
-            )
+            ws = await self._connect(url, tls_option)
         except ssl.SSLCertVerificationError as exc:
             why = exc.verify_message or exc.reason or "it does not verify"
             if self.cafile is not None:
@@ -529,6 +529,19 @@ class Connection:
             self._ws = None
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(ws.close(), 2.0)
+
+    @staticmethod
+    async def _connect(url: str, tls_option: dict[str, Any]) -> ClientConnection:
+        return await connect(
+            url,
+            max_size=MAX_FRAME * 4,
+            compression=None,
+            open_timeout=10,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=2,
+            **tls_option,
+        )
 
     def _closed(self, code: int | None, reason: str) -> tuple[str, str]:
         if code == CLOSE_REPLACED:
@@ -593,35 +606,169 @@ class Connection:
         self._ws = ws
         self._report("online", f"connected to {self.where} as {welcome.name}")
         self._deliver(welcome)
-        writer = asyncio.create_task(self._write(ws))
         try:
-            async for data in ws:
-                try:
-                    msg = decode_server(data)
-                except MessageError:
-                    continue
-                if isinstance(msg, Route):  # the room lives on another node: go there
-                    now = asyncio.get_running_loop().time()
-                    self._routed = [t for t in self._routed if t > now - ROUTE_WINDOW]
-                    if len(self._routed) >= ROUTE_LIMIT:
-                        continue  # bounced too often lately: stay, the relay serves
-                    self._routed.append(now)
-                    self.node = msg.node
-                    self.routes += 1
-                    self._fresh = True  # at once, no backoff: the place is kept meanwhile
-                    log.info("moving to node %s, which holds room %s", msg.node, msg.room)
-                    break  # nothing more is read here: the resync comes from the node
-                self._deliver(msg)
+            while True:
+                moved = await self._serve(ws)
+                if moved is None:
+                    break
+                # Welcomed on the room's node: that is the connection from now on. What
+                # is queued goes there; the old one is closed (1000), and what it still
+                # brings is not shown (the resync says it all again).
+                old, (ws, welcome) = ws, moved
+                self._ws = ws
+                asyncio.get_running_loop().create_task(self._close_quietly(old))
+                self._deliver(welcome)
         finally:
             self._ws = None
+            self._stop_following()
+        if self._closing:
+            return "closed", "disconnected"
+        if self._follow_lost:
+            self._follow_lost = False
+            return "retrying", "the move to your room's server failed"
+        return self._closed(ws.close_code, ws.close_reason or "")
+
+    async def _serve(self, ws: ClientConnection) -> tuple[ClientConnection, Welcome] | None:
+        """Write what is queued to ``ws`` and show what it brings until it closes (None),
+        or until a ``route`` it brought is followed: the room's node's connection and its
+        welcome are returned, the caller switches to them."""
+        writer = self._writer = asyncio.create_task(self._write(ws))
+        reading: asyncio.Future[Any] = asyncio.ensure_future(ws.recv())
+        try:
+            while True:
+                waiting: set[asyncio.Future[Any]] = {reading}
+                if self._following is not None:
+                    waiting.add(self._following)
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if reading in done:
+                    try:
+                        data = reading.result()
+                    except ConnectionClosed:
+                        # The old connection may close as the room's node replaces it (its
+                        # gateway closes it, 4001): the new one is what counts then.
+                        following = self._following is not None
+                        moved = await self._followed()
+                        if moved is not None:
+                            return moved
+                        if following and ws.close_code == CLOSE_REPLACED:
+                            # Replaced by our own hello on the room's node, whose welcome
+                            # never came: not another window's connection. Connect again.
+                            self._follow_lost = True
+                            return None
+                        if isinstance(reading.exception(), ConnectionClosedOK):
+                            return None
+                        raise
+                    reading = asyncio.ensure_future(ws.recv())
+                    self._received(data)
+                if self._following is not None and self._following.done():
+                    moved = await self._followed()
+                    if moved is not None:
+                        return moved
+                    if writer.done():  # held for a hello that was not welcomed: write on
+                        writer = self._writer = asyncio.create_task(self._write(ws))
+        finally:
+            self._writer = None
+            reading.cancel()
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await writer
-        if self._closing:
-            return "closed", "disconnected"
-        if self._fresh and self.node is not None:
-            return "connecting", f"moving to the server of your room on {self.where}"
-        return self._closed(ws.close_code, ws.close_reason or "")
+
+    def _received(self, data: Any) -> None:
+        """One message of the connection being served: shown, or a ``route`` followed."""
+        try:
+            msg = decode_server(data)
+        except MessageError:
+            return
+        if not isinstance(msg, Route):
+            self._deliver(msg)
+            return
+        # The room lives on another node: go there, unless already going, or bounced
+        # too often lately (then stay: the relay serves).
+        if self._following is not None:
+            return
+        now = asyncio.get_running_loop().time()
+        self._routed = [t for t in self._routed if t > now - ROUTE_WINDOW]
+        if len(self._routed) >= ROUTE_LIMIT:
+            return
+        self._routed.append(now)
+        self.routes += 1
+        log.info("moving to node %s, which holds room %s", msg.node, msg.room)
+        self._following = asyncio.get_running_loop().create_task(self._follow(msg.node))
+
+    async def _follow(self, node: str) -> tuple[ClientConnection, Welcome] | None:
+        """Open a connection to ``node`` (``?node=``) and say hello with the token, while
+        the old one serves on; its welcome, or None if it failed (the client stays where
+        it is, relayed, and its next reconnect goes to any node)."""
+        tls = self._tls()
+        tls_option: dict[str, Any] = {"ssl": tls} if tls is not None else {}
+        try:
+            new = await self._connect(with_node(self.url, node), tls_option)
+        except (OSError, TimeoutError, WebSocketException) as exc:
+            log.info("cannot reach node %s (%s): staying where we are", node, exc)
+            self.node = None
+            return None
+        try:
+            pinned = self._pin() if tls is not None and self.cafile is None else None
+            if pinned is not None:
+                seen = _fingerprint(new.transport.get_extra_info("ssl_object"))
+                if seen != pinned:
+                    raise _Stop("failed", "the room's node presents another certificate")
+            # Nothing more goes on the old connection from the hello on (4.25): what the
+            # app sends meanwhile waits in the queue for the new one (or, if it is not
+            # welcomed, for the old one again).
+            if self._writer is not None:
+                self._writer.cancel()
+            welcome = await self._resume_hello(new)
+        except (_Stop, ConnectionClosed, TimeoutError, OSError) as exc:
+            log.info("node %s did not welcome us (%s): staying where we are", node, exc)
+            await self._close_quietly(new)
+            self.node = None
+            return None
+        except BaseException:
+            await self._close_quietly(new)
+            raise
+        self.node = node
+        return new, welcome
+
+    async def _resume_hello(self, ws: ClientConnection) -> Welcome:
+        """The hello of a route followed: with the token, and only a welcome will do. Any
+        refusal (the node does not know the token, a password it wants) leaves the client
+        where it is; it never registers a name nor forgets the token on the way."""
+        if self._token is None:
+            raise _Stop("retrying", "no token to resume with")
+        await ws.send(encode(self._hello_msg(None, self._token)))
+        while True:
+            msg = await self._recv(ws)
+            if isinstance(msg, Welcome):
+                return msg
+            if isinstance(msg, Error):
+                raise _Stop("retrying", f"the room's node refused the hello: {msg.text}")
+
+    async def _followed(self) -> tuple[ClientConnection, Welcome] | None:
+        """The route being followed, once it is over: the new connection and its welcome,
+        or None (none was being followed, or it failed)."""
+        task, self._following = self._following, None
+        if task is None:
+            return None
+        with contextlib.suppress(Exception):
+            return await task
+        return None
+
+    def _stop_following(self) -> None:
+        task, self._following = self._following, None
+        if task is not None:
+            task.cancel()
+
+            def closed(t: asyncio.Task[tuple[ClientConnection, Welcome] | None]) -> None:
+                if not t.cancelled() and t.exception() is None and (got := t.result()):
+                    asyncio.get_running_loop().create_task(self._close_quietly(got[0]))
+
+            task.add_done_callback(closed)
+
+    @staticmethod
+    async def _close_quietly(ws: ClientConnection) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(ws.close(1000), 2.0)
 
     async def _write(self, ws: ClientConnection) -> None:
         while True:

@@ -262,16 +262,18 @@ class Cluster:
         races this node's id owns but this process does not hold are a former process's
         under the same id (a node restarted by its supervisor faster than its heartbeat
         lapsed, so nobody judged it dead): it takes them itself."""
-        rows = await self.store.live_owners()
         if former:
-            for uid, room, owner, epoch in rows:
-                if owner == self.node and not self.hub.has_room(room):
+            for uid, room, owner, epoch in await self.store.live_owners([self.node]):
+                if not self.hub.has_room(room):
                     await self.take_over(uid, room, owner, epoch)
-        rows = [r for r in rows if r[2] != self.node]
-        if rows:
-            alive = await self.relay.alive(r[2] for r in rows if r[2])
-            for uid, room, owner, epoch in rows:
-                if owner not in alive:
+        # The owners first (a row per node), the races only of those that died: every
+        # node sweeps every second, and reading every race each time cost each node as
+        # much as the whole cluster's races (docs/performance.md).
+        others = await self.store.race_owners() - {self.node}
+        if others:
+            dead = others - await self.relay.alive(o for o in others if o)
+            if dead:
+                for uid, room, owner, epoch in await self.store.live_owners(dead):
                     await self.take_over(uid, room, owner, epoch)
         self.others, gone = await self.relay.nodes()
         for node in sorted(gone):
@@ -427,8 +429,9 @@ class Cluster:
 
     async def _locate(self, e: Locate) -> None:
         try:
-            owner = await self.relay.owner(e.code)
-            if owner is not None and owner != self.node and not await self.relay.alive([owner]):
+            found = await self.relay.locate(e.code)  # the owner and its heartbeat at once
+            owner = found[0] if found is not None else None
+            if found is not None and owner != self.node and not found[1]:
                 owner = None  # its node died; a resume will find the race once taken
         except RelayDown:
             text = (

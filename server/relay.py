@@ -128,6 +128,17 @@ return 0
 """
 
 
+#: Where room KEYS[1] lives, and whether that node has a heartbeat (its key is ARGV[1]
+#: followed by its id): a join's look-up in one round trip instead of two.
+_LOCATE = """
+local owner = redis.call('GET', KEYS[1])
+if owner == false then
+  return false
+end
+return {owner, redis.call('EXISTS', ARGV[1] .. owner)}
+"""
+
+
 class RelayDown(Exception):
     """Redis cannot be reached just now."""
 
@@ -178,6 +189,7 @@ class Relay:
         self._tasks: list[asyncio.Task[None]] = []
         self._renew = self._redis.register_script(RENEW_SCRIPT)
         self._claim = self._redis.register_script(_CLAIM)
+        self._locate = self._redis.register_script(_LOCATE)
         #: The lobby snapshots last written, encoded, by code (written again on change).
         self._lobbies: dict[str, bytes] | None = None
         #: Redis answered the last call.
@@ -431,6 +443,17 @@ class Relay:
         """The node that holds room ``code`` (or reserved it), or None."""
         found = await self._call(self._redis.get(self.key("room", code)))
         return found.decode() if found else None
+
+    async def locate(self, code: str) -> tuple[str, bool] | None:
+        """The node that holds room ``code`` (or reserved it) and whether it has a
+        heartbeat, or None: ``owner`` and ``alive`` in one round trip, for a join."""
+        found = await self._call(
+            self._locate(keys=[self.key("room", code)], args=[self.key("node", "")])
+        )
+        if not found:
+            return None
+        owner, alive = found
+        return (owner.decode() if isinstance(owner, bytes) else str(owner)), bool(alive)
 
     async def seat(self, player_id: int) -> str | None:
         """The room player ``player_id`` is in, if its owner renews it."""

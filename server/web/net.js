@@ -1,7 +1,8 @@
 // The websocket to the race server as docs/protocol.md asks: msgpack frames (1.3), a hello
 // on every connection (4.2), reconnecting with backoff after a drop (6.1), so that a resume
 // (4.15) follows by itself; on a cluster, following a `route` to the node that holds the
-// room (4.25), a resume like any other. Nothing of rooms or races: messages go to
+// room (4.25), a resume like any other, made before break: the old socket serves on until
+// the room's node welcomes the new one. Nothing of rooms or races: messages go to
 // `onMessage`.
 
 import { encode, decode } from "./vendor/msgpack.mjs";
@@ -73,6 +74,10 @@ export class Link {
     /** The node that holds our room, once a `route` named it: later sockets ask for it. */
     this.node = null;
     this.routed = [];
+    /** A route being followed: the socket to the room's node, until its welcome. */
+    this.next = null;
+    /** From the hello on `next` to its welcome, what the app sends waits here (4.25). */
+    this.held = null;
   }
 
   /** Connect (again) now, if there is something to say hello with. */
@@ -90,48 +95,121 @@ export class Link {
     const ws = this.ws;
     this.ws = null;
     this.online = false;
+    this.dropNext();
     if (ws) ws.close(1000);
   }
 
-  open(moving = false) {
+  /** Give up a route being followed (its socket closed); what was held goes nowhere. */
+  dropNext() {
+    const next = this.next;
+    this.next = null;
+    this.held = null;
+    if (next) next.close(1000);
+  }
+
+  /**
+   * Follow a route (4.25) make before break: open a socket to the room's node and say
+   * hello there while the current one serves on; on its welcome it is the socket (what
+   * was held goes on it, the old one is closed). One that fails first leaves us here,
+   * relayed, and the next reconnect asks any node.
+   */
+  follow(node) {
+    const next = new WebSocket(withNode(this.url, node));
+    next.binaryType = "arraybuffer";
+    this.next = next;
+    next.onopen = () => {
+      if (next !== this.next) return;
+      this.held = [];
+      next.send(encode(this.hello()));
+    };
+    next.onmessage = (event) => {
+      if (next !== this.next) return;
+      const msg = this.decoded(event);
+      if (msg === null) return;
+      if (msg.t === "error") {
+        // Refused (a token it does not know, a password it wants): stay where we are,
+        // never registering or forgetting anything on the way.
+        next.onclose();
+        next.close(1000);
+        return;
+      }
+      if (msg.t !== "welcome") return;
+      const old = this.ws;
+      const held = this.held ?? [];
+      this.next = null;
+      this.held = null;
+      this.node = node;
+      this.adopt(next, true);
+      next.onmessage(event);
+      for (const m of held) next.send(encode(m));
+      if (old) old.close(1000);
+    };
+    next.onclose = () => {
+      if (next !== this.next) return;
+      this.next = null;
+      const held = this.held ?? [];
+      this.held = null;
+      this.node = null; // the room's node may be gone: the next reconnect asks any node
+      for (const m of held) this.send(m); // they go where we still are
+      if (this.ws && this.ws.readyState !== WebSocket.OPEN) {
+        // The old socket closed meanwhile (replaced, 4001): start again, any node.
+        this.ws = null;
+        this.online = false;
+        if (!this.stopped) this.retry();
+      }
+    };
+  }
+
+  /** The hello for a new socket: the kept token (or the name), the password, `follow`. */
+  hello() {
+    // The hello goes at once: a registration must never be left hanging (protocol 4.2).
+    const hello = { t: "hello", v: 1, follow: true };
+    const token = keep.get("token");
+    if (token) hello.token = token;
+    else hello.name = this.name;
+    const password = keep.get("password");
+    if (password) hello.password = password;
+    return hello;
+  }
+
+  /** A frame as a message, or null (the server sends only msgpack maps). */
+  decoded(event) {
+    let msg;
+    try {
+      msg = decode(new Uint8Array(event.data));
+    } catch {
+      return null;
+    }
+    if (msg === null || typeof msg !== "object" || typeof msg.t !== "string") return null;
+    return msg;
+  }
+
+  open() {
+    this.dropNext();
     const ws = new WebSocket(this.node === null ? this.url : withNode(this.url, this.node));
     ws.binaryType = "arraybuffer";
+    this.onStatus("connecting", "connecting…");
+    ws.onopen = () => ws.send(encode(this.hello()));
+    this.adopt(ws, false);
+  }
+
+  /** Make `ws` the socket: its messages go to the app, its close is ours. */
+  adopt(ws, welcomed) {
     this.ws = ws;
     this.online = false;
-    let welcomed = false;
-    this.onStatus("connecting", moving ? "moving to your room's server…" : "connecting…");
-    ws.onopen = () => {
-      // The hello goes at once: a registration must never be left hanging (protocol 4.2).
-      const hello = { t: "hello", v: 1, follow: true };
-      const token = keep.get("token");
-      if (token) hello.token = token;
-      else hello.name = this.name;
-      const password = keep.get("password");
-      if (password) hello.password = password;
-      ws.send(encode(hello));
-    };
     ws.onmessage = (event) => {
       if (ws !== this.ws) return; // an old socket's last frames: its state is gone
-      let msg;
-      try {
-        msg = decode(new Uint8Array(event.data));
-      } catch {
-        return; // the server sends only msgpack maps; anything else is ignored
-      }
-      if (msg === null || typeof msg !== "object" || typeof msg.t !== "string") return;
+      const msg = this.decoded(event);
+      if (msg === null) return;
       if (msg.t === "route") {
         // Our room lives on another node: go there at once, and resume (protocol 4.25),
-        // unless routes bounced us three times this minute (nodes that disagree on where
-        // the room is, a takeover under way): then stay, the relay serves us here.
+        // unless already going, or routes bounced us three times this minute (nodes that
+        // disagree on where the room is, a takeover under way): then stay, relayed.
         const now = Date.now();
         this.routed = this.routed.filter((t) => t > now - 60_000);
-        if (typeof msg.node === "string" && this.routed.length < ROUTE_LIMIT) {
+        if (typeof msg.node === "string" && !this.next && this.routed.length < ROUTE_LIMIT) {
           this.routed.push(now);
-          this.node = msg.node;
-          this.ws = null; // what still comes on this socket is not ours any more
-          this.online = false;
-          ws.close(1000);
-          this.open(true);
+          this.follow(msg.node);
         }
         return;
       }
@@ -147,8 +225,12 @@ export class Link {
     };
     ws.onclose = (event) => {
       if (ws !== this.ws) return;
+      // A follow under way: the room's node may have replaced this socket (4001 from
+      // its node) before its welcome reached us. The new socket decides.
+      if (this.next && event.code === 4001) return;
       this.ws = null;
       this.online = false;
+      this.dropNext();
       // The room's node may be gone: the next socket asks any node (4.25).
       if (!welcomed) this.node = null;
       if (this.stopped) return;
@@ -182,6 +264,10 @@ export class Link {
 
   /** Send one message; false when there is no connection with a welcome to send it on. */
   send(msg) {
+    if (this.held) {
+      this.held.push(msg); // a hello is on its way on the room's node's socket
+      return true;
+    }
     if (!this.ws || !this.online || this.ws.readyState !== WebSocket.OPEN) return false;
     this.ws.send(encode(msg));
     return true;

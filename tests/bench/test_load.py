@@ -104,7 +104,8 @@ def short_run(*extra: str) -> str:
     result = subprocess.run(
         [
             *(sys.executable, "-m", "bench.load", "--nodes", "2", "--players", "16"),
-            *("--rate", "4", "--duration", "2", "--warmup", "1", "--no-echo", *extra),
+            *("--rate", "4", "--duration", "2", "--warmup", "1", "--no-echo"),
+            *("--probe-rooms", "8", *extra),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -148,8 +149,9 @@ def test_a_short_run_of_two_nodes_through_haproxy_follows_the_routes() -> None:
     # (leastconn over 2 nodes), and every route was followed.
     assert int(followed.group(1)) >= 1 and followed.group(3) == "0", out
     for line in (
-        "join, moved by a route",
-        "the move to the room's node adds to a join, p99",
+        "moved by a route: to its room",
+        "joins while the rooms form at once",
+        "the move adds: to its room",
         "HAProxy CPU per answered move",
         "Redis CPU per answered move",
         "answers relayed (",
@@ -183,6 +185,8 @@ class RouteInjector:
         self.paths: list[str] = []
         self.hellos: list[dict[str, Any]] = []
         self.closes: dict[int, int | None] = {}
+        #: Connections whose proxying is over (the client or the server closed it).
+        self.ended: set[int] = set()
         self.client_rules: dict[tuple[int, str], str] = {}
         self.server_rules: dict[tuple[int, str], tuple[str, bool]] = {}
         self.room = ""
@@ -227,6 +231,7 @@ class RouteInjector:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            self.ended.add(conn)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[str]:
@@ -252,9 +257,11 @@ def test_a_joiner_follows_its_route_and_its_lost_ready_is_said_again(
 ) -> None:
     """Two guests join through the proxy: one is routed right after its join's ``room``,
     the other's ``ready`` is lost with its old connection (swallowed) as the route comes.
-    Both close the old connection with 1000, reconnect with ``?node=``, resume with their
-    token and ``follow``; the second sees itself not ready and says it again; the room
-    starts. Their joins are measured as moved, the host's not at all."""
+    Both open a connection with ``?node=`` while the old one serves on, resume there with
+    their token and ``follow``, and the old one ends (the client closes it, or the server
+    closes it as replaced, whichever comes first); the second sees itself not ready and
+    says it again; the room starts. Their joins are measured as moved, the host's not at
+    all."""
     proxy = RouteInjector(alone.url)
 
     async def scenario() -> list[Player]:
@@ -284,7 +291,7 @@ def test_a_joiner_follows_its_route_and_its_lost_ready_is_said_again(
     # old connection before the resume, or been dropped with it: either is the contract.)
     assert g2.ready_again == 1
     assert sorted(proxy.paths[3:]) == ["/?node=node2", "/?node=node3"]
-    assert proxy.closes[1] == 1000 and proxy.closes[2] == 1000
+    assert {1, 2} <= proxy.ended
     for hello in proxy.hellos:
         assert hello["follow"] is True
     assert [h.get("token") for h in proxy.hellos[3:]] in (
@@ -294,8 +301,8 @@ def test_a_joiner_follows_its_route_and_its_lost_ready_is_said_again(
     assert join_latency(host) is None  # the host created the room: no join
     for g in (g1, g2):
         measured = join_latency(g)
-        assert measured is not None and measured[1]  # moved by a route
-        assert measured[0] > 0
+        assert measured is not None and measured[2]  # moved by a route
+        assert 0 < measured[0] <= measured[1]  # its room, then on the room's node
 
 
 def test_a_move_on_its_way_during_a_follow_is_neither_lost_nor_played_twice(

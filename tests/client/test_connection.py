@@ -13,10 +13,12 @@ from websockets.asyncio.server import ServerConnection, serve
 from client.config import Identity, TokenStore
 from client.connection import Connection, LinkStatus, describe_close, with_node
 from protocol.messages import (
+    CLOSE_REPLACED,
     Error,
     Hello,
     Left,
     Message,
+    Ready,
     Room,
     RoomPlayer,
     Route,
@@ -52,6 +54,15 @@ class Recorder:
             while not check():
                 self.changed.clear()
                 await self.changed.wait()
+
+        await asyncio.wait_for(wait(), WAIT)
+
+    async def poll(self, check: Callable[[], bool]) -> None:
+        """Until ``check``, looking every 10 ms: for what the app is not told."""
+
+        async def wait() -> None:
+            while not check():
+                await asyncio.sleep(0.01)
 
         await asyncio.wait_for(wait(), WAIT)
 
@@ -336,11 +347,12 @@ def test_with_node_sets_the_node_parameter_and_keeps_the_rest() -> None:
 
 
 async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
-    """On ``route`` the client closes, reconnects without backoff with ``?node=``, says
-    hello with its token, and the app gets the resync from there; what still came on the
-    old connection after the route is not shown."""
+    """On ``route`` the client opens a connection with ``?node=`` at once (no backoff),
+    says hello with its token, and the app gets the resync from there; the old connection
+    serves on until then (what it brings is shown), and is closed (1000) after."""
     hellos: list[Hello] = []
     paths: list[str] = []
+    closes: list[int | None] = []
     room = Room("K7WQM", "player", "ann", "lobby", "C", None, 4, True, 1800, (), 0)
 
     async def script(ws: ServerConnection, n: int) -> None:
@@ -351,12 +363,13 @@ async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
         if n == 1:
             await ws.send(encode(room))
             await ws.send(encode(Route("node-2", "K7WQM")))
-            await ws.send(encode(Error("stale", "sent after the route: never shown")))
+            await ws.send(encode(Error("relayed", "sent after the route: still shown")))
         else:
             await ws.send(
                 encode(Room("K7WQM", "player", "ann", "lobby", "C", None, 4, True, 1800, (), 1))
             )
         await ws.wait_closed()
+        closes.append(ws.close_code)
 
     events = Recorder()
     async with scripted(script) as url:
@@ -365,15 +378,59 @@ async def test_a_route_moves_the_connection_to_the_rooms_node_at_once() -> None:
             await events.until(lambda: len(hellos) == 2 and conn.online)
             await events.until(lambda: sum(isinstance(m, Room) for m in events.messages) == 2)
             assert conn.node == "node-2" and conn.routes == 1
+            await events.poll(lambda: closes == [1000])  # the old one, once welcomed
     assert paths == ["/", "/?node=node-2"]
     assert hellos[1] == Hello(1, None, "T" * 32, follow=True)
-    assert not any(isinstance(m, (Route, Error)) for m in events.messages)
-    assert not events.saw("retrying")  # one quick reconnect, no backoff (it is 30 s here)
+    assert not any(isinstance(m, Route) for m in events.messages)
+    assert any(isinstance(m, Error) and m.code == "relayed" for m in events.messages)
+    assert sum(isinstance(m, Welcome) for m in events.messages) == 2
+    assert not events.saw("retrying") and not events.saw("connecting", "moving")
 
 
-async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_address() -> None:
-    """The routed node is gone (the balancer answers 503): the next attempt uses the plain
-    address, where any node takes the player back."""
+async def test_the_old_connection_serves_until_the_rooms_node_welcomes_the_client() -> None:
+    """Make before break: the app never sees the client offline. From the hello on the
+    new connection to its welcome what the app sends waits (nothing goes on the old one
+    after that hello, 4.25), then goes through the new one."""
+    got: dict[int, list[str]] = {1: [], 2: []}
+    release = asyncio.Event()
+    hellos = 0
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        nonlocal hellos
+        await read_hello(ws, [])
+        hellos += 1
+        if n == 2:
+            await release.wait()  # the room's node is slow to welcome
+        await ws.send(welcome())
+        if n == 1:
+            await ws.send(encode(Route("node-2", "K7WQM")))
+        with contextlib.suppress(Exception):
+            async for data in ws:
+                msg = decode_client(data)
+                got[n].append(type(msg).__name__)
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(30.0,))
+        async with running(conn):
+            await events.poll(lambda: conn.routes == 1 and hellos == 2)
+            # The hello is on its way on the new connection: what the app sends now
+            # waits for its welcome (nothing goes on the old one after the hello).
+            assert conn.online and conn.send(Ready(True))
+            await asyncio.sleep(0.2)
+            assert got == {1: [], 2: []}
+            release.set()
+            await events.until(lambda: sum(isinstance(m, Welcome) for m in events.messages) == 2)
+            await events.poll(lambda: got[2] == ["Ready"])
+            assert conn.online and conn.send(Ready(False))
+            await events.poll(lambda: got[2] == ["Ready", "Ready"])
+    assert got[1] == []
+    assert [s.kind for s in events.statuses].count("online") == 1
+
+
+async def test_a_routed_node_that_cannot_be_reached_leaves_the_client_where_it_is() -> None:
+    """The routed node is gone (the balancer answers 503): the client stays on its
+    connection, relayed, and its next reconnect uses the plain address."""
     paths: list[str] = []
     hellos: list[Hello] = []
 
@@ -384,6 +441,9 @@ async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_add
         await ws.send(welcome())
         if n == 1:
             await ws.send(encode(Route("gone", "K7WQM")))
+            await asyncio.sleep(0.5)
+            await ws.send(encode(Left("K7WQM")))
+            await ws.close(1012, "restarting")
         await ws.wait_closed()
 
     async def refuse(connection: ServerConnection, request: Any) -> Any:
@@ -396,8 +456,9 @@ async def test_a_routed_node_that_cannot_be_reached_is_dropped_for_the_plain_add
         port = next(iter(server.sockets)).getsockname()[1]
         conn = Connection(f"ws://127.0.0.1:{port}", events, name="alice", backoff=(0.05,))
         async with running(conn):
+            await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
             await events.until(lambda: len(hellos) == 2)
-            assert conn.node is None
+            assert conn.node is None and conn.routes == 1
     assert paths == ["/", "/"]  # the 503 was refused before the handler ran
 
 
@@ -423,7 +484,8 @@ async def test_routes_that_bounce_are_followed_three_times_a_minute_at_most() ->
         await read_hello(ws, [])
         await ws.send(welcome())
         await ws.send(encode(Route("n1" if n % 2 else "n2", "K7WQM")))
-        await ws.send(encode(Left("K7WQM")))  # read only by a client that stayed
+        if n == 4:
+            await ws.send(encode(Left("K7WQM")))  # read by the client that stayed
         await ws.wait_closed()
 
     events = Recorder()
@@ -433,3 +495,69 @@ async def test_routes_that_bounce_are_followed_three_times_a_minute_at_most() ->
             await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
             assert len(paths) == 4 and conn.routes == 3
     assert paths == ["/", "/?node=n1", "/?node=n2", "/?node=n1"]
+
+
+async def test_a_route_whose_node_refuses_the_token_leaves_the_identity_alone(
+    tmp_path: Path,
+) -> None:
+    """The room's node answers the follow's hello with ``bad_token``: the client stays on
+    its connection (relayed); it neither registers its name there nor forgets its token."""
+    hellos: list[Hello] = []
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        hello = await read_hello(ws, hellos)
+        if n == 2:
+            await ws.send(encode(Error("bad_token", "unknown token")))
+            with contextlib.suppress(Exception):
+                await read_hello(ws, hellos)  # (a second hello would be a registration)
+            return
+        await ws.send(welcome("alice", hello.token or "T" * 32))
+        await ws.send(encode(Route("node-2", "K7WQM")))
+        await asyncio.sleep(0.5)
+        await ws.send(encode(Left("K7WQM")))
+        await ws.wait_closed()
+
+    store = TokenStore(tmp_path)
+    events = Recorder()
+    async with scripted(script) as url:
+        store.save(url, Identity("alice", "T" * 32))
+        conn = Connection(url, events, name="alice", store=store, backoff=(30.0,))
+        async with running(conn):
+            await events.until(lambda: any(isinstance(m, Left) for m in events.messages))
+            assert conn.online and conn.node is None and conn.routes == 1
+    assert [(h.name, h.token) for h in hellos] == [(None, "T" * 32), (None, "T" * 32)]
+    saved = store.load(url, "alice")
+    assert saved is not None and saved.token == "T" * 32
+
+
+async def test_an_old_connection_replaced_by_a_follow_that_failed_is_not_another_window() -> None:
+    """The room's node took the follow's hello (so the old connection's node closes it,
+    4001) but its welcome never came: that 4001 is the client's own doing, not another
+    window's connection, so it connects again instead of stopping for good."""
+    paths: list[str] = []
+    hello_on_node = asyncio.Event()
+
+    async def script(ws: ServerConnection, n: int) -> None:
+        assert ws.request is not None
+        paths.append(ws.request.path)
+        await read_hello(ws, [])
+        if n == 2:
+            hello_on_node.set()
+            await asyncio.sleep(0.3)
+            await ws.close(1011, "gone")
+            return
+        await ws.send(welcome())
+        if n == 1:
+            await ws.send(encode(Route("node-2", "K7WQM")))
+            await hello_on_node.wait()
+            await ws.close(CLOSE_REPLACED, "replaced by a newer connection")
+            return
+        await ws.wait_closed()
+
+    events = Recorder()
+    async with scripted(script) as url:
+        conn = Connection(url, events, name="alice", backoff=(0.05,))
+        async with running(conn):
+            await events.until(lambda: len(paths) == 3 and conn.online)
+    assert not events.saw("failed")
+    assert paths[:2] == ["/", "/?node=node-2"]

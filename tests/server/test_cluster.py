@@ -1068,3 +1068,22 @@ async def test_a_player_a_node_still_remembers_is_sent_to_the_room_they_joined_e
         await ann.send(Resign())
         result: Result = await ann.expect(Result)
         assert sorted(x.name for x in result.ranks) == ["ann", "dan"]
+
+
+async def test_a_join_locates_its_room_and_its_nodes_heartbeat_in_one_call(
+    redis_prefix: str,
+) -> None:
+    """``Relay.locate``: the room's owner and whether that node has a heartbeat, in one
+    round trip (a join's look-up); None for a room nobody holds."""
+    from server.relay import Relay
+
+    relay = Relay(REDIS, "n1", prefix=redis_prefix, on_message=lambda _: None)
+    try:
+        client = relay.client
+        assert await relay.locate("ABCDE") is None
+        await client.set(relay.key("room", "ABCDE"), "n2")
+        assert await relay.locate("ABCDE") == ("n2", False)  # n2 has no heartbeat
+        await client.set(relay.key("node", "n2"), "n2")
+        assert await relay.locate("ABCDE") == ("n2", True)
+    finally:
+        await relay.client.aclose()

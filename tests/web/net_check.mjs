@@ -58,9 +58,14 @@ first.open();
 first.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: null });
 first.deliver({ t: "room", room: "K7WQM" });
 first.deliver({ t: "route", node: "node-2", room: "K7WQM" });
-first.deliver({ t: "error", code: "stale" }); // after the route: not for the app
+// Make before break: the old socket serves on while the new one opens.
+first.deliver({ t: "error", code: "relayed" });
+const whileOpening = link.send({ t: "ready", ready: true }); // on the old socket
 const second = sockets[1];
+const oldOpen = { closed: first.closed, online: link.online };
 second.open();
+const heldSent = link.send({ t: "ready", ready: false }); // held: a hello is on its way
+const heldBeforeWelcome = second.sent.length;
 second.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: "K7WQM" });
 const afterMove = { node: link.node, online: link.online };
 // A drop mid-race: the next socket asks for the node again.
@@ -70,11 +75,43 @@ const third = sockets[2];
 third.drop(1006);
 const fourth = sockets[3];
 
+// A route whose node refuses the hello (bad_token): the page stays where it is, and what
+// it held goes on the old socket.
+const refused = new Link({
+  url: "ws://lb.example:8765/",
+  onMessage: () => {},
+  onStatus: () => {},
+});
+refused.start();
+const r1 = sockets[sockets.length - 1];
+r1.open();
+r1.deliver({ t: "welcome", v: 1, name: "ann", token: "TOK", resume_s: 60, room: "K7WQM" });
+r1.deliver({ t: "route", node: "node-3", room: "K7WQM" });
+const r2 = sockets[sockets.length - 1];
+r2.open();
+refused.send({ t: "ready", ready: true }); // held: the hello is on its way
+r2.deliver({ t: "error", code: "bad_token" });
+const refusal = {
+  oldSent: r1.sent.map((m) => m.t),
+  newSent: r2.sent.map((m) => m.t),
+  newClosed: r2.closed,
+  node: refused.node,
+  online: refused.online,
+  token: localStorage.getItem("yukon.token"),
+};
+
 console.log(
   JSON.stringify({
+    refusal,
     hellos: [first.sent[0], second.sent[0]],
     urls: sockets.map((s) => s.url),
     firstClosed: first.closed,
+    oldOpen,
+    whileOpening,
+    heldSent,
+    heldBeforeWelcome,
+    firstSent: first.sent.map((m) => [m.t, m.ready ?? null]),
+    secondSent: second.sent.map((m) => [m.t, m.ready ?? null]),
     messages: seen.messages,
     afterMove,
     lastNode: link.node,

@@ -1,9 +1,11 @@
 """``server/web/net.js`` follows a ``route`` (docs/protocol.md 4.25) as the protocol asks.
 
 Run under Node with a stand-in WebSocket (``net_check.mjs``): the hello says ``follow``;
-on ``route`` the socket is closed and a new one opens at once with ``?node=``, and the
-app sees neither the route nor what came after it on the old socket; later sockets ask
-for the node again until one fails before its welcome.
+on ``route`` a new socket opens at once with ``?node=`` while the old one serves on (make
+before break: what comes on it is shown, what the app sends goes on it), what the app
+sends between the new socket's hello and its welcome waits and then goes there, and the
+old socket is closed once the new one is welcomed; the app never sees the route. Later
+sockets ask for the node again until one fails before its welcome.
 """
 
 from __future__ import annotations
@@ -21,13 +23,28 @@ def test_a_route_moves_the_socket_to_the_rooms_node_and_resumes() -> None:
         "ws://lb.example:8765/?node=node-2",
         "ws://lb.example:8765/?node=node-2",
     ]
+    assert seen["oldOpen"] == {"closed": None, "online": True}
+    assert seen["whileOpening"] and seen["heldSent"]
+    assert seen["heldBeforeWelcome"] == 1  # the hello alone
+    assert seen["firstSent"] == [["hello", None], ["ready", True]]
+    assert seen["secondSent"] == [["hello", None], ["ready", False]]
     assert seen["firstClosed"] == 1000
-    assert seen["messages"] == ["welcome", "room", "welcome"]
+    assert seen["messages"] == ["welcome", "room", "error", "welcome"]
     assert seen["afterMove"] == {"node": "node-2", "online": True}
-    assert seen["moving"] == 1
+    assert seen["moving"] == 0  # the player is never shown a move
     # A socket to the node that failed before its welcome: the next asks any node.
     assert seen["lastNode"] is None
     assert seen["fourth"] == "ws://lb.example:8765/"
+    # The room's node refused the follow's hello: the page stays, its held ready goes on
+    # the old socket, the token is kept.
+    assert seen["refusal"] == {
+        "oldSent": ["hello", "ready"],
+        "newSent": ["hello"],
+        "newClosed": 1000,
+        "node": None,
+        "online": True,
+        "token": "TOK",
+    }
     assert seen["withNode"] == [
         "ws://h:8765/?node=n2",
         "wss://h/yukon/?a=1&node=n3",
