@@ -13,7 +13,9 @@ runs that one wherever it was built. ``docs/solver.md`` explains the techniques;
   "bottom", face up or down); a card on its foundation contributes another. The
   columns are the chains of that "lies on" relation, so the key does not depend on the
   order of the columns, and a move changes one or two of its terms.
-* **Safe automatic foundation moves**, per variant and option (``safe_needs``).
+* **Safe automatic foundation moves**, per variant and option (``safe_needs``), and,
+  without take-back, also a card whose builders are all up or lie face down where they
+  go up the moment they are turned (``safe`` in ``_search``).
 * **Move ordering**: turning a card up first, then uncovering cards that can go up,
   foundation moves, emptying a column, uncovering a card something can go on; the rest
   last. Moves that only relabel columns are never made, nor a second move of the block
