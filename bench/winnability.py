@@ -29,6 +29,11 @@ reports any that do not win. Progress goes to stderr every ``--every`` seconds.
 ``--table FILE...`` prints one Markdown table row per checkpoint file (the table in
 docs/solver.md), solving nothing.
 
+**What the budget left undecided.** ``--unknown-from FILE`` solves only the deals that the
+checkpoint FILE (same rules and salt, usually a smaller budget) left unknown, with this
+run's budget: what those deals turn out to be, and how many positions they take
+(docs/solver.md, "What the unknown deals are"). Use another ``--checkpoint`` for it.
+
 This is a measurement, not a test: it never fails on the figures and always exits 0
 (``--check`` exits 1 if a kept line does not win).
 """
@@ -134,7 +139,20 @@ def read_checkpoint(path: str, header: dict[str, object]) -> dict[int, Deal]:
     return done
 
 
-def report(deals: list[Deal], args: argparse.Namespace, cpu: float) -> None:
+def unknown_indexes(path: str, rules: str, salt: str) -> list[int]:
+    """The indexes of the deals that the checkpoint ``path`` left unknown (``SystemExit``
+    if it holds other rules or another salt)."""
+    with open(path, encoding="utf-8") as f:
+        header = json.loads(f.readline())
+    if header.get("rules") != rules or header.get("salt") != salt:
+        raise SystemExit(f"{path} holds {header.get('rules')} deals of salt {header.get('salt')!r}")
+    deals = read_checkpoint(path, header).values()
+    return sorted(d.index for d in deals if d.verdict == "unknown")
+
+
+def report(
+    deals: list[Deal], args: argparse.Namespace, cpu: float, subset: str | None = None
+) -> None:
     n = len(deals)
     if not n:
         print("no deals")
@@ -146,7 +164,12 @@ def report(deals: list[Deal], args: argparse.Namespace, cpu: float) -> None:
     times = sorted(d.seconds for d in deals)
     low, high = interval(won, unknown, n)
     print()
-    print(f"deals       {n} seeded {args.rules} deals (indexes 0 to {n - 1}, salt {args.salt!r})")
+    if subset:
+        print(f"deals       {n} seeded {args.rules} deals: {subset} (salt {args.salt!r})")
+    else:
+        print(
+            f"deals       {n} seeded {args.rules} deals (indexes 0 to {n - 1}, salt {args.salt!r})"
+        )
     print(f"won         {won:6d}  {won / n:7.2%}   (a line the engine replays)")
     print(
         f"lost        {len(lost):6d}  {len(lost) / n:7.2%}   (proven: {dead} by the dead-end test"
@@ -160,6 +183,8 @@ def report(deals: list[Deal], args: argparse.Namespace, cpu: float) -> None:
     )
     if cpu:
         print(f"this run    {cpu:.1f} s of CPU in this process")
+    if subset:
+        return  # a chosen subset: no estimate for the rules as a whole
     decided = won + len(lost)
     point = f"{won / decided:.2%} of the decided deals" if decided else "n/a"
     print(
@@ -255,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="replay the kept lines of the checkpoint only"
     )
     parser.add_argument("--table", nargs="+", metavar="FILE", help="a table of checkpoints")
+    parser.add_argument(
+        "--unknown-from",
+        metavar="FILE",
+        help="solve only the deals (below --deals) that this checkpoint left unknown",
+    )
     args = parser.parse_args(argv)
     if args.table:
         table(args.table)
@@ -276,8 +306,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"search  {search_implementation()}")
     seconds = f" and {args.budget_seconds:g} s" if args.budget_seconds else ""
     print(f"budget  {args.budget_nodes:,} positions{seconds} a deal")
-    todo = [i for i in range(args.deals) if i not in done]
-    print(f"setup   {args.deals} deals, {args.deals - len(todo)} already in the checkpoint")
+    wanted = list(range(args.deals))
+    subset = None
+    if args.unknown_from:
+        wanted = [
+            i for i in unknown_indexes(args.unknown_from, args.rules, args.salt) if i < args.deals
+        ]
+        subset = f"the {len(wanted)} that {args.unknown_from} left unknown"
+    todo = [i for i in wanted if i not in done]
+    print(f"setup   {len(wanted)} deals, {len(wanted) - len(todo)} already in the checkpoint")
     tasks = [
         (i, args.rules, args.salt, args.budget_nodes, args.budget_seconds, args.keep_lines)
         for i in todo
@@ -316,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                 left = (len(tasks) - solved) / rate if rate else 0.0
                 low, high = interval(counts[0], unknown, len(done))
                 print(
-                    f"  {len(done)}/{args.deals}: won {counts[0]}, lost {counts[1]},"
+                    f"  {len(done)}/{len(wanted)}: won {counts[0]}, lost {counts[1]},"
                     f" unknown {unknown}; {low:.2%} to {high:.2%};"
                     f" {rate:.2f} deals/s, about {left / 60:.0f} min left",
                     file=sys.stderr,
@@ -329,8 +366,9 @@ def main(argv: list[str] | None = None) -> int:
         if out:
             out.close()
     cpu = time.process_time() - cpu0 if args.jobs == 1 else 0.0
-    deals = sorted((d for d in done.values() if d.index < args.deals), key=lambda d: d.index)
-    report(deals, args, cpu)
+    chosen = set(wanted)
+    deals = sorted((d for d in done.values() if d.index in chosen), key=lambda d: d.index)
+    report(deals, args, cpu, subset)
     load = os.getloadavg()
     print(
         f"machine     load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f};"

@@ -543,6 +543,29 @@ typedef struct {
     ((S)->found[0] >= (S)->n0[t] && (S)->found[1] >= (S)->n1[t] &&                        \
      (S)->found[2] >= (S)->n2[t] && (S)->found[3] >= (S)->n3[t])
 
+/* May ``t`` (playable: the card below it in its suit is up) go up at once? Safe by its
+ * needs, or, without take-back, when every card that could be placed on it is up or lies
+ * face down where it goes up the moment it is turned (playable and safe by its needs):
+ * then nothing is ever placed on ``t``. ``safe`` in search.py; docs/solver.md. */
+static inline int safe_up(const SearchObject *S, int t) {
+    if (SAFE(S, t))
+        return 1;
+    if (S->take_back)
+        return 0;
+    const uint8_t *bl = S->builders[t];
+    int nb = S->nbuilders[t];
+    for (int q = 0; q < nb; q++) {
+        int b = bl[q];
+        int lb = S->loc[b];
+        if (lb == FOUND)
+            continue;
+        if (lb == DOWN && S->found[b / 13] == b % 13 && SAFE(S, b))
+            continue;
+        return 0;
+    }
+    return 1;
+}
+
 static int journal_push(SearchObject *S, int card, int src, int dest, int n, int turned) {
     if (S->jlen == S->jcap && grow((void **)&S->journal, &S->jcap, S->jlen + 1, sizeof(JEntry)) < 0)
         return -1;
@@ -1142,7 +1165,7 @@ static int search_start(SearchObject *S) {
             if (!ls)
                 continue;
             int t = S->cols[s][ls - 1];
-            if (S->found[t / 13] == t % 13 && SAFE(S, t)) {
+            if (S->found[t / 13] == t % 13 && safe_up(S, t)) {
                 if (play_up(S, t) < 0)
                     return -1;
                 again = 1;
@@ -1336,7 +1359,7 @@ static int search_run(SearchObject *S) {
                         int u = i > 1 ? cols[s][i - 2] : BOTTOM;
                         child ^= ZDOWN[under * 53 + u] ^ ZUP[under * 53 + u];
                     }
-                    if (!(i && found[under / 13] == under % 13 && SAFE(S, under))) {
+                    if (!(i && found[under / 13] == under % 13 && safe_up(S, under))) {
                         /* no card goes up after it: child is the new position's key */
                         int64_t j = full_get(&S->full, child);
                         int known = j >= 0;
@@ -1389,7 +1412,7 @@ static int search_run(SearchObject *S) {
                 /* safe moves: the new top of the source column first, then all tops */
                 if (d == 7 || len[s]) {
                     t = len[s] ? cols[s][len[s] - 1] : 0;
-                    if (d == 7 || (found[t / 13] == t % 13 && SAFE(S, t))) {
+                    if (d == 7 || (found[t / 13] == t % 13 && safe_up(S, t))) {
                         int again = 1;
                         while (again) {
                             again = 0;
@@ -1399,7 +1422,7 @@ static int search_run(SearchObject *S) {
                                     continue;
                                 t = cols[s2][l2 - 1];
                                 int su = t / 13;
-                                if (found[su] == t % 13 && SAFE(S, t)) {
+                                if (found[su] == t % 13 && safe_up(S, t)) {
                                     int j = l2 - 1;
                                     key ^= ZUP[t * 53 + (j ? cols[s2][j - 1] : BOTTOM)] ^ ZFOUND[t];
                                     len[s2]--;

@@ -13,7 +13,9 @@ runs that one wherever it was built. ``docs/solver.md`` explains the techniques;
   "bottom", face up or down); a card on its foundation contributes another. The
   columns are the chains of that "lies on" relation, so the key does not depend on the
   order of the columns, and a move changes one or two of its terms.
-* **Safe automatic foundation moves**, per variant and option (``safe_needs``).
+* **Safe automatic foundation moves**, per variant and option (``safe_needs``), and,
+  without take-back, also a card whose builders are all up or lie face down where they
+  go up the moment they are turned (``safe`` in ``_search``).
 * **Move ordering**: turning a card up first, then uncovering cards that can go up,
   foundation moves, emptying a column, uncovering a card something can go on; the rest
   last. Moves that only relabel columns are never made, nor a second move of the block
@@ -538,6 +540,34 @@ def _search(
 
     jitter = _jitter(seed)
 
+    def safe(t: int) -> bool:
+        """May ``t`` (playable: the card below it in its suit is up) go up at once?
+
+        Safe by its needs (``safe_needs``), or, without take-back, when every card that
+        could be placed on it is up or lies face down where it goes up the moment it is
+        turned (playable and safe by its needs): then nothing is ever placed on ``t``
+        (docs/solver.md, "Safe automatic foundation moves").
+        """
+        if found[0] >= n0[t] and found[1] >= n1[t] and found[2] >= n2[t] and found[3] >= n3[t]:
+            return True
+        if take_back:
+            return False
+        for b in builders[t]:
+            lb = loc[b]
+            if lb == 7:
+                continue
+            if (
+                lb == 8
+                and found[b // 13] == b % 13
+                and found[0] >= n0[b]
+                and found[1] >= n1[b]
+                and found[2] >= n2[b]
+                and found[3] >= n3[b]
+            ):
+                continue
+            return False
+        return True
+
     def score(c: int, s: int, scol: list[int], i: int) -> int:
         """How promising it is to move the block from ``c`` (``scol[i]``, column ``s``)."""
         dn = down[s]
@@ -838,13 +868,7 @@ def _search(
             if not col:
                 continue
             t = col[-1]
-            if (
-                found[t // 13] == t % 13
-                and found[0] >= n0[t]
-                and found[1] >= n1[t]
-                and found[2] >= n2[t]
-                and found[3] >= n3[t]
-            ):
+            if found[t // 13] == t % 13 and safe(t):
                 st.play(t, _FOUND)
                 again = True
     key = st.key
@@ -964,12 +988,7 @@ def _search(
                     child ^= zdown[under * 53 + u] ^ zup[under * 53 + u]
                 j = full.get(child, -1)
                 if (j >= 0 or child in proven) and not (
-                    i
-                    and found[under // 13] == under % 13
-                    and found[0] >= n0[under]
-                    and found[1] >= n1[under]
-                    and found[2] >= n2[under]
-                    and found[3] >= n3[under]
+                    i and found[under // 13] == under % 13 and safe(under)
                 ):
                     # No card goes up after it (the new top of the column is not safe),
                     # so ``child`` is the key of the new position: one already searched.
@@ -1001,13 +1020,7 @@ def _search(
             # Safe moves: the new top of the source column first, then all tops again.
             if d == 7 or col:
                 t = col[-1] if col else 0
-                if d == 7 or (
-                    found[t // 13] == t % 13
-                    and found[0] >= n0[t]
-                    and found[1] >= n1[t]
-                    and found[2] >= n2[t]
-                    and found[3] >= n3[t]
-                ):
+                if d == 7 or (found[t // 13] == t % 13 and safe(t)):
                     again = True
                     while again:
                         again = False
@@ -1017,13 +1030,7 @@ def _search(
                                 continue
                             t = col2[-1]
                             su = t // 13
-                            if (
-                                found[su] == t % 13
-                                and found[0] >= n0[t]
-                                and found[1] >= n1[t]
-                                and found[2] >= n2[t]
-                                and found[3] >= n3[t]
-                            ):
+                            if found[su] == t % 13 and safe(t):
                                 j = len(col2) - 1
                                 key ^= zup[t * 53 + (col2[j - 1] if j else 52)] ^ zfound[t]
                                 col2.pop()

@@ -59,3 +59,33 @@ def test_a_run_resumes_from_its_checkpoint_and_replays_its_lines(tmp_path: Path)
     assert shown.returncode == 0 and "| C | 20,000 | 4 |" in shown.stdout, shown.stdout
     other = run("--rules", "C", "--budget-nodes", "1000", "--checkpoint", checkpoint)
     assert other.returncode != 0 and "other settings" in other.stderr
+
+
+def test_the_deals_a_budget_left_unknown_are_solved_again_with_another(tmp_path: Path) -> None:
+    small = str(tmp_path / "small.jsonl")
+    first = run("--rules", "C", "--deals", "12", "--budget-nodes", "300", "--checkpoint", small)
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(x) for x in Path(small).read_text().splitlines()[1:]]
+    unknown = sorted(r["index"] for r in rows if r["verdict"] == "unknown")
+    assert unknown, "300 positions leave some of the first 12 deals undecided"
+    big = str(tmp_path / "big.jsonl")
+    again = run(
+        "--rules",
+        "C",
+        "--deals",
+        "12",
+        "--budget-nodes",
+        "100000",
+        "--unknown-from",
+        small,
+        "--checkpoint",
+        big,
+    )
+    assert again.returncode == 0, again.stderr
+    assert f"the {len(unknown)} that {small} left unknown" in again.stdout, again.stdout
+    assert "95% interval" not in again.stdout  # a subset: no estimate for the rules
+    redone = [json.loads(x) for x in Path(big).read_text().splitlines()[1:]]
+    assert sorted(r["index"] for r in redone) == unknown
+    assert sum(r["verdict"] != "unknown" for r in redone) > 0
+    other = run("--rules", "R", "--deals", "12", "--unknown-from", small)
+    assert other.returncode != 0 and "holds C deals" in other.stderr

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from protocol import CARD_TEXT, Game, Rules
 from protocol.cards import RANKS
 from protocol.position import parse_position
+from protocol.rules import BUILDERS
 from solver import (
     Solution,
     canonical_key,
@@ -462,3 +463,75 @@ def test_safe_moves_per_variant() -> None:
         assert needs[card("KH")] == (0, 12, 0, 0)
     # Options E and G change nothing.
     assert safe_needs(Rules.parse("CEG")) == classic
+
+
+def placed_only_to_go_up(position: str) -> list[str]:
+    """The tops that go up at once only by the second safe rule (docs/solver.md): not
+    safe by their needs, but every card that could be placed on them is up or lies face
+    down where it goes up the moment it is turned. Computed here from the rules, apart
+    from the solver's code."""
+    data = parse_position(position)
+    if data.rules.take_back:
+        return []
+    needs = safe_needs(data.rules)
+    builders = BUILDERS[data.rules.variant]
+    found = data.foundations
+    face_down = {c for col, n in zip(data.columns, data.face_down, strict=True) for c in col[:n]}
+
+    def by_needs(x: int) -> bool:
+        need = needs[x]
+        return need is not None and all(found[k] >= need[k] for k in range(4))
+
+    def goes_up_when_turned(x: int) -> bool:
+        return x in face_down and found[x // 13] == x % 13 and by_needs(x)
+
+    out = []
+    for col in data.columns:
+        if col and found[col[-1] // 13] == col[-1] % 13 and not by_needs(col[-1]):
+            t = col[-1]
+            if all(found[b // 13] > b % 13 or goes_up_when_turned(b) for b in builders[t]):
+                out.append(CARD_TEXT[t])
+    return out
+
+
+def test_a_card_whose_builders_go_up_when_turned_goes_up_at_once() -> None:
+    """3S is not safe by its needs (2H is not up), but 2H lies face down, its black aces
+    are up, so it goes up the moment it is turned and can never be placed on 3S."""
+    spades, hearts = "QSJSTS9S8S7S6S5S4S", "KHQHJHTH9H8H7H6H5H4H3H"
+    position = f"C 2AKK 3S/2hKS/{spades}/{hearts}///"
+    assert placed_only_to_go_up(position) == ["3S"]
+    solution = solve(position)
+    assert solution.verdict == "won"
+    assert solution.moves[0] == "3S>F"
+    assert replay(position, solution.moves).is_won()
+    # 2H face up: the block from 2H may be placed on 3S, so 3S waits.
+    face_up = f"C 2AKK 3S/2HKS/{spades}/{hearts}///"
+    assert placed_only_to_go_up(face_up) == []
+    assert solve(face_up).moves[0] != "3S>F"
+
+
+@pytest.mark.slow
+def test_verdicts_stay_right_where_the_second_safe_rule_applies() -> None:
+    """Small positions where the second safe rule sends a card up at once: the verdict is
+    the plain exhaustive search's, every winning line replays, and the card goes up
+    before any other move is made."""
+    rnd = random.Random(30)
+    rules = [r for r in ALL_RULES if "T" not in r]
+    checked = won = 0
+    while checked < 40:
+        position = small_position(rnd, rnd.choice(rules), rnd.randint(4, 9))
+        tops = placed_only_to_go_up(position)
+        if not tops:
+            continue
+        expected = exhaustive(position, 2_000)
+        if expected is None:
+            continue
+        solution = solve(position)
+        assert solution.verdict == expected, position
+        if expected == "won":
+            won += 1
+            assert replay(position, solution.moves).is_won()
+            first = list(itertools.takewhile(lambda m: m.endswith(">F"), solution.moves))
+            assert {f"{t}>F" for t in tops} <= set(first), (position, solution.moves)
+        checked += 1
+    assert won >= 10
