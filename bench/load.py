@@ -962,6 +962,19 @@ def worker_main(job: WorkerJob, pipe: Any) -> None:
             pipe.send(("failed", f"{type(exc).__name__}: {exc}"))
 
 
+async def connect_patiently(p: Player) -> None:
+    """Connect, trying again up to five times with a growing pause, as a client does: a
+    loaded node or HAProxy (503 for a moment) may refuse a connection now and then."""
+    for attempt in range(5):
+        try:
+            await p.connect()
+            return
+        except (OSError, InvalidHandshake, TimeoutError):
+            if attempt == 4:
+                raise
+            await asyncio.sleep(0.2 * (attempt + 1))
+
+
 async def _worker(job: WorkerJob, pipe: Any) -> None:
     loop = asyncio.get_running_loop()
     rng = random.Random(job.seed)
@@ -978,14 +991,7 @@ async def _worker(job: WorkerJob, pipe: Any) -> None:
 
     async def arrive(p: Player) -> None:
         async with gate:
-            for attempt in range(5):
-                try:
-                    await p.connect()
-                    break
-                except (OSError, InvalidHandshake, TimeoutError):
-                    if attempt == 4:
-                        raise
-                    await asyncio.sleep(0.2 * (attempt + 1))
+            await connect_patiently(p)
             if not job.echo:
                 await p.hello(120)
 
@@ -1089,14 +1095,7 @@ async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
         ]
         try:
             for p in group:
-                for attempt in range(5):  # as a client does: HAProxy may say 503 a moment
-                    try:
-                        await p.connect()
-                        break
-                    except (OSError, InvalidHandshake, TimeoutError):
-                        if attempt == 4:
-                            raise
-                        await asyncio.sleep(0.2 * (attempt + 1))
+                await connect_patiently(p)
                 await p.hello(60)
             host, guests = group[0], group[1:]
             await host.send({"t": "create", "max_players": job.room_size})
