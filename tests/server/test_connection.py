@@ -869,9 +869,9 @@ class Recorder(NoHandler):
         self.controls += 1
 
 
-def handshaken() -> tuple[Any, FakeTransport, ClientProtocol, Recorder]:
-    """A ``Peer`` opened by a real handshake (so it reads frames itself), the client's
-    protocol that sent it, and what the peer hands over."""
+def opened() -> tuple[Any, FakeTransport, ClientProtocol, Recorder, bytes]:
+    """A ``Peer`` on a fake transport, what it hands over, and a client's protocol with
+    its opening request (not yet sent to the peer)."""
     from server.connection import Listener, Peer
 
     handler = Recorder()
@@ -880,7 +880,14 @@ def handshaken() -> tuple[Any, FakeTransport, ClientProtocol, Recorder]:
     peer.connection_made(transport)
     client = ClientProtocol(parse_uri("ws://x"))
     client.send_request(client.connect())
-    peer.data_received(b"".join(client.data_to_send()))
+    return peer, transport, client, handler, b"".join(client.data_to_send())
+
+
+def handshaken() -> tuple[Any, FakeTransport, ClientProtocol, Recorder]:
+    """A ``Peer`` opened by a real handshake (so it reads frames itself), the client's
+    protocol that sent it, and what the peer hands over."""
+    peer, transport, client, handler, request = opened()
+    peer.data_received(request)
     client.receive_data(b"".join(transport.writes))
     client.events_received()  # the handshake's answer
     transport.writes.clear()
@@ -968,15 +975,7 @@ async def test_fragments_and_an_unmasked_frame_go_to_the_protocol() -> None:
 async def test_a_request_with_bytes_after_it_is_read_by_the_protocol_alone() -> None:
     """Frames that came in the same read as the opening request: the protocol has them,
     and reads the rest of that connection too."""
-    from server.connection import Listener, Peer
-
-    handler = Recorder()
-    peer = Peer(Listener(handler))
-    transport = FakeTransport()
-    peer.connection_made(transport)
-    client = ClientProtocol(parse_uri("ws://x"))
-    client.send_request(client.connect())
-    request = b"".join(client.data_to_send())
+    peer, _, _, handler, request = opened()
     frame = Frame(Opcode.BINARY, b"early").serialize(mask=True, extensions=[])
     peer.data_received(request + frame[:3])
     assert not peer.direct
