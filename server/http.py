@@ -407,8 +407,12 @@ def _public_at(wall: float) -> str:
     return f"{public:%H:%M} UTC on {_short_date(public.date())}"
 
 
-def room_json(code: str, is_open: bool, last: RoomRace | None) -> dict[str, Any]:
-    """``/r/CODE?format=json`` (docs/protocol.md 1.6)."""
+def room_json(
+    code: str, is_open: bool, last: RoomRace | None, node: str | None = None
+) -> dict[str, Any]:
+    """``/r/CODE?format=json`` (docs/protocol.md 1.6). ``node``: the node that holds the
+    open room, the value ``?node=`` routes by, so that a client joins there at once
+    (4.25); None on a server alone, for a closed room, or when the directory cannot say."""
     race: dict[str, Any] | None = None
     if last is not None:
         race = {
@@ -429,7 +433,7 @@ def room_json(code: str, is_open: bool, last: RoomRace | None) -> dict[str, Any]
                 for r in last.results
             ],
         }
-    return {"room": code, "open": is_open, "last_race": race}
+    return {"room": code, "open": is_open, "node": node if is_open else None, "last_race": race}
 
 
 def render_room_html(code: str | None, last: RoomRace | None, bad: str | None) -> str:
@@ -673,26 +677,33 @@ class HttpPages:
                 return _json(HTTPStatus.NOT_FOUND, {"error": "no_such_room", "text": text})
             return _page(HTTPStatus.NOT_FOUND, render_room_html(None, None, text))
         code = raw.upper()
-        is_open = await self._room_open(code)
-        if is_open and fmt == "html":
-            return self.web.respond(WebClient.INVITE, if_none_match)
-        last = await self._last_race(code)
-        if fmt == "json":
-            return _json(HTTPStatus.OK, room_json(code, is_open, last))
-        return _page(HTTPStatus.NOT_FOUND, render_room_html(code, last, None))
+        if fmt == "html":
+            is_open, _ = await self._room_node(code)
+            if is_open:
+                return self.web.respond(WebClient.INVITE, if_none_match)
+            return _page(
+                HTTPStatus.NOT_FOUND, render_room_html(code, await self._last_race(code), None)
+            )
+        # Both questions at once: a client that looks the room's node up before it
+        # connects (4.25) waits for the slower of the directory and the database, not both.
+        (is_open, node), last = await asyncio.gather(self._room_node(code), self._last_race(code))
+        return _json(HTTPStatus.OK, room_json(code, is_open, last, node))
 
-    async def _room_open(self, code: str) -> bool:
-        """A node holds an ordinary room with this code: this server's hub, or on a cluster
-        the directory's owner of the code (``relay.owner``). When the directory cannot say,
-        the room counts as open: the client's page then learns it from the websocket."""
+    async def _room_node(self, code: str) -> tuple[bool, str | None]:
+        """Whether a node holds an ordinary room with this code, and which (the id that
+        ``?node=`` routes by): this server's hub, or on a cluster the directory's owner of
+        the code (``Node.owner``). When the directory cannot say, the room counts as open
+        (the client's page then learns it from the websocket) and its node is unknown
+        (None: the client connects anywhere, as before). Alone, the node is None too:
+        there is nowhere else to go."""
         if self.server.hub.room_open(code):
-            return True
+            return True, self.server.node.node or None
         try:
             owner = await asyncio.wait_for(self.server.node.owner(code), self.query_timeout)
         except Exception as exc:
             log.info("/r/%s: the directory did not answer (%s)", code, describe_error(exc))
-            return True
-        return owner is not None
+            return True, None
+        return owner is not None, owner or None
 
     async def _last_race(self, code: str) -> RoomRace | None:
         """The room code's newest stored race, or None (also when the database does not

@@ -900,7 +900,8 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
         page = await fetch(server, f"/r/{code.lower()}")
         assert page.status == 200 and "<script" in page.text
         data = (await fetch(server, f"/r/{code}?format=json")).json()
-        assert data == {"room": code, "open": True, "last_race": None}
+        # A server alone: no node to name (a cluster's is in tests/server/test_lookup.py).
+        assert data == {"room": code, "open": True, "node": None, "last_race": None}
         await start_race(alice, bob)
         await alice.send(MoveMsg(1, "6H>7"))
         await alice.expect(Accepted)
@@ -927,7 +928,7 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
             e.name.replace("<", "&lt;").replace(">", "&gt;") for e in result.ranks
         ]
         data = (await fetch(server, f"/r/{code}?format=json")).json()
-        assert data["room"] == code and data["open"] is False
+        assert data["room"] == code and data["open"] is False and data["node"] is None
         last = data["last_race"]
         assert (last["race"], last["code"]) == (result.race, result.code)
         assert isinstance(last["finished_ms"], int)
@@ -953,7 +954,7 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
         assert page.status == 404 and f"Room {other} is closed" in page.text
         assert "<table" not in page.text
         data = (await fetch(server, f"/r/{other}?format=json")).json()
-        assert data == {"room": other, "open": False, "last_race": None}
+        assert data == {"room": other, "open": False, "node": None, "last_race": None}
         # A malformed code: the same style of page, saying what a code looks like.
         for bad in ("K0WQM", "K7WQ", ""):
             page = await fetch(server, f"/r/{bad}")
