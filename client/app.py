@@ -216,10 +216,15 @@ class YukonApp(App[None]):
 
     async def _start(self) -> None:
         """An invite link's room that is closed is said before anything else (before a
-        name is asked): its last race, on a screen of its own; then the connection."""
+        name is asked): its last race, on a screen of its own; then the connection, to
+        the open room's node when the answer names one (a cluster, 4.25)."""
         code = self.session.invite
         if code is not None and isinstance(self.link, Connection):
             state = await room_state(self.url, code, cafile=self.cafile)
+            if state is not None and state.node is not None:
+                # On a cluster: the first connection goes to the room's node, whose join
+                # then needs no route (docs/protocol.md 4.25).
+                self.link.aim_at(state.node)
             if state is not None and not state.open:
                 self.session.invite = None
                 self.session.say(f"invite link: room {code} is closed", "error")

@@ -1,16 +1,21 @@
-"""Is an invite link's room still open? ``GET /r/CODE?format=json`` (docs/protocol.md 1.6).
+"""Is an invite link's room still open, and where? ``GET /r/CODE?format=json``
+(docs/protocol.md 1.6).
 
 ``yukon play LINK`` asks before it says hello: a room that is closed (everyone left, or a
 daily or ghost room) is said so at once, with its last race (ranks and runs to replay),
-before any name is asked, as the browser's page for the link does. Any failure to ask
-(an older server, a certificate this plain HTTP request cannot check, no answer within
-a few seconds) is no answer: the client then joins as before and the server says why not.
+before any name is asked, as the browser's page for the link does. An open room on a
+cluster comes with its node, which the client then connects to (``?node=``, 4.25), so
+that its join lands where the room is, with no ``route`` and no second connection. Any
+failure to ask (an older server, a certificate this plain HTTP request cannot check, no
+answer within a few seconds) is no answer: the client then connects and joins as before
+and the server says why not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl
 import urllib.error
 import urllib.request
@@ -25,6 +30,9 @@ __all__ = ["LastRace", "RoomState", "parse_room_state", "room_state"]
 
 #: How long the question may take before the client goes on without its answer.
 TIMEOUT_S = 5.0
+#: A node id as the server's operator may give it (docs/protocol.md 4.25): anything else
+#: in ``node`` is not one, and the client connects without it.
+NODE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -42,10 +50,13 @@ class RoomState:
     room: str
     open: bool
     last_race: LastRace | None
+    #: The node of a cluster that holds the open room (``?node=``), None if none is named.
+    node: str | None = None
 
 
 def parse_room_state(data: object) -> RoomState | None:
-    """The JSON answer, checked; None if it is not one (another server, another version)."""
+    """The JSON answer, checked; None if it is not one (another server, another version).
+    A ``node`` that is missing (an older server) or is not a node id is None."""
     if not isinstance(data, dict):
         return None
     room, is_open, last = data.get("room"), data.get("open"), data.get("last_race")
@@ -77,7 +88,10 @@ def parse_room_state(data: object) -> RoomState | None:
             when if isinstance(when, int) else None,
             tuple(results),
         )
-    return RoomState(room, is_open, race)
+    node = data.get("node")
+    if not (is_open and isinstance(node, str) and NODE_ID.fullmatch(node)):
+        node = None
+    return RoomState(room, is_open, race, node)
 
 
 def _get(url: str, context: ssl.SSLContext | None) -> object:

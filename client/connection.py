@@ -9,7 +9,9 @@
   (refused, wrong protocol version, name taken, the server closed with code X);
 * after a dropped connection it reconnects with backoff and resumes with the token: the
   server answers with the resync (``room``, ``race``, ``progress``) and the race goes on;
-* on a cluster it follows ``route`` (docs/protocol.md 4.25): it opens a connection with
+* on a cluster it connects to the room's node at once when told which (``aim_at``: an
+  invite link's room, looked up first), and otherwise follows ``route`` (docs/protocol.md
+  4.25): it opens a connection with
   ``?node=ID`` to the node that holds its room and resumes there, so that its frames do
   not cross the cluster's relay, while the old connection goes on serving (make before
   break: the player waits for nothing); once the room's node welcomes it, that is the
@@ -323,6 +325,14 @@ class Connection:
             return self.store.password(self.key)
         except OSError:
             return None
+
+    def aim_at(self, node: str) -> None:
+        """Connect to ``node`` (``?node=``) from the next connection on: the node that holds
+        the room of an invite link, looked up before the first hello (``/r/CODE?format=json``,
+        docs/protocol.md 4.25), so that the join lands where the room is and needs no
+        ``route``. It is kept as a followed route's node is: until a connection that asks
+        for it fails to open (the node may be gone: then any node will do)."""
+        self.node = node
 
     def reconnect(self) -> None:
         """Drop the connection and come back at once (the resync refreshes everything)."""
