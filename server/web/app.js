@@ -3,7 +3,7 @@
 // changes and updated in place after each message, so that a text box keeps its focus and
 // a drag on the board is never cut short.
 
-import { Link, keep, serverUrl, appBase } from "./net.js";
+import { Link, keep, serverUrl, appBase, roomNode } from "./net.js";
 import { Session, RaceBoard } from "./session.js";
 import { checkDeal } from "./commit.js";
 import * as screens from "./screens.js";
@@ -55,6 +55,9 @@ export class Client {
     });
     /** The invite this page was opened with: joined once the welcome came. */
     this.invite = inviteCode(location.pathname);
+    // On a cluster the first socket goes to the room's node, looked up while the page
+    // loads: the join lands where the room is, with no route (protocol 4.25).
+    if (this.invite) this.link.lookup = roomNode(appBase(), this.invite);
     this.autoJoin = null;
     /** What the player must type before anything else: "name", "password" or null. */
     this.ask = keep.get("token") ? null : "name";

@@ -2,8 +2,9 @@
 // on every connection (4.2), reconnecting with backoff after a drop (6.1), so that a resume
 // (4.15) follows by itself; on a cluster, following a `route` to the node that holds the
 // room (4.25), a resume like any other, made before break: the old socket serves on until
-// the room's node welcomes the new one. Nothing of rooms or races: messages go to
-// `onMessage`.
+// the room's node welcomes the new one; and for an invite link, looking the room's node
+// up first (`roomNode`), so that the first socket goes there. Nothing of rooms or races:
+// messages go to `onMessage`.
 
 import { encode, decode } from "./vendor/msgpack.mjs";
 
@@ -13,6 +14,13 @@ const ROUTE_LIMIT = 3;
 
 /** Close codes after which the protocol says not to reconnect on our own (section 6.1). */
 const FINAL = new Set([4000, 4001]);
+
+/** How long an invite link's look-up of its room's node may take before the page
+ * connects without it (the terminal client waits as long). */
+const LOOKUP_MS = 5000;
+
+/** A node id (protocol 4.25): anything else in `node` is not one, and goes in no URL. */
+const NODE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
  * The player's token and the server's password: per server, as the terminal client keeps
@@ -53,6 +61,33 @@ export function withNode(url, node) {
   return u.toString();
 }
 
+/**
+ * The node of a cluster that holds room `code`, from `<base>r/CODE?format=json` (protocol
+ * 1.6), so that the page's first socket goes there (`?node=`) and its join needs no
+ * `route` (4.25); null on a server alone, for a closed room, and on any failure to ask (an
+ * older server, no answer within `ms`, an answer that is not one). It never throws: the
+ * page then connects as before, anywhere.
+ */
+export async function roomNode(base, code, get = globalThis.fetch, ms = LOOKUP_MS) {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  try {
+    const reply = await get(`${base}r/${encodeURIComponent(code)}?format=json`, {
+      signal: abort.signal,
+      cache: "no-store",
+      headers: { Accept: "application/json" },
+    });
+    if (!reply.ok) return null;
+    const data = await reply.json();
+    const node = data !== null && typeof data === "object" && data.open === true ? data.node : null;
+    return typeof node === "string" && NODE_ID.test(node) ? node : null;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The websocket URL of the server that served this page (ws: or wss: like the page). */
 export function serverUrl(loc = window.location) {
   return `${loc.protocol === "https:" ? "wss:" : "ws:"}//${loc.host}${appBase(loc.pathname)}`;
@@ -78,13 +113,28 @@ export class Link {
     this.next = null;
     /** From the hello on `next` to its welcome, what the app sends waits here (4.25). */
     this.held = null;
+    /** The look-up of an invite link's room's node (a promise of an id or null, `roomNode`):
+     * the first socket waits for it and asks for that node. */
+    this.lookup = null;
   }
 
-  /** Connect (again) now, if there is something to say hello with. */
+  /** Connect (again) now, if there is something to say hello with; the first time, once
+   * the room's node is looked up (an invite link), to that node. */
   start() {
     this.stopped = false;
     clearTimeout(this.timer);
     if (!keep.get("token") && !this.name) return;
+    const lookup = this.lookup;
+    if (lookup) {
+      this.lookup = null;
+      this.onStatus("connecting", "connecting…");
+      lookup.then((node) => {
+        // Kept as a route's node is: until a socket asking for it fails before its welcome.
+        if (node !== null && this.node === null) this.node = node;
+        if (!this.stopped && !this.ws) this.open();
+      });
+      return;
+    }
     this.open();
   }
 

@@ -1,11 +1,17 @@
-"""The browser client on a cluster: it follows its room to the room's node (room affinity).
+"""The browser client on a cluster: it reaches its room's node (room affinity).
 
 Two real nodes of one cluster behind the real HAProxy with deploy/haproxy.cfg
 (tests/test_deploy.py's ``affinity_cluster``), and Debian's Chromium: alice's page reaches
-one node and makes a room there; bob opens its invite link and his page reaches the other
-node (leastconn), joins through the relay, is told where the room lives (``route``), and
-moves there on its own: one more websocket, with ``?node=``, and nothing for bob to do.
-His moves are then the room's node's own, none relayed (docs/protocol.md 4.25).
+one node and makes a room there. Then, docs/protocol.md 4.25:
+
+- bob types the room's code in the lobby of a page that reached the other node
+  (leastconn): his join goes through the relay, he is told where the room lives
+  (``route``), and moves there on his own: one more websocket, with ``?node=``, and
+  nothing for bob to do;
+- or bob opens the room's invite link: the page looks the room's node up
+  (``/r/CODE?format=json``) and its one websocket goes there, with no ``route``.
+
+Either way his moves are then the room's node's own, none relayed.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ __all__ = ["deploy_redis"]  # a fixture these tests use
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def test_a_browser_follows_its_room_to_the_node_that_holds_it(
+async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_holds_it(
     browser: Any, fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
 ) -> None:
     line = winning_line()
@@ -39,8 +45,10 @@ async def test_a_browser_follows_its_room_to_the_node_that_holds_it(
         (other,) = [n for n in ports if n != owner]
 
         urls: list[str] = []
-        bob = await Player.open(browser, base, "bob", f"/r/{room}", welcome=False)
+        bob = await Player.open(browser, base, "bob")
         bob.page.on("websocket", lambda ws: urls.append(ws.url))
+        await bob.page.fill("#room-code", room.lower())
+        await bob.page.keyboard.press("Enter")
         await bob.until(lambda: any(f.get("you") == "player" for f in bob.of("room")), "the room")
         # leastconn sent bob's page to the other node, which relayed his join: routed.
         await bob.until(lambda: bob.of("route"), "the route")
@@ -61,5 +69,58 @@ async def test_a_browser_follows_its_room_to_the_node_that_holds_it(
         assert metric(ports[owner], "yukon_moves_relayed_total") == 0
         status = await bob.status()
         assert "moving" not in status and "lost" not in status, status
+        for p in (alice, bob):
+            await p.close()
+
+
+async def test_an_invite_links_page_connects_to_the_rooms_node_and_needs_no_route(
+    browser: Any, fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    line = winning_line()
+    db = migrated(fresh_postgres, tmp_path)
+    fast = ("--msg-rate", "500", "--msg-burst", "500")
+    with affinity_cluster(db, deploy_redis, tmp_path, *fast) as (lb, (port1, _), (port2, _)):
+        base = lb.replace("ws://", "http://").rstrip("/")
+        ports = {"node1": port1, "node2": port2}
+        alice = await Player.open(browser, base, "alice")
+        room = await create_room(alice, CODE)
+        (owner,) = [n for n, p in ports.items() if metric(p, "yukon_connections") == 1]
+        (other,) = [n for n in ports if n != owner]
+
+        urls: list[str] = []
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        page.on("websocket", lambda ws: urls.append(ws.url))
+        bob = Player(context, page, "bob")
+        bob.errors = []
+        page.on("pageerror", lambda e: bob.errors.append(str(e)))
+        # The page's CSP must refuse nothing, the look-up included (connect-src 'self').
+        page.on(
+            "console",
+            lambda m: bob.errors.append(m.text) if "Content Security Policy" in m.text else None,
+        )
+        looked_up: list[str] = []
+        page.on("request", lambda r: looked_up.append(r.url) if "format=json" in r.url else None)
+        await page.goto(f"{base}/r/{room}")
+        await page.fill("#ask-name", "bob")
+        await page.press("#ask-name", "Enter")
+        await bob.until(lambda: any(f.get("you") == "player" for f in bob.of("room")), "the room")
+        # The page asked where the room is, and its one websocket went there.
+        assert looked_up == [f"{base}/r/{room}?format=json"]
+        assert urls == [f"{base.replace('http://', 'ws://')}/?node={owner}"]
+        assert bob.of("route") == [] and len(bob.of("welcome")) == 1
+        assert metric(ports[owner], "yukon_routes_sent_total") == 0
+        assert metric(ports[owner], "yukon_connections") == 2
+        assert metric(ports[other], "yukon_connections_opened_total") == 0
+
+        await bob.page.click("#ready")
+        await alice.page.wait_for_selector("text=Everyone is ready")
+        await alice.page.click("#start")
+        await bob.until(lambda: bob.of("race"), "bob's race")
+        await bob.page.wait_for_selector(".board .pc.up")
+        for move in line[:6]:
+            assert (await bob.play_keys(move))["t"] == "accepted", move
+        assert metric(ports[owner], "yukon_moves_relayed_total") == 0
+        assert metric(ports[other], "yukon_frames_forwarded_total") == 0
         for p in (alice, bob):
             await p.close()

@@ -50,3 +50,35 @@ def test_a_route_moves_the_socket_to_the_rooms_node_and_resumes() -> None:
         "wss://h/yukon/?a=1&node=n3",
         "ws://h/",
     ]
+
+
+def test_an_invite_links_page_looks_its_rooms_node_up_and_connects_there() -> None:
+    """``roomNode`` (docs/protocol.md 1.6, 4.25) gives the node an open room's JSON names,
+    and null for everything else, a failure included (the page then connects as before);
+    the Link's first socket waits for it and asks for that node, later ones too until one
+    fails before its welcome."""
+    seen = run_node(HERE / "lookup_check.mjs", None)
+    assert seen["looked"] == {
+        "cluster": "node-2",
+        "alone": None,
+        "older": None,
+        "closed": None,
+        "badId": None,
+        "longId": None,
+        "notFound": None,
+        "notJson": None,
+        "array": None,
+        "refused": None,
+        "timedOut": None,
+    }
+    assert seen["asked"] == [
+        {"url": "/yukon/r/K7WQM?format=json", "cache": "no-store", "accept": "application/json"}
+    ]
+    assert seen["beforeAnswer"] == 0  # no socket before the look-up's answer
+    assert seen["urls"] == [
+        "wss://h/yukon/?node=node-2",
+        "wss://h/yukon/?node=node-2",
+        "wss://h/yukon/",
+    ]
+    assert seen["plainUrl"] == "wss://h/yukon/"
+    assert seen["connecting"] == "connecting"
