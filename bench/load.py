@@ -55,9 +55,15 @@ node) and resumes there (docs/protocol.md 4.25): the race's ``seq`` says which o
 moves the node has, the rest are sent again, none played twice; a route to the node it
 just followed, or past the terminal client's three a minute, is not followed (the relay
 serves it). ``--no-follow`` keeps the players where HAProxy put them (a client written
-from the older docs). ``--direct`` skips HAProxy: player ``i``, member ``j`` of room
-``r``, connects to node ``(r + j) mod N``, so rooms live on every node and each room's
-members are spread over the nodes (half the answers relayed, the relay's worst case).
+from the older docs). The probe rooms' guests (``--probe-rooms``: the joins the targets
+use) join as an invite link does: each looks the room's node up first (``GET
+/r/CODE?format=json`` through HAProxy, from its own loopback address), connects with
+``?node=`` that node, says hello and joins, so its join needs no route; the look-up's
+time counts in the join's. ``--no-lookup`` keeps today's join for comparison: connected
+where HAProxy put it, the join relayed, then routed. ``--direct`` skips HAProxy: player
+``i``, member ``j`` of room ``r``, connects to node ``(r + j) mod N``, so rooms live on
+every node and each room's members are spread over the nodes (half the answers relayed,
+the relay's worst case).
 
 Besides the figures above a cluster run prints each node's CPU per move answered in its
 rooms and how many of those it relayed (both from the nodes' own /metrics:
@@ -67,7 +73,9 @@ difference (what the relay adds), Redis's CPU, and what the measured CPU per mov
 for sizing a cluster (``show_capacity``). Through HAProxy it also prints HAProxy's own
 CPU per answered move, the routes followed, the join latency of the guests a route moved
 (from ``join`` sent to the ``room`` on the room's node, after the follow) against those
-whose join reached the room's node at once, and a moved join's steps; and over the whole
+whose join reached the room's node at once, and a moved join's steps; with the look-up,
+the look-ups' latency, every probe join with its look-up counted against a join on the
+room's node without it, and how many joins still needed a move; and over the whole
 run, the moves the players sent and saw accepted against the nodes' count of accepted
 moves (equal when none is lost or applied twice). Rooms form ``--form-concurrency`` at a
 time per player process (people arrive over time).
@@ -85,6 +93,7 @@ import concurrent.futures
 import contextlib
 import gc
 import itertools
+import json
 import math
 import multiprocessing as mp
 import os
@@ -118,6 +127,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from bench.engine import cpu_model, percentile
 from bench.haproxy import Balancer, server_names
+from client.closed import parse_room_state
 from client.connection import ROUTE_LIMIT, ROUTE_WINDOW
 from protocol import Game
 
@@ -346,6 +356,55 @@ def with_node(url: str, node: str) -> str:
     query.append(("node", node))
     path = parts.path or "/"
     return urllib.parse.urlunsplit(parts._replace(path=path, query=urllib.parse.urlencode(query)))
+
+
+#: How long a look-up of a room's node may take before the player connects without it
+#: (the terminal client's and the browser page's limit).
+LOOKUP_TIMEOUT = 5.0
+
+
+async def look_up_node(
+    url: str, room: str, *, local_addr: str | None = None, timeout: float = LOOKUP_TIMEOUT
+) -> str | None:
+    """As an invite link's page and ``yukon play LINK`` do (docs/protocol.md 4.25): ``GET
+    /r/ROOM?format=json`` of the server at ``url`` (its ws:// address: through HAProxy
+    with ``--nodes``), from ``local_addr``, and the node it names (read as the terminal
+    client reads it, ``client.closed``); None on any failure, or when it names none."""
+    parts = urllib.parse.urlsplit(url)
+    path = f"{parts.path.rstrip('/')}/r/{room}?format=json"
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: application/json\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    writer = None
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(
+                parts.hostname,
+                parts.port or 80,
+                local_addr=(local_addr, 0) if local_addr is not None else None,
+            )
+            writer.write(request.encode())
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            status, *headers = head.split("\r\n")
+            if status.split(" ")[1:2] != ["200"]:
+                return None
+            length = next(
+                (
+                    int(h.split(":", 1)[1])
+                    for h in headers
+                    if h.lower().startswith("content-length:")
+                ),
+                None,
+            )
+            body = await (reader.readexactly(length) if length is not None else reader.read())
+        state = parse_room_state(json.loads(body))
+    except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError):
+        return None
+    finally:
+        if writer is not None:
+            writer.transport.abort()
+    return state.node if state is not None else None
 
 
 @dataclass
@@ -906,6 +965,9 @@ class WorkerJob:
     #: on: their joins are what a player joining a room of a busy cluster waits.
     probe_rooms: int = 0
     probe_rate: float = 0.0
+    #: The probe rooms' guests join as an invite link does: they look the room's node up
+    #: over HTTP through the balancer first, and connect there (``?node=``).
+    lookup: bool = False
 
 
 @dataclass
@@ -932,10 +994,20 @@ class WorkerReport:
     join_followed: list[float] = field(default_factory=list)
     join_followed_seen: list[float] = field(default_factory=list)
     join_direct: list[float] = field(default_factory=list)
-    #: The same for the probe rooms, formed at a steady pace while the others race.
+    #: The same for the probe rooms, formed at a steady pace while the others race. With
+    #: the look-up, a moved join's seconds count its look-up too; ``probe_direct`` is
+    #: the join itself on the room's node (from ``join``, the look-up not counted: what a
+    #: join costs with no affinity to pay for).
     probe_followed: list[float] = field(default_factory=list)
     probe_followed_seen: list[float] = field(default_factory=list)
     probe_direct: list[float] = field(default_factory=list)
+    #: With the look-up: every probe join's seconds from the look-up's start to its first
+    #: ``room`` and to its being on the room's node; each look-up's seconds; look-ups
+    #: that named no node (failed, or null: the guest connected anywhere).
+    probe_looked_seen: list[float] = field(default_factory=list)
+    probe_looked: list[float] = field(default_factory=list)
+    probe_lookups: list[float] = field(default_factory=list)
+    probe_no_node: int = 0
     #: Routes followed and not followed (Player.routes_ignored), follows that failed, and
     #: each follow's steps (``Player.follow_steps``).
     follows: int = 0
@@ -1068,11 +1140,37 @@ def keep_join(
         direct.append(seen)
 
 
+def keep_probe_join(
+    joined: tuple[float, float, bool] | None, lookup_s: float | None, report: WorkerReport
+) -> None:
+    """File a probe room's join: as ``keep_join`` does, and after a look-up (``lookup_s``
+    seconds) also the whole of it, the look-up counted, to its room and to its being on
+    the room's node; a join a route still moved counts its look-up too."""
+    if joined is None:
+        return
+    if lookup_s is None:
+        keep_join(joined, report.probe_followed_seen, report.probe_followed, report.probe_direct)
+        return
+    seen, on_node, moved = joined
+    report.probe_lookups.append(lookup_s)
+    report.probe_looked_seen.append(lookup_s + seen)
+    report.probe_looked.append(lookup_s + on_node)
+    if moved:
+        report.probe_followed_seen.append(lookup_s + seen)
+        report.probe_followed.append(lookup_s + on_node)
+    else:
+        report.probe_direct.append(seen)
+
+
 async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
     """Form ``job.probe_rooms`` rooms, one every ``1 / job.probe_rate`` seconds from
-    ``start_at`` (monotonic), of new players who connect and say hello first (as someone
-    who opens the client, then types a code), and measure their guests' joins; then
-    they leave. Through the load balancer each guest lands where it puts it."""
+    ``start_at`` (monotonic), of new players, and measure their guests' joins; then they
+    leave. The host connects, says hello and creates the room. Its guests, with
+    ``job.lookup``, join as an invite link does: each looks the room's node up through
+    the load balancer (``look_up_node``), connects there (``?node=``), says hello and
+    joins; the look-up counts in the join's seconds. Without it, they connect and say
+    hello first (as someone who opens the client, then types a code), and each lands
+    where the load balancer puts it (a route may move it)."""
     if job.echo or not job.probe_rooms or job.probe_rate <= 0:
         return
     rng = random.Random(job.seed + 1)
@@ -1093,16 +1191,24 @@ async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
             )
             for j in range(job.room_size)
         ]
+        host, guests = group[0], group[1:]
+        looked: dict[str, float] = {}  # each guest's look-up, seconds
         try:
-            for p in group:
+            for p in group if not job.lookup else [host]:
                 await connect_patiently(p)
                 await p.hello(60)
-            host, guests = group[0], group[1:]
             await host.send({"t": "create", "max_players": job.room_size})
             answer = await host.expect(("room", "error"), 60)
             if answer["t"] != "room":
                 raise RuntimeError(f"probe create refused: {answer}")
             for g in guests:
+                if job.lookup:
+                    began = time.perf_counter()
+                    g.node = await look_up_node(g.url, answer["room"], local_addr=g.local_addr)
+                    looked[g.name] = time.perf_counter() - began
+                    report.probe_no_node += g.node is None
+                    await connect_patiently(g)
+                    await g.hello(60)
                 g.join_room_at, g.join_on_node_at, g.join_followed = None, None, False
                 g.join_sent = time.perf_counter()
                 await g.send({"t": "join", "room": answer["room"]})
@@ -1113,12 +1219,7 @@ async def _probe(job: WorkerJob, start_at: float, report: WorkerReport) -> None:
             await asyncio.sleep(0.5)
             for g in guests:
                 await g.moved()
-                keep_join(
-                    join_latency(g),
-                    report.probe_followed_seen,
-                    report.probe_followed,
-                    report.probe_direct,
-                )
+                keep_probe_join(join_latency(g), looked.get(g.name), report)
         except (Gone, RuntimeError, OSError, InvalidHandshake, TimeoutError) as exc:
             if len(report.problems) < 5:
                 report.problems.append(f"probe room {k}: {type(exc).__name__} {exc}")
@@ -1285,6 +1386,13 @@ class RunFigures:
     probe_followed: list[float] = field(default_factory=list)
     probe_followed_seen: list[float] = field(default_factory=list)
     probe_direct: list[float] = field(default_factory=list)
+    #: The probe rooms' guests looked their room's node up first (``WorkerReport``'s
+    #: fields of the same names); False: ``--no-lookup``.
+    lookup: bool = False
+    probe_looked_seen: list[float] = field(default_factory=list)
+    probe_looked: list[float] = field(default_factory=list)
+    probe_lookups: list[float] = field(default_factory=list)
+    probe_no_node: int = 0
     follows: int = 0
     follow_steps: list[tuple[float, float, float]] = field(default_factory=list)
     routes_ignored: int = 0
@@ -1370,6 +1478,7 @@ def measure(
     follow = balancer is not None and args.follow
     # Probe rooms (joins at a steady pace, after the window): through the balancer only.
     probes = args.probe_rooms if balancer is not None and args.probe_rate > 0 else 0
+    lookup = probes > 0 and args.lookup
     addrs: list[str] = []
     if balancer is not None:
         urls = [balancer.url] * args.players
@@ -1407,6 +1516,7 @@ def measure(
                 local_addrs=addrs[chunk],
                 probe_rooms=probes // args.procs + (w < probes % args.procs),
                 probe_rate=args.probe_rate / args.procs,
+                lookup=lookup,
             )
             proc = ctx.Process(target=worker_main, args=(job, child), daemon=True)
             proc.start()
@@ -1517,6 +1627,11 @@ def measure(
         probe_followed=[x for r in reports for x in r.probe_followed],
         probe_followed_seen=[x for r in reports for x in r.probe_followed_seen],
         probe_direct=[x for r in reports for x in r.probe_direct],
+        lookup=lookup,
+        probe_looked_seen=[x for r in reports for x in r.probe_looked_seen],
+        probe_looked=[x for r in reports for x in r.probe_looked],
+        probe_lookups=[x for r in reports for x in r.probe_lookups],
+        probe_no_node=sum(r.probe_no_node for r in reports),
         follows=sum(r.follows for r in reports),
         follow_steps=[x for r in reports for x in r.follow_steps],
         ready_again=sum(r.ready_again for r in reports),
@@ -1653,12 +1768,26 @@ def show_cluster(f: RunFigures) -> None:
                 f" {steps[2]:.2f} ms (sends held)"
             )
         if f.probe_rooms:
+            how = (
+                "each guest looks its room's node up first, the look-up counted"
+                if f.lookup
+                else "no look-up (--no-lookup)"
+            )
             show_joins(
                 f"joins at a steady pace ({f.probe_rooms} rooms of new players,"
-                f" {f.probe_rate:g} a second, after the window, the racers racing on):",
+                f" {f.probe_rate:g} a second, after the window, the racers racing on;"
+                f" {how}):",
                 f.probe_followed_seen,
                 f.probe_followed,
                 f.probe_direct,
+            )
+            if f.lookup:
+                show_lookups(f.probe_lookups, f.probe_looked_seen, f.probe_looked, f.probe_direct)
+            moved = len(f.probe_followed)
+            print(
+                f"    joins that still needed a move: {moved} of"
+                f" {moved + len(f.probe_direct)}"
+                + (f"; {f.probe_no_node} look-ups named no node" if f.lookup else "")
             )
         show_joins(
             "joins while the rooms form at once (the bench's burst):",
@@ -1697,10 +1826,39 @@ def show_joins(title: str, seen: list[float], on_node: list[float], direct: list
     )
 
 
+def show_lookups(
+    lookups: list[float], seen: list[float], on_node: list[float], direct: list[float]
+) -> None:
+    """The probe joins that looked their room's node up first: the look-ups, every join
+    with its look-up, and what that adds to a join made on the room's node."""
+    print(
+        f"    the look-up (HTTP through HAProxy)  p50 {ms(lookups, 50):7.2f} ms   p99"
+        f" {ms(lookups, 99):7.2f} ms   ({len(lookups)} look-ups)"
+    )
+    print(
+        f"    every join, look-up counted: to its room  p50 {ms(seen, 50):7.2f} ms   p99"
+        f" {ms(seen, 99):7.2f} ms; on the room's node p50 {ms(on_node, 50):7.2f} ms   p99"
+        f" {ms(on_node, 99):7.2f} ms"
+    )
+    print(
+        f"    the look-up and any move add: to its room  p50"
+        f" {ms(seen, 50) - ms(direct, 50):7.2f} ms   p99 {ms(seen, 99) - ms(direct, 99):7.2f} ms;"
+        f" on the room's node p50 {ms(on_node, 50) - ms(direct, 50):7.2f} ms   p99"
+        f" {ms(on_node, 99) - ms(direct, 99):7.2f} ms (against a join on the room's node,"
+        " its look-up not counted)"
+    )
+
+
 def join_added(f: RunFigures, p: float, *, seen: bool) -> float:
     """What the move to the room's node adds to a join at percentile ``p``: to its first
     ``room`` (``seen``) or to its being on the room's node; the probe rooms' joins when
-    there were any, else those of the rooms formed at once."""
+    there were any, else those of the rooms formed at once. With the look-up, every
+    probe join pays for it (and the few a route still moved, for the move too): what is
+    added is then every join, its look-up counted, against a join on the room's node,
+    its look-up not counted."""
+    if f.probe_rooms and f.lookup:
+        looked = f.probe_looked_seen if seen else f.probe_looked
+        return ms(looked, p) - ms(f.probe_direct, p)
     if f.probe_rooms:
         moved = f.probe_followed_seen if seen else f.probe_followed
         return ms(moved, p) - ms(f.probe_direct, p)
@@ -1732,14 +1890,30 @@ def show_capacity(runs: list[RunFigures]) -> None:
             print(f"  the relay adds to a move's answer, p{p}        {median_of(extra)} ms")
     if all(f.balancer_cpu is not None for f in runs):
         steady = "at a steady pace" if all(f.probe_rooms for f in runs) else "rooms forming"
+        adds = "the move adds"
+        if all(f.probe_rooms and f.lookup for f in runs):
+            adds = "the look-up and any move add"
         for seen, what in ((True, "to its room"), (False, "on the room's node")):
             for p in (50, 99):
                 extra = [join_added(f, p, seen=seen) for f in runs]
                 if not any(math.isnan(x) for x in extra):
-                    print(
-                        f"  the move adds to a join ({steady}), {what}, p{p} {median_of(extra)} ms"
-                    )
-        if len(runs) > 1 and all(f.probe_rooms for f in runs):
+                    print(f"  {adds} to a join ({steady}), {what}, p{p} {median_of(extra)} ms")
+        if all(f.probe_rooms for f in runs):
+            moved_n = sum(len(f.probe_followed) for f in runs)
+            joins_n = moved_n + sum(len(f.probe_direct) for f in runs)
+            line = f"  steady joins that still needed a move         {moved_n} of {joins_n}"
+            if all(f.lookup for f in runs):
+                looked = [x for f in runs for x in f.probe_looked]
+                direct = [x for f in runs for x in f.probe_direct]
+                lookups = [x for f in runs for x in f.probe_lookups]
+                p50, p99 = (ms(looked, p) - ms(direct, p) for p in (50, 99))
+                line += (
+                    f" ({sum(f.probe_no_node for f in runs)} look-ups named no node); pooled:"
+                    f" the look-up p50 / p99 {ms(lookups, 50):.2f} / {ms(lookups, 99):.2f} ms,"
+                    f" it and any move add (on the room's node) {p50:.2f} / {p99:.2f} ms"
+                )
+            print(line)
+        if len(runs) > 1 and all(f.probe_rooms and not f.lookup for f in runs):
             # A round's p99 of a few dozen moved joins is its worst one: the rounds'
             # joins pooled say more.
             moved_seen = [x for f in runs for x in f.probe_followed_seen]
@@ -1835,12 +2009,17 @@ def show_cluster_targets(runs: list[RunFigures]) -> None:
             f"  nodes for {TARGET_RACERS:,} racers   {nodes}   <= {TARGET_NODES}:"
             f" {verdict(nodes <= TARGET_NODES)}"
         )
+    adds = (
+        "the look-up and any move add"
+        if all(f.probe_rooms and f.lookup for f in runs)
+        else "the move adds"
+    )
     for seen, what in ((True, "to its room"), (False, "on the room's node")):
         added = [join_added(f, 99, seen=seen) for f in runs]
         if not any(math.isnan(x) for x in added):
             p99 = statistics.median(added)
             print(
-                f"  the move adds to a join ({what}), p99 {p99:.1f} ms"
+                f"  {adds} to a join ({what}), p99 {p99:.1f} ms"
                 f"   <= {TARGET_JOIN_ADDED_P99_MS:g} ms: {verdict(p99 <= TARGET_JOIN_ADDED_P99_MS)}"
             )
     print(
@@ -1892,6 +2071,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_false",
         help="with --nodes through HAProxy: the players do not follow route (a client"
         " written from the older docs: it stays where HAProxy put it, relayed)",
+    )
+    parser.add_argument(
+        "--no-lookup",
+        dest="lookup",
+        action="store_false",
+        help="with --nodes through HAProxy: the probe rooms' guests connect wherever HAProxy"
+        " puts them and join there, relayed and then routed, instead of looking the room's"
+        " node up first (/r/CODE?format=json, as an invite link does) and connecting there",
     )
     parser.add_argument(
         "--lb-cpus",

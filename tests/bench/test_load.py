@@ -10,6 +10,7 @@ import random
 import re
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -26,6 +27,7 @@ from bench.load import (
     ServerProcess,
     form_room,
     join_latency,
+    look_up_node,
     node_metrics,
     node_urls,
     parse_args,
@@ -155,8 +157,28 @@ def test_a_short_run_of_two_nodes_through_haproxy_follows_the_routes() -> None:
         "HAProxy CPU per answered move",
         "Redis CPU per answered move",
         "answers relayed (",
+        # The probe rooms' guests looked their room's node up and joined there: 8 rooms
+        # of 4, 24 joins, none moved by a route.
+        "each guest looks its room's node up first, the look-up counted",
+        "the look-up (HTTP through HAProxy)",
+        "(24 look-ups)",
+        "joins that still needed a move: 0 of 24; 0 look-ups named no node",
+        "the look-up and any move add to a join (on the room's node), p99",
     ):
         assert line in out, out
+
+
+def test_a_short_run_without_the_look_up_joins_where_haproxy_puts_each_guest() -> None:
+    """``--no-lookup``: the probe rooms' guests join wherever HAProxy put them; those that
+    reached the other node are moved by a route, and the summary says how many."""
+    needed(f"Redis at {DEFAULT_REDIS}", redis_problem())
+    needed("a cluster node", cluster_problem())
+    needed("HAProxy", haproxy_problem())
+    out = short_run("--no-lookup")
+    assert "no look-up (--no-lookup)" in out and "the look-up (HTTP" not in out, out
+    moved = re.search(r"joins that still needed a move: (\d+) of 24\n", out)
+    assert moved and int(moved.group(1)) >= 1, out
+    assert "the move adds to a join (on the room's node), p99" in out, out
 
 
 # -- following a route (docs/protocol.md 4.25), against a real server ----------------------
@@ -350,3 +372,25 @@ def test_a_move_on_its_way_during_a_follow_is_neither_lost_nor_played_twice(
     assert seqs == sorted(set(seqs)) == list(range(1, len(seqs) + 1))
     assert p.sent == p.accepted_total == len(seqs) == 7
     assert accepted_by_server == 7
+
+
+def test_the_look_up_reads_the_rooms_node_and_any_failure_is_none(alone: ServerProcess) -> None:
+    """``look_up_node`` asks ``/r/CODE?format=json`` as an invite link does: a server alone
+    names no node, nor does a closed room; a port nobody answers on gives None, not an
+    error. (The cluster's node, through HAProxy: the short runs above.)"""
+
+    async def scenario() -> list[str | None]:
+        host = Player(alone.url, f"lk{secrets.token_hex(3)}", random.Random(1))
+        await host.connect()
+        await host.hello()
+        await host.send({"t": "create"})
+        room = (await host.expect("room"))["room"]
+        found = [await look_up_node(alone.url, room), await look_up_node(alone.url, "23456")]
+        with socket.socket() as s:  # a port that was free a moment ago: refused
+            s.bind(("127.0.0.1", 0))
+            nobody = s.getsockname()[1]
+        found.append(await look_up_node(f"ws://127.0.0.1:{nobody}/", room, timeout=5))
+        await host.close()
+        return found
+
+    assert asyncio.run(scenario()) == [None, None, None]
