@@ -20,7 +20,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from .effects import Effect, Locate, PasswordFailed, PoolEnter, PoolLeave
+from .effects import Effect, Locate, PasswordFailed, PoolEnter, PoolLeave, Resumed
 from .heartbeat import BEAT_EVERY_S, Heartbeat
 from .quickpool import ClusterPool
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
@@ -363,13 +363,11 @@ class Cluster:
         (Redis away)."""
         seated = self.hub.seated(player_id) or not resume  # a new name has no room yet
         try:
-            old = await self.relay.session(player_id, conn)
+            await self._newest_session(player_id, conn)
         except RelayDown:
             if seated:  # their room is here, or nowhere: nothing to look up
                 return None
             raise
-        if old is not None and old[0] != self.node:
-            self.transport.send(old[0], bus.Kick(old[1]))
         if seated:
             return None
         code = await self.relay.seat(player_id)
@@ -418,6 +416,9 @@ class Cluster:
             for node in self.others:
                 self.transport.send(node, bus.PasswordFail(e.key))
             return
+        if isinstance(e, Resumed):
+            self.server.keep(asyncio.create_task(self._resumed(e)))
+            return
         found = bus.outgoing(self.node, e)
         if found is None:
             log.warning("cluster: no message for %s", type(e).__name__)
@@ -426,6 +427,22 @@ class Cluster:
         if isinstance(message, bus.Frame):
             self.server.metrics.frames_forwarded.inc()
         self.transport.send(node, message)
+
+    async def _resumed(self, e: Resumed) -> None:
+        """A hello served from memory: this is the player's newest session (a follower's
+        on its room's node, whose gateway the directory still named), as for a hello
+        storage answers (``locate_player``). Redis away: the next hello notes it."""
+        try:
+            await self._newest_session(e.player_id, e.conn)
+        except RelayDown:
+            log.info("player %d: the directory is away; their session is not noted", e.player_id)
+
+    async def _newest_session(self, player_id: int, conn: int) -> None:
+        """Note ``conn`` here as the player's newest session, and close the one before it
+        if it was on another node (4001: one session per player in the cluster)."""
+        old = await self.relay.session(player_id, conn)
+        if old is not None and old[0] != self.node:
+            self.transport.send(old[0], bus.Kick(old[1]))
 
     async def _locate(self, e: Locate) -> None:
         try:

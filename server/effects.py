@@ -36,6 +36,7 @@ __all__ = [
     "Forward",
     "Detach",
     "Release",
+    "Resumed",
     "GhostRun",
     "RatingChange",
     "Standing",
@@ -369,6 +370,19 @@ class PasswordFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class Resumed:
+    """Player ``player_id`` said hello on this node's connection ``conn`` and was served
+    from memory (no ``Authenticate``: a follower on its room's node, a resume within the
+    window): a cluster notes this as their newest session in the directory, as it does
+    for every hello storage answers (``Node.locate_player``), and closes an older one on
+    another node, so that one session per player holds and a later hello elsewhere
+    closes this one."""
+
+    player_id: int
+    conn: int
+
+
+@dataclass(frozen=True, slots=True)
 class GhostRun:
     """A stored run to race as a ghost (``Hub.ghost_answered``, ``Hub.restore``): found
     by the I/O layer (``server.replays``), which has checked that it may be raced.
@@ -400,6 +414,7 @@ ClusterEffect = (
     | Detach
     | Release
     | PasswordFailed
+    | Resumed
     | PoolEnter
     | PoolLeave
     | QuickInvite
@@ -422,6 +437,7 @@ Effect = (
     | Detach
     | Release
     | PasswordFailed
+    | Resumed
     | Rate
     | PoolEnter
     | PoolLeave

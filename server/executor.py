@@ -62,6 +62,7 @@ from .effects import (
     QuickInvite,
     Rate,
     Release,
+    Resumed,
     Send,
     Solve,
     Standing,
@@ -342,6 +343,7 @@ class RaceServer:
                     | Detach()
                     | Release()
                     | PasswordFailed()
+                    | Resumed()
                     | PoolEnter()
                     | PoolLeave()
                     | QuickInvite()

@@ -20,7 +20,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Protocol
 
-from .effects import ClusterEffect, Locate, PasswordFailed
+from .effects import ClusterEffect, Locate, PasswordFailed, Resumed
 from .replays import live_ghost
 from .rooms import events as ev
 from .storage.sql import SqlStore
@@ -101,14 +101,15 @@ class Alone:
 
     def effect(self, e: ClusterEffect) -> None:
         """A ``Locate`` is answered at once: a room this node does not hold is nowhere.
-        A wrong password is told to every other node: there is none. The rest name
+        A wrong password, or a player's newest session, is told to every other node:
+        there is none. The rest name
         another node, which a cluster of one never has: a bug, logged, never a crash."""
         if isinstance(e, Locate):
             located = ev.Located(e.conn, e.code, None, e.frame)
             loop = asyncio.get_running_loop()
             loop.call_soon(lambda: self.server.apply(self.hub.handle(located, loop.time())))
             return
-        if isinstance(e, PasswordFailed):
+        if isinstance(e, (PasswordFailed, Resumed)):  # no other node to tell
             return
         log.error("%s on a server alone: no other node to carry it out", type(e).__name__)
 

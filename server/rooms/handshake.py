@@ -21,7 +21,7 @@ from protocol.messages import (
 )
 
 from ..daily import next_daily_ms, utc_date
-from ..effects import Authenticate, Close, Effect, Forget, Handover, Standing
+from ..effects import Authenticate, Close, Effect, Forget, Handover, Resumed, Standing
 from ..limits import address_key
 from .password import Password
 from .play import Play
@@ -138,6 +138,8 @@ class Handshake(Part):
                 # seat, and the older session to close); ``authenticated`` reattaches.
                 p = None
             if p is not None:
+                if self._shared.node:  # the directory's newest session is this one
+                    self._out.append(Resumed(p.id, c.id))
                 self.attach(c, p, now)
             else:  # not in memory: storage knows every registered player
                 c.authenticating = True

@@ -19,7 +19,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from protocol.messages import (
     Accepted,
@@ -134,5 +136,68 @@ async def test_a_join_after_the_look_up_lands_on_the_rooms_node_with_no_route(
         assert metric(port1, "yukon_moves_relayed_total") == 0
         assert metric(port2, "yukon_frames_forwarded_total") == 0
         for c in (ann, bob):
+            await c.ws.close()
+    assert "Traceback" not in log1.rest() + log2.rest()
+
+
+async def test_a_follower_who_resumes_on_the_rooms_node_is_its_session_in_the_directory(
+    fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    """Bob joins through node2 and follows the route to node1, where his hello is served
+    from memory (his guest session was there): the directory's ``session:`` key names his
+    session on node1 now, not the gateway's on node2 (it did before), so that a later
+    hello of his on a node that does not remember him closes the right one (one session
+    per player, docs/cluster.md). A later hello on node2 closes it (4001) either way:
+    node2 remembers where bob went and hands him over."""
+    import redis
+
+    db = migrated(fresh_postgres, tmp_path)
+    redis_url, prefix = deploy_redis
+    with affinity_cluster(db, deploy_redis, tmp_path) as (lb, (_, log1), (_, log2)):
+        ann = await player(lb + "?node=node1", "ann")
+        await ann.send(Create())
+        room = (await ann.expect(Room)).room
+        bob = await player(lb + "?node=node2", "bob")
+        token = next(f for f in bob.frames if isinstance(f, Welcome)).token
+        await bob.send(Join(room))
+        route = await bob.expect(Route)
+        assert route.node == "node1"
+        moved = Client(await connect(f"{lb}?node={route.node}"))
+        await moved.send(Hello(1, token=token, follow=True))
+        await moved.expect(Welcome)
+        await moved.expect(Room)
+        await bob.ws.close()
+
+        def sessions() -> dict[str, str]:
+            client = redis.Redis.from_url(redis_url)
+            try:
+                return {
+                    k.decode(): v.decode()
+                    for k in client.scan_iter(match=f"{prefix}session:*")
+                    if (v := client.get(k)) is not None
+                }
+            finally:
+                client.close()
+
+        # ann's and bob's: both on node1 now (noted just after the welcome, off the loop).
+        deadline = time.monotonic() + 5
+        seen = sessions()
+        while not all(v.startswith("node1 ") for v in seen.values()):
+            assert time.monotonic() < deadline, seen
+            await asyncio.sleep(0.05)
+            seen = sessions()
+        assert len(seen) == 2, seen
+        # Bob leaves the room and says hello on node2 again (another tab, say): his
+        # session on node1 is the older one, and is closed (4001).
+        await moved.send(Leave())
+        await moved.expect(Left)
+        newer = Client(await connect(f"{lb}?node=node2"))
+        await newer.send(Hello(1, token=token, follow=True))
+        await newer.expect(Welcome)
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                await moved.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4001
+        for c in (ann, newer):
             await c.ws.close()
     assert "Traceback" not in log1.rest() + log2.rest()
