@@ -169,10 +169,10 @@ async def test_a_follower_who_resumes_on_the_rooms_node_is_its_session_in_the_di
         await bob.ws.close()
 
         def sessions() -> dict[str, str]:
-            client = redis.Redis.from_url(redis_url)
+            client = redis.Redis.from_url(redis_url, decode_responses=True)
             try:
                 return {
-                    k.decode(): v.decode()
+                    str(k): str(v)
                     for k in client.scan_iter(match=f"{prefix}session:*")
                     if (v := client.get(k)) is not None
                 }

@@ -27,6 +27,14 @@ from .test_app import CODE, Player, create_room, winning_line
 
 __all__ = ["deploy_redis"]  # a fixture these tests use
 
+
+class Watched(Player):
+    """A player whose page this test opens itself (to watch its requests from the start);
+    ``close`` checks the page's errors, as ``Player.open``'s players do."""
+
+    errors: list[str]
+
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -57,7 +65,8 @@ async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_ho
         assert urls and urls[-1].endswith(f"/?node={owner}")
         assert metric(ports[owner], "yukon_routes_sent_total") == 1
         await bob.until(lambda: metric(ports[owner], "yukon_connections") == 2, "bob at home")
-        assert metric(ports[other], "yukon_connections") == 0
+        # The old socket is closed once the new one is welcomed (make before break).
+        await bob.until(lambda: metric(ports[other], "yukon_connections") == 0, "the old one shut")
 
         await bob.page.click("#ready")
         await alice.page.wait_for_selector("text=Everyone is ready")
@@ -91,7 +100,7 @@ async def test_an_invite_links_page_connects_to_the_rooms_node_and_needs_no_rout
         context = await browser.new_context(viewport={"width": 1280, "height": 800})
         page = await context.new_page()
         page.on("websocket", lambda ws: urls.append(ws.url))
-        bob = Player(context, page, "bob")
+        bob = Watched(context, page, "bob")
         bob.errors = []
         page.on("pageerror", lambda e: bob.errors.append(str(e)))
         # The page's CSP must refuse nothing, the look-up included (connect-src 'self').
