@@ -11,11 +11,11 @@
   server answers with the resync (``room``, ``race``, ``progress``) and the race goes on;
 * on a cluster it connects to the room's node at once when told which (``aim_at``: an
   invite link's room, looked up first), and otherwise follows ``route`` (docs/protocol.md
-  4.25): it opens a connection with
-  ``?node=ID`` to the node that holds its room and resumes there, so that its frames do
-  not cross the cluster's relay, while the old connection goes on serving (make before
-  break: the player waits for nothing); once the room's node welcomes it, that is the
-  connection, and to the app its resync is a resync like any other.
+  4.25): it opens a connection with ``?node=ID`` to the node that holds its room and
+  resumes there, so that its frames do not cross the cluster's relay, while the old
+  connection goes on serving (make before break: the player waits for nothing); once the
+  room's node welcomes it, that is the connection, and to the app its resync is a resync
+  like any other.
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
 version, another connection of the same player (4001), an address that is not a URL.
