@@ -57,13 +57,13 @@ just followed, or past the terminal client's three a minute, is not followed (th
 serves it). ``--no-follow`` keeps the players where HAProxy put them (a client written
 from the older docs). The probe rooms' guests (``--probe-rooms``: the joins the targets
 use) join as an invite link does: each looks the room's node up first (``GET
-/r/CODE?format=json`` through HAProxy, from its own loopback address), connects with
-``?node=`` that node, says hello and joins, so its join needs no route; the look-up's
-time counts in the join's. ``--no-lookup`` keeps today's join for comparison: connected
-where HAProxy put it, the join relayed, then routed. ``--direct`` skips HAProxy: player
-``i``, member ``j`` of room ``r``, connects to node ``(r + j) mod N``, so rooms live on
-every node and each room's members are spread over the nodes (half the answers relayed,
-the relay's worst case).
+/r/CODE?format=json&for=join`` through HAProxy, from its own loopback address), connects
+with ``?node=`` that node, says hello and joins, so its join needs no route; the
+look-up's time counts in the join's. ``--no-lookup`` keeps today's join for comparison:
+connected where HAProxy put it, the join relayed, then routed. ``--direct`` skips
+HAProxy: player ``i``, member ``j`` of room ``r``, connects to node ``(r + j) mod N``,
+so rooms live on every node and each room's members are spread over the nodes (half the
+answers relayed, the relay's worst case).
 
 Besides the figures above a cluster run prints each node's CPU per move answered in its
 rooms and how many of those it relayed (both from the nodes' own /metrics:
@@ -367,11 +367,11 @@ async def look_up_node(
     url: str, room: str, *, local_addr: str | None = None, timeout: float = LOOKUP_TIMEOUT
 ) -> str | None:
     """As an invite link's page and ``yukon play LINK`` do (docs/protocol.md 4.25): ``GET
-    /r/ROOM?format=json`` of the server at ``url`` (its ws:// address: through HAProxy
+    /r/ROOM?format=json&for=join`` of the server at ``url`` (its ws:// address: through HAProxy
     with ``--nodes``), from ``local_addr``, and the node it names (read as the terminal
     client reads it, ``client.closed``); None on any failure, or when it names none."""
     parts = urllib.parse.urlsplit(url)
-    path = f"{parts.path.rstrip('/')}/r/{room}?format=json"
+    path = f"{parts.path.rstrip('/')}/r/{room}?format=json&for=join"
     request = (
         f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: application/json\r\n"
         "Connection: close\r\n\r\n"

@@ -104,7 +104,9 @@ async def room_state(server_url: str, room: str, *, cafile: Path | None = None) 
     """Ask the server at ``server_url`` (the websocket address dialled) about ``room``;
     None when it cannot be told (see the module docstring)."""
     try:
-        url = invite_link(server_url, room) + "?format=json"
+        # for=join: an open room's last race is not asked for (it is not shown), so the
+        # answer comes without a database question (docs/protocol.md 1.6).
+        url = invite_link(server_url, room) + "?format=json&for=join"
     except ValueError:
         return None
     context = None

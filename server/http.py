@@ -684,8 +684,13 @@ class HttpPages:
             return _page(
                 HTTPStatus.NOT_FOUND, render_room_html(code, await self._last_race(code), None)
             )
-        # Both questions at once: a client that looks the room's node up before it
-        # connects (4.25) waits for the slower of the directory and the database, not both.
+        if parse_qs(query).get("for") == ["join"]:
+            # A client about to join looks the room's node up (4.25): an open room's last
+            # race is not asked of the database, which was most of the look-up's time.
+            is_open, node = await self._room_node(code)
+            last = None if is_open else await self._last_race(code)
+            return _json(HTTPStatus.OK, room_json(code, is_open, last, node))
+        # Both questions at once: the slower of the directory and the database, not both.
         (is_open, node), last = await asyncio.gather(self._room_node(code), self._last_race(code))
         return _json(HTTPStatus.OK, room_json(code, is_open, last, node))
 

@@ -62,8 +62,8 @@ export function withNode(url, node) {
 }
 
 /**
- * The node of a cluster that holds room `code`, from `<base>r/CODE?format=json` (protocol
- * 1.6), so that the page's first socket goes there (`?node=`) and its join needs no
+ * The node of a cluster that holds room `code`, from `<base>r/CODE?format=json&for=join`
+ * (protocol 1.6), so that the page's first socket goes there (`?node=`) and its join needs no
  * `route` (4.25); null on a server alone, for a closed room, and on any failure to ask (an
  * older server, no answer within `ms`, an answer that is not one). It never throws: the
  * page then connects as before, anywhere.
@@ -72,7 +72,8 @@ export async function roomNode(base, code, get = globalThis.fetch, ms = LOOKUP_M
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), ms);
   try {
-    const reply = await get(`${base}r/${encodeURIComponent(code)}?format=json`, {
+    // for=join: the open room's node alone, with no question to the database (1.6).
+    const reply = await get(`${base}r/${encodeURIComponent(code)}?format=json&for=join`, {
       signal: abort.signal,
       cache: "no-store",
       headers: { Accept: "application/json" },

@@ -911,6 +911,9 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
         # Still open while its members are in it: the last race is there in JSON.
         data = (await fetch(server, f"/r/{code}?format=json")).json()
         assert data["open"] is True and data["last_race"]["race"] == result.race
+        # Asked before a join (4.25): the open room alone, its last race not asked for.
+        data = (await fetch(server, f"/r/{code}?format=json&for=join")).json()
+        assert data == {"room": code, "open": True, "node": None, "last_race": None}
         for client in (alice, bob):
             await client.send(Leave())
             await client.expect(Left)
@@ -929,6 +932,7 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
         ]
         data = (await fetch(server, f"/r/{code}?format=json")).json()
         assert data["room"] == code and data["open"] is False and data["node"] is None
+        assert (await fetch(server, f"/r/{code}?format=json&for=join")).json() == data
         last = data["last_race"]
         assert (last["race"], last["code"]) == (result.race, result.code)
         assert isinstance(last["finished_ms"], int)

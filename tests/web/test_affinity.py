@@ -115,7 +115,7 @@ async def test_an_invite_links_page_connects_to_the_rooms_node_and_needs_no_rout
         await page.press("#ask-name", "Enter")
         await bob.until(lambda: any(f.get("you") == "player" for f in bob.of("room")), "the room")
         # The page asked where the room is, and its one websocket went there.
-        assert looked_up == [f"{base}/r/{room}?format=json"]
+        assert looked_up == [f"{base}/r/{room}?format=json&for=join"]
         assert urls == [f"{base.replace('http://', 'ws://')}/?node={owner}"]
         assert bob.of("route") == [] and len(bob.of("welcome")) == 1
         assert metric(ports[owner], "yukon_routes_sent_total") == 0

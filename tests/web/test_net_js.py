@@ -72,7 +72,11 @@ def test_an_invite_links_page_looks_its_rooms_node_up_and_connects_there() -> No
         "timedOut": None,
     }
     assert seen["asked"] == [
-        {"url": "/yukon/r/K7WQM?format=json", "cache": "no-store", "accept": "application/json"}
+        {
+            "url": "/yukon/r/K7WQM?format=json&for=join",
+            "cache": "no-store",
+            "accept": "application/json",
+        }
     ]
     assert seen["beforeAnswer"] == 0  # no socket before the look-up's answer
     assert seen["urls"] == [
