@@ -110,7 +110,7 @@ async def test_stopping_while_a_group_is_being_written_loses_none_of_it(
         await asyncio.sleep(0.3)  # the database is slow: stop() comes meanwhile
         return await journal_sql(**kw)  # type: ignore[arg-type]
 
-    store.journal = slow_journal  # type: ignore[method-assign]
+    store.journal = slow_journal  # type: ignore[method-assign,assignment]
     writer = JournalWriter(store, dict, interval=0.01)
     writer.start()
     writer.add(live("slow", ann.player_id))
@@ -200,7 +200,9 @@ async def test_a_checkpoint_moves_each_clock_of_this_owner_forward_only(store: S
     await store.checkpoint(alive={"mine": 5000, "theirs": 5000})
     await store.checkpoint(alive={"mine": 3000})  # older than what is noted: kept
     async with store.engine.connect() as conn:
-        rows = dict((await conn.execute(text("SELECT uid, alive_ms FROM live_races"))).all())
+        rows: dict[str, int] = dict(
+            (await conn.execute(text("SELECT uid, alive_ms FROM live_races"))).all()
+        )
     assert rows == {"mine": 5000, "theirs": 0}
 
 
