@@ -168,10 +168,8 @@ async def test_a_journal_group_waits_for_its_size_then_is_written(store: SqlStor
     assert [a.action for a in found["slow"]] == ["AS>F"]
 
 
-async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
-    store: SqlStore,
-) -> None:
-    """``race_owners`` names each owner once; ``live_owners(owners)`` only their races."""
+async def mine_and_theirs(store: SqlStore) -> None:
+    """Race ``mine`` journaled by ``store``, race ``theirs`` by another node (``n2``)."""
     ann = await store.register_player(name="ann", now=T0)
     await store.journal(races=[live("mine", ann.player_id)], actions=[])
     other = SqlStore(store.url)
@@ -180,6 +178,13 @@ async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
         await other.journal(races=[live("theirs", ann.player_id)], actions=[])
     finally:
         await other.close()
+
+
+async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
+    store: SqlStore,
+) -> None:
+    """``race_owners`` names each owner once; ``live_owners(owners)`` only their races."""
+    await mine_and_theirs(store)
     assert await store.race_owners() == {store.owner, "n2"}
     assert [r[0] for r in await store.live_owners(["n2"])] == ["theirs"]
     assert sorted(r[0] for r in await store.live_owners()) == ["mine", "theirs"]
@@ -189,14 +194,7 @@ async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
 async def test_a_checkpoint_moves_each_clock_of_this_owner_forward_only(store: SqlStore) -> None:
     """``checkpoint`` notes each race's clock: never backwards (a late checkpoint after a
     newer one), and never for a race another node writes (docs/cluster.md)."""
-    ann = await store.register_player(name="ann", now=T0)
-    await store.journal(races=[live("mine", ann.player_id)], actions=[])
-    other = SqlStore(store.url)
-    other.owner = "n2"
-    try:
-        await other.journal(races=[live("theirs", ann.player_id)], actions=[])
-    finally:
-        await other.close()
+    await mine_and_theirs(store)
     await store.checkpoint(alive={"mine": 5000, "theirs": 5000})
     await store.checkpoint(alive={"mine": 3000})  # older than what is noted: kept
     async with store.engine.connect() as conn:
