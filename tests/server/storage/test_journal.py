@@ -331,3 +331,24 @@ def test_only_a_plain_sqlite_file_gets_a_connection_of_its_own() -> None:
     assert SqlStore("sqlite://").direct is None
     assert SqlStore("sqlite:///file:x.db?mode=ro&uri=true").direct is None
     assert SqlStore("postgresql://postgres@127.0.0.1:5432/x").direct is None
+
+
+async def test_a_race_start_is_written_at_once_whenever_the_writer_next_looks() -> None:
+    """A race's start wakes the writer between its looks (``interval`` an hour here):
+    nothing else could rebuild that race, so it does not wait for the next look."""
+    written = asyncio.Event()
+    groups: list[tuple[list[LiveRace], list[LiveAction]]] = []
+
+    class Store:
+        async def journal(self, *, races: list[LiveRace], actions: list[LiveAction]) -> set[str]:
+            groups.append((races, actions))
+            written.set()
+            return set()
+
+    writer = JournalWriter(Store(), dict, interval=3600.0)  # type: ignore[arg-type]
+    writer.start()
+    await asyncio.sleep(0)  # the writer's task is waiting for its next look
+    writer.add(live("now", 1))
+    await asyncio.wait_for(written.wait(), 10)
+    assert groups == [([live("now", 1)], [])]
+    await writer.stop()
