@@ -10,7 +10,8 @@ Sans-I/O protocol (``Peer._parse``: ``receive_data`` + ``events_received``, what
 frame took before) and straight from the bytes (``Peer._read``); and a 120-byte
 ``progress`` framed by websockets' ``send_binary`` (once per member before) and by
 ``binary_frame`` (once per room now). The peers are real ones over a transport that only
-records its writes, opened by a real handshake; the handler does nothing.
+records its writes, opened by a real handshake (``handshaken``, which
+tests/server/test_connection.py uses too); the handler does nothing.
 
 This is a measurement, not a test: it never fails on timing and always exits 0.
 """
@@ -34,19 +35,25 @@ from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
 from protocol.messages import MoveMsg, encode
-from server.connection import Listener, Peer, binary_frame
+from server.connection import Handler, Listener, Peer, binary_frame
 
 N = 100_000
 
 
-class _Transport(asyncio.Transport):
-    """Takes the peer's writes and forgets them."""
+class FakeTransport(asyncio.Transport):
+    """The socket under a ``Peer``, without a kernel: keeps each ``write`` in ``writes``
+    (tests read them; the timings here write nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        pass
+        self.writes.append(bytes(data))
 
     def is_closing(self) -> bool:
-        return False
+        return self.closed
 
     def get_write_buffer_size(self) -> int:
         return 0
@@ -57,12 +64,46 @@ class _Transport(asyncio.Transport):
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return ("127.0.0.1", 1) if name == "peername" else default
 
+    def can_write_eof(self) -> bool:
+        return True
 
-class _Quiet:
+    def write_eof(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        self.closed = True
+
+
+class NoHandler:
+    """A ``connection.Handler`` that does nothing with what the transport hands over."""
+
     def opened(self, peer: Peer) -> None: ...
     def message(self, peer: Peer, data: bytes | str) -> None: ...
     def control(self, peer: Peer) -> None: ...
     def closed(self, peer: Peer) -> None: ...
+
+
+def opened(handler: Handler) -> tuple[Peer, FakeTransport, ClientProtocol, bytes]:
+    """A ``Peer`` (telling ``handler``) on a ``FakeTransport``, and a client's protocol
+    with its opening request, not yet sent to the peer."""
+    peer = Peer(Listener(handler))
+    transport = FakeTransport()
+    peer.connection_made(transport)
+    client = ClientProtocol(parse_uri("ws://x"))
+    client.send_request(client.connect())
+    return peer, transport, client, b"".join(client.data_to_send())
+
+
+def handshaken(handler: Handler) -> tuple[Peer, FakeTransport, ClientProtocol]:
+    """A ``Peer`` opened by a real handshake (so it reads frames itself, ``Peer._read``),
+    and the client's protocol that sent it, open too; the handshake's writes are read."""
+    peer, transport, client, request = opened(handler)
+    peer.data_received(request)
+    client.receive_data(b"".join(transport.writes))
+    client.events_received()  # the handshake's answer
+    transport.writes.clear()
+    assert client.state is State.OPEN and peer.direct
+    return peer, transport, client
 
 
 def _best(work: Any, calls: int) -> float:
@@ -73,11 +114,7 @@ def _best(work: Any, calls: int) -> float:
 async def _main(calls: int) -> None:
     frame = Frame(Opcode.BINARY, encode(MoveMsg(256, "AD>5"))).serialize(mask=True, extensions=[])
     for direct in (False, True):
-        peer = Peer(Listener(_Quiet()))
-        peer.connection_made(_Transport())
-        client = ClientProtocol(parse_uri("ws://bench"))
-        client.send_request(client.connect())
-        peer.data_received(b"".join(client.data_to_send()))
+        peer, _, _ = handshaken(NoHandler())
         peer.direct = direct  # opened by the handshake: True; False reads as before
 
         def read(peer: Peer = peer, direct: bool = direct) -> None:

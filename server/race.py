@@ -97,6 +97,9 @@ class Runner:
     hinted: bool = False
     #: ``finish`` searches that found no win in this race (``FINISH_SEARCHES``).
     finish_misses: int = 0
+    #: The figures last shown of this runner in ``progress``, and the entry made of them
+    #: (``Race.progress``): made again only when one of them changed.
+    shown: tuple[tuple[Any, ...], PlayerProgress] | None = field(default=None, repr=False)
 
     @property
     def journal(self) -> list[tuple[int, str]]:
@@ -288,18 +291,30 @@ class Race:
     # -- reports ------------------------------------------------------------------------
 
     def progress(self, connected: dict[str, bool]) -> tuple[PlayerProgress, ...]:
-        return tuple(
-            PlayerProgress(
-                name=r.name,
-                state=r.state.value,
-                foundations=r.game.cards_on_foundations,
-                score=r.game.score,
-                moves=r.game.move_count,
-                time_ms=r.time_ms,
-                connected=connected.get(r.name, False),
+        """Every runner's figures, in the race's order. A room's progress goes out a few
+        times a second with one runner changed since the last: each runner's entry is
+        kept with the figures it was made of and made again only when one changed
+        (a frozen message costs more to build than its figures cost to compare)."""
+        out = []
+        for r in self.runners.values():
+            game = r.game
+            figures = (
+                r.state,
+                game.cards_on_foundations,
+                game.score,
+                game.move_count,
+                r.time_ms,
+                connected.get(r.name, False),
             )
-            for r in self.runners.values()
-        )
+            shown = r.shown
+            if shown is None or shown[0] != figures:
+                state, foundations, score, moves, time_ms, on = figures
+                shown = r.shown = (
+                    figures,
+                    PlayerProgress(r.name, state.value, foundations, score, moves, time_ms, on),
+                )
+            out.append(shown[1])
+        return tuple(out)
 
     def ranks(self) -> tuple[RankEntry, ...]:
         return rank_runners(list(self.runners.values()), self.time_limit_s * 1000)

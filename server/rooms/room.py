@@ -589,10 +589,12 @@ class Room(Generic[M]):
         if reply.TYPE != "refused":
             self.journal(p.id, seq, move or "undo", race.elapsed_ms(now))
             if runner.state is before:
+                # Nobody's race ended: a runner is done only by a change of its state
+                # (the time limit's ends are ``enforce_limit``'s, which checks itself).
                 self._hold_progress(p, now)
             else:  # won, stuck, or unstuck: everyone sees it at once
                 self.progress(now)
-            self.check_over()
+                self.check_over()
         return None
 
     def _new_action(self, p: M, seq: int, now: float) -> Runner | Refusal | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -53,7 +54,11 @@ class JournalWriter:
         self._races: list[LiveRace] = []
         self._actions: list[LiveAction] = []
         self._task: asyncio.Task[None] | None = None
-        self._soon = asyncio.Event()
+        #: Something is to be written at once (a race's start) or the writer is to stop:
+        #: its next look comes now, not after ``interval``.
+        self._roused = False
+        #: What the writer's task awaits between looks (``_nap``); None while it works.
+        self._wake: asyncio.Future[None] | None = None
         self._clocks_stopped = False
         #: ``stop`` asked the loop to end after the write in hand.
         self._stopping = False
@@ -71,7 +76,7 @@ class JournalWriter:
             # A race that is not journaled cannot be rebuilt at all (its players could not
             # even resend): write its start at once instead of with the next group.
             self._races.append(entry)
-            self._soon.set()
+            self._rouse()
         else:
             if not self._actions:
                 self._first_at = time.monotonic()
@@ -103,7 +108,7 @@ class JournalWriter:
             # (taken from the queue, its transaction rolled back). The loop ends after the
             # write in hand instead, and what is queued is written below.
             self._stopping = True
-            self._soon.set()
+            self._rouse()
             with contextlib.suppress(Exception):
                 await self._task
             self._task = None
@@ -147,6 +152,31 @@ class JournalWriter:
         with contextlib.suppress(Exception):
             await self.store.checkpoint(alive=self.alive())
 
+    def _rouse(self) -> None:
+        """The next look comes now (``_nap`` ends, or is not begun)."""
+        self._roused = True
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    async def _nap(self, seconds: float) -> None:
+        """Wait until the next multiple of ``seconds`` on the loop's clock, or until
+        ``_rouse``: a future and a timer (``asyncio.wait_for`` on an event made a task and
+        a timeout every look)."""
+        loop = asyncio.get_running_loop()
+        wake = self._wake = loop.create_future()
+        # On a grid of ``seconds`` of the loop's clock: the rooms' held progress is
+        # released on a grid of the same clock (``rooms.room.progress_due``), so at a
+        # move a second per player a look shares the loop's wake-up with a release
+        # instead of waking it on its own.
+        at = (math.floor(loop.time() / seconds) + 1) * seconds
+        timer = loop.call_at(at, _wake_up, wake)
+        try:
+            await wake
+        finally:
+            timer.cancel()
+            self._wake = None
+
     async def _run(self) -> None:
         """Look every ``interval`` and write the queue when it is ``due``; checkpoint
         beside it, so a slow checkpoint never holds a journal group back (and never runs
@@ -156,9 +186,9 @@ class JournalWriter:
         checkpointing: asyncio.Task[None] | None = None
         try:
             while not self._stopping:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._soon.wait(), self.interval)
-                self._soon.clear()
+                if not self._roused:
+                    await self._nap(self.interval)
+                self._roused = False
                 if self.due(time.monotonic()):
                     await self.flush()
                 if loop.time() >= next_checkpoint and (
@@ -169,3 +199,8 @@ class JournalWriter:
         finally:
             if checkpointing is not None and not checkpointing.done():
                 await asyncio.gather(checkpointing, return_exceptions=True)
+
+
+def _wake_up(wake: asyncio.Future[None]) -> None:
+    if not wake.done():
+        wake.set_result(None)

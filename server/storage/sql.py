@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import secrets
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -35,6 +36,7 @@ from protocol.messages import name_key, name_skeleton
 
 from ..daily import DailyChoice
 from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
+from .direct import SqliteThread, transaction
 from .models import (
     ArchiveBest,
     DailyAttempt,
@@ -283,6 +285,48 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _direct_for(engine: AsyncEngine) -> SqliteThread | None:
+    """The journal's own connection for a SQLite database that is a plain file; None for
+    anything else (PostgreSQL; an in-memory database, which another connection would
+    not see; a URL with options, which this connection would not honour)."""
+    url = engine.url
+    database = url.database
+    if engine.dialect.name != "sqlite" or url.query or not database:
+        return None
+    if database == ":memory:" or database.startswith("file:"):
+        return None
+    return SqliteThread(database)
+
+
+def _split_held(
+    rows: Iterable[Sequence[Any]], fence: dict[str, tuple[str, int]]
+) -> tuple[set[str], set[str]]:
+    """``(uid, owner, epoch)`` rows of ``live_races``: the uids still written by the
+    ``(owner, epoch)`` ``fence`` gives for them, and those another node took over."""
+    held: set[str] = set()
+    fenced: set[str] = set()
+    for uid, owner, epoch in rows:
+        if (owner, epoch) == fence[uid]:
+            held.add(uid)
+        else:
+            fenced.add(uid)
+    return held, fenced
+
+
+def _uids_in_direct(
+    conn: sqlite3.Connection, table: str, columns: str, uids: Sequence[str], *, rows: bool = False
+) -> Any:
+    """``columns`` of the rows of ``table`` whose uid is one of ``uids`` (on the journal's
+    own SQLite connection, in chunks within SQLite's limit on parameters): the first
+    column's values as a set, or (``rows``) the rows."""
+    found: list[Any] = []
+    for i in range(0, len(uids), 500):
+        chunk = uids[i : i + 500]
+        marks = ", ".join(["?"] * len(chunk))
+        found += conn.execute(f"SELECT {columns} FROM {table} WHERE uid IN ({marks})", chunk)
+    return found if rows else {row[0] for row in found}
+
+
 class SqlStore(RatingsStore):
     """Players, races, results and moves in one SQL database (ratings and streaks:
     ``RatingsStore``)."""
@@ -302,12 +346,19 @@ class SqlStore(RatingsStore):
         #: results are written only for races whose row still says so (docs/cluster.md).
         self.owner = ""
         self.epochs: dict[str, int] = {}
+        #: A SQLite file's journal and checkpoints go through a connection of their own,
+        #: a group in one call (``direct``); None: through the engine (PostgreSQL, or a
+        #: SQLite URL that names no plain file).
+        self.direct: SqliteThread | None = _direct_for(self.engine)
+        self._live_binds: list[tuple[str, Any]] | None = None
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
 
     async def close(self) -> None:
+        if self.direct is not None:
+            await self.direct.close()
         await self.engine.dispose()
 
     async def ping(self) -> None:
@@ -585,13 +636,106 @@ class SqlStore(RatingsStore):
             return set()
         for attempt in range(3):
             try:
+                if self.direct is not None:
+                    return await self._journal_direct(self.direct, uids, races, actions)
                 return await self._journal(uids, races, actions)
-            except IntegrityError:
+            except (IntegrityError, sqlite3.IntegrityError):
                 # A race ended (its result stored, its live row deleted) between this
                 # batch's check and its insert: check again, and its entries are dropped.
+                # (Through ``direct`` the check and the insert hold the write lock
+                # together, so this is the engine's case.)
                 if attempt == 2:
                     raise
         return set()  # pragma: no cover (the loop returns or raises)
+
+    def _live_values(self, r: LiveRace) -> dict[str, Any]:
+        """A ``live_races`` row of a race as it starts, as Python values."""
+        return {
+            "uid": r.uid,
+            "room": r.room,
+            "code": r.code,
+            "rules": r.rules,
+            "daily_date": r.daily_date,
+            "attempt": r.attempt,
+            "undo": r.undo,
+            "time_limit": r.time_limit,
+            "max_players": r.max_players,
+            "fixed": r.fixed,
+            "host_id": r.host_id,
+            "players": json.dumps([list(p) for p in r.players]),
+            "started_at": _utc(r.started_wall),
+            "alive_ms": 0,
+            "hints": r.hints,
+            "salt": r.salt,
+            "practice": r.practice,
+            "owner": self.owner,
+            "epoch": 1,
+            "ghost_race": r.ghost_race,
+            "ghost_player": r.ghost_player,
+            "rated": r.rated,
+            "archive": r.archive,
+            "quick": r.quick,
+        }
+
+    def _live_params(self, r: LiveRace) -> tuple[Any, ...]:
+        """``_live_values`` as the driver takes them, in ``live_races``' column order:
+        each through its column type's own bind processor, so the row is stored exactly
+        as the engine stores it (dates and times as SQLite text, booleans as integers)."""
+        binds = self._live_binds
+        if binds is None:
+            dialect = self.engine.dialect
+            binds = self._live_binds = [
+                (c.name, c.type.dialect_impl(dialect).bind_processor(dialect))
+                for c in _live.columns
+            ]
+        values = self._live_values(r)
+        if len(values) != len(binds):  # a column added to the model and not here
+            raise ValueError(f"live_races has {sorted(c for c, _ in binds)}, not {sorted(values)}")
+        return tuple(
+            value if bind is None else bind(value)
+            for name, bind in binds
+            for value in (values[name],)
+        )
+
+    def _insert_live_sql(self) -> str:
+        """``INSERT ... ON CONFLICT DO NOTHING`` of a ``live_races`` row (``_live_params``)."""
+        columns = [c.name for c in _live.columns]
+        return (
+            f"INSERT INTO {_live.name} ({', '.join(columns)}) "
+            f"VALUES ({self._marks(len(columns))}) ON CONFLICT DO NOTHING"
+        )
+
+    async def _journal_direct(
+        self,
+        direct: SqliteThread,
+        uids: set[str],
+        races: Sequence[LiveRace],
+        actions: Sequence[LiveAction],
+    ) -> set[str]:
+        """``_journal`` on a SQLite file's own connection: the rows and statements made
+        here, the whole group run in one call on its thread (``server.storage.direct``)."""
+        ordered = sorted(uids)
+        fence = {uid: self._fence(uid) for uid in ordered}
+        starts = [(r.uid, self._live_params(r)) for r in races]
+        insert_live = self._insert_live_sql() if starts else ""
+        rows = [(a.uid, a.n, a.player_id, a.seq, a.at_ms, a.action) for a in actions]
+        insert_actions = self._insert_actions_sql() if rows else ""
+
+        def group(conn: sqlite3.Connection) -> set[str]:
+            stored = _uids_in_direct(conn, _races.name, "uid", ordered)
+            fresh = [params for uid, params in starts if uid not in stored]
+            if fresh:
+                conn.executemany(insert_live, fresh)
+            held, fenced = _split_held(
+                _uids_in_direct(conn, _live.name, "uid, owner, epoch", ordered, rows=True),
+                fence,
+            )
+            mine = [row for row in rows if row[0] in held]
+            if mine:
+                conn.executemany(insert_actions, mine)
+            return fenced
+
+        return await direct.run(lambda conn: transaction(conn, group))
 
     async def _journal(
         self, uids: set[str], races: Sequence[LiveRace], actions: Sequence[LiveAction]
@@ -603,35 +747,7 @@ class SqlStore(RatingsStore):
             if fresh:
                 await conn.execute(
                     self._insert_ignoring_duplicates(_live),
-                    [
-                        {
-                            "uid": r.uid,
-                            "room": r.room,
-                            "code": r.code,
-                            "rules": r.rules,
-                            "daily_date": r.daily_date,
-                            "attempt": r.attempt,
-                            "undo": r.undo,
-                            "time_limit": r.time_limit,
-                            "max_players": r.max_players,
-                            "fixed": r.fixed,
-                            "host_id": r.host_id,
-                            "players": json.dumps([list(p) for p in r.players]),
-                            "started_at": _utc(r.started_wall),
-                            "alive_ms": 0,
-                            "hints": r.hints,
-                            "salt": r.salt,
-                            "practice": r.practice,
-                            "owner": self.owner,
-                            "epoch": 1,
-                            "ghost_race": r.ghost_race,
-                            "ghost_player": r.ghost_player,
-                            "rated": r.rated,
-                            "archive": r.archive,
-                            "quick": r.quick,
-                        }
-                        for r in fresh
-                    ],
+                    [self._live_values(r) for r in fresh],
                 )
             live, fenced = await self._held(conn, ordered)
             rows = [
@@ -662,18 +778,26 @@ class SqlStore(RatingsStore):
                 f" WHERE uid IN ({self._marks(len(chunk))}){lock}",
                 chunk,
             )
-            for row in result:
-                uid, owner, epoch = cast(tuple[str, str, int], tuple(row))
-                if (owner, epoch) == self._fence(uid):
-                    held.add(uid)
-                else:
-                    fenced.add(uid)
+            mine, theirs = _split_held(
+                (tuple(row) for row in result), {uid: self._fence(uid) for uid in chunk}
+            )
+            held |= mine
+            fenced |= theirs
         return held, fenced
 
     async def checkpoint(self, *, alive: dict[str, int]) -> None:
         """Note how far each running race's clock has got: a crash costs at most the time
         since the last checkpoint, never the time the server was away."""
         if not alive:
+            return
+        if self.direct is not None:
+            params = [(ms, uid, ms, self.owner) for uid, ms in alive.items()]
+            update = (
+                f"UPDATE {_live.name} SET alive_ms = ? WHERE uid = ? AND alive_ms < ? AND owner = ?"
+            )
+            await self.direct.run(
+                lambda conn: transaction(conn, lambda c: c.executemany(update, params))
+            )
             return
         # One statement for every race (executemany): a checkpoint of 500 races must not
         # hold the event loop for 500 round trips (bench/load.py).

@@ -18,6 +18,8 @@ from websockets.frames import Close, Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
 
+from bench import frames
+from bench.frames import FakeTransport, NoHandler
 from protocol import Game
 from protocol.messages import (
     Accepted,
@@ -517,46 +519,6 @@ async def test_a_stalled_client_never_delays_the_others(server: RaceServer) -> N
         await c.ws.close()
 
 
-class FakeTransport(asyncio.Transport):
-    """Records each ``write``: the socket under a ``Peer``, without a kernel."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.writes.append(bytes(data))
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return ("127.0.0.1", 1) if name == "peername" else default
-
-    def can_write_eof(self) -> bool:
-        return True
-
-    def write_eof(self) -> None:
-        pass
-
-    def abort(self) -> None:
-        self.closed = True
-
-
-class NoHandler:
-    def opened(self, peer: Any) -> None: ...
-    def message(self, peer: Any, data: bytes | str) -> None: ...
-    def control(self, peer: Any) -> None: ...
-    def closed(self, peer: Any) -> None: ...
-
-
 def open_peer() -> tuple[Any, FakeTransport]:
     """A ``Peer`` whose websocket is open, over a transport that records its writes."""
     from websockets.server import ServerProtocol
@@ -872,26 +834,16 @@ class Recorder(NoHandler):
 def opened() -> tuple[Any, FakeTransport, ClientProtocol, Recorder, bytes]:
     """A ``Peer`` on a fake transport, what it hands over, and a client's protocol with
     its opening request (not yet sent to the peer)."""
-    from server.connection import Listener, Peer
-
     handler = Recorder()
-    peer = Peer(Listener(handler))
-    transport = FakeTransport()
-    peer.connection_made(transport)
-    client = ClientProtocol(parse_uri("ws://x"))
-    client.send_request(client.connect())
-    return peer, transport, client, handler, b"".join(client.data_to_send())
+    peer, transport, client, request = frames.opened(handler)
+    return peer, transport, client, handler, request
 
 
 def handshaken() -> tuple[Any, FakeTransport, ClientProtocol, Recorder]:
     """A ``Peer`` opened by a real handshake (so it reads frames itself), the client's
     protocol that sent it, and what the peer hands over."""
-    peer, transport, client, handler, request = opened()
-    peer.data_received(request)
-    client.receive_data(b"".join(transport.writes))
-    client.events_received()  # the handshake's answer
-    transport.writes.clear()
-    assert client.state is State.OPEN and peer.direct
+    handler = Recorder()
+    peer, transport, client = frames.handshaken(handler)
     return peer, transport, client, handler
 
 

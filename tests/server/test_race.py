@@ -307,6 +307,27 @@ def test_progress_lists_every_runner() -> None:
     )
 
 
+def test_progress_remakes_only_the_entries_whose_figures_changed() -> None:
+    """Each runner's entry is kept and made again only when its figures change: a move,
+    an undo, a resignation, a connection lost or regained; the others are the same ones."""
+    race = make_race()
+    ann, bob = race.runners["ann"], race.runners["bob"]
+    first = race.progress({"ann": True, "bob": True})
+    race.move(ann, 1, "6H>7", T0 + 1)
+    second = race.progress({"ann": True, "bob": True})
+    assert second[1] is first[1]
+    assert second[0] == PlayerProgress("ann", "playing", 0, 5, 1, None, True)
+    race.undo(ann, 2, T0 + 2)
+    third = race.progress({"ann": True, "bob": False})
+    assert third[0].moves == 1 and third[0].score == ann.game.score
+    assert third[1] == PlayerProgress("bob", "playing", 0, 0, 0, None, False)
+    race.resign(bob, T0 + 3)
+    assert race.progress({"ann": True, "bob": False})[1] == PlayerProgress(
+        "bob", "resigned", 0, 0, 0, 3000, False
+    )
+    assert race.progress({"ann": True, "bob": True})[1].connected
+
+
 def test_race_ranks_a_winner_first() -> None:
     race = make_race(names=("bob", "ann"))
     ann, bob = race.runners["ann"], race.runners["bob"]

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import sqlite3
 import threading
 import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from server.effects import LiveAction, LiveRace
+from server.storage import migrate
 from server.storage.journal import JournalWriter
 from server.storage.sql import SqlStore
 
@@ -104,7 +110,7 @@ async def test_stopping_while_a_group_is_being_written_loses_none_of_it(
         await asyncio.sleep(0.3)  # the database is slow: stop() comes meanwhile
         return await journal_sql(**kw)  # type: ignore[arg-type]
 
-    store.journal = slow_journal  # type: ignore[method-assign]
+    store.journal = slow_journal  # type: ignore[method-assign,assignment]
     writer = JournalWriter(store, dict, interval=0.01)
     writer.start()
     writer.add(live("slow", ann.player_id))
@@ -162,10 +168,8 @@ async def test_a_journal_group_waits_for_its_size_then_is_written(store: SqlStor
     assert [a.action for a in found["slow"]] == ["AS>F"]
 
 
-async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
-    store: SqlStore,
-) -> None:
-    """``race_owners`` names each owner once; ``live_owners(owners)`` only their races."""
+async def mine_and_theirs(store: SqlStore) -> None:
+    """Race ``mine`` journaled by ``store``, race ``theirs`` by another node (``n2``)."""
     ann = await store.register_player(name="ann", now=T0)
     await store.journal(races=[live("mine", ann.player_id)], actions=[])
     other = SqlStore(store.url)
@@ -174,7 +178,177 @@ async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
         await other.journal(races=[live("theirs", ann.player_id)], actions=[])
     finally:
         await other.close()
+
+
+async def test_the_sweep_reads_the_owners_then_the_races_of_those_asked_for(
+    store: SqlStore,
+) -> None:
+    """``race_owners`` names each owner once; ``live_owners(owners)`` only their races."""
+    await mine_and_theirs(store)
     assert await store.race_owners() == {store.owner, "n2"}
     assert [r[0] for r in await store.live_owners(["n2"])] == ["theirs"]
     assert sorted(r[0] for r in await store.live_owners()) == ["mine", "theirs"]
     assert await store.live_owners([]) == []
+
+
+async def test_a_checkpoint_moves_each_clock_of_this_owner_forward_only(store: SqlStore) -> None:
+    """``checkpoint`` notes each race's clock: never backwards (a late checkpoint after a
+    newer one), and never for a race another node writes (docs/cluster.md)."""
+    await mine_and_theirs(store)
+    await store.checkpoint(alive={"mine": 5000, "theirs": 5000})
+    await store.checkpoint(alive={"mine": 3000})  # older than what is noted: kept
+    async with store.engine.connect() as conn:
+        rows: dict[str, int] = dict(
+            (await conn.execute(text("SELECT uid, alive_ms FROM live_races"))).all()
+        )
+    assert rows == {"mine": 5000, "theirs": 0}
+
+
+async def test_a_sqlite_file_journal_group_is_one_call_on_its_own_thread(tmp_path: Path) -> None:
+    """On a SQLite file the journal group and the checkpoint each go to the journal's own
+    connection in one call, and take no connection of the engine: the group's checks,
+    inserts and commit are one crossing from the event loop, not several a statement."""
+    store = SqlStore(f"sqlite:///{tmp_path}/yukon.db")
+    await migrate.upgrade(store)
+    try:
+        ann = await store.register_player(name="ann", now=T0)
+        assert store.direct is not None
+        calls: list[object] = []
+        run = store.direct.run
+
+        async def counted(fn: Any) -> Any:
+            calls.append(fn)
+            return await run(fn)
+
+        store.direct.run = counted  # type: ignore[method-assign]
+        checkouts: list[object] = []
+        event.listen(store.engine.sync_engine, "checkout", lambda *a: checkouts.append(a))
+        await store.journal(
+            races=[live("r1", ann.player_id), live("r2", ann.player_id)],
+            actions=[LiveAction("r1", 1, ann.player_id, 1, 100, "AS>F")],
+        )
+        await store.journal(races=[], actions=[LiveAction("r2", 1, ann.player_id, 1, 90, "KH>1")])
+        await store.checkpoint(alive={"r1": 700})
+        assert len(calls) == 3
+        assert checkouts == []
+        found = {race.uid: (acts, ms) for race, acts, ms in await store.live_races()}
+        assert found["r1"] == ([LiveAction("r1", 1, ann.player_id, 1, 100, "AS>F")], 700)
+        assert found["r2"][0] == [LiveAction("r2", 1, ann.player_id, 1, 90, "KH>1")]
+    finally:
+        await store.close()
+
+
+async def test_a_race_journaled_directly_is_stored_as_the_engine_stores_it(
+    tmp_path: Path,
+) -> None:
+    """The journal's own connection writes a race's start with each column's own type
+    processing: the row is the one the engine writes (dates, times, booleans, JSON), and
+    rebuilds as the same race."""
+    url = f"sqlite:///{tmp_path}/yukon.db"
+    store = SqlStore(url)
+    await migrate.upgrade(store)
+    engine_only = SqlStore(url)
+    engine_only.direct = None  # as for PostgreSQL: through the engine
+    try:
+        ann = await store.register_player(name="ann", now=T0)
+        race = replace(
+            live("x", ann.player_id),
+            daily_date=dt.date(2026, 12, 3),
+            attempt=2,
+            undo=False,
+            hints=True,
+            salt="ab" * 16,
+            practice=True,
+            ghost_race="g1",
+            ghost_player="bob",
+            rated=True,
+            archive=True,
+            quick=True,
+            players=((ann.player_id, "ann"), (7, "bob")),
+            started_wall=T0 + 0.123456,
+        )
+        await store.journal(races=[replace(race, uid="direct")], actions=[])
+        await engine_only.journal(races=[replace(race, uid="engine")], actions=[])
+        async with store.engine.connect() as conn:
+            rows = {
+                r[0]: r[1:]
+                for r in (await conn.execute(text("SELECT * FROM live_races ORDER BY uid"))).all()
+            }
+        assert rows["direct"] == rows["engine"]
+        rebuilt = {r.uid: r for r, _, _ in await store.live_races()}
+        assert rebuilt["direct"] == replace(rebuilt["engine"], uid="direct")
+        assert replace(rebuilt["direct"], uid="x") == race
+    finally:
+        await engine_only.close()
+        await store.close()
+
+
+async def test_a_write_elsewhere_and_a_journal_group_each_see_the_other_whole(
+    tmp_path: Path,
+) -> None:
+    """Another connection deletes a race's live row (its result stored) while a journal
+    group for it is on its way: the group takes the write lock for its checks and inserts
+    together (waiting for the other write on its own thread), so it either finds the race
+    gone and drops its actions, or writes them first and the delete takes them along.
+    Either way no action of the ended race is left and the other race's is kept."""
+    url = f"sqlite:///{tmp_path}/yukon.db"
+    store = SqlStore(url)
+    await migrate.upgrade(store)
+    try:
+        ann = await store.register_player(name="ann", now=T0)
+        await store.journal(
+            races=[live("ending", ann.player_id), live("going", ann.player_id)], actions=[]
+        )
+        other = sqlite3.connect(f"{tmp_path}/yukon.db", isolation_level=None)
+        other.execute("PRAGMA foreign_keys=ON")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("DELETE FROM live_races WHERE uid = 'ending'")
+        group = asyncio.create_task(
+            store.journal(
+                races=[],
+                actions=[
+                    LiveAction("ending", 1, ann.player_id, 1, 100, "AS>F"),
+                    LiveAction("going", 1, ann.player_id, 1, 120, "KH>1"),
+                ],
+            )
+        )
+        await asyncio.sleep(0)  # the group is on its way to its thread
+        other.execute("COMMIT")
+        other.close()
+        assert await group == set()
+        async with store.engine.connect() as conn:
+            left = (await conn.execute(text("SELECT race_uid, n FROM live_actions"))).all()
+        assert [tuple(r) for r in left] == [("going", 1)]
+    finally:
+        await store.close()
+
+
+def test_only_a_plain_sqlite_file_gets_a_connection_of_its_own() -> None:
+    """An in-memory database (another connection would not see it), a URL with options,
+    and PostgreSQL go through the engine."""
+    assert SqlStore("sqlite:///./some.db").direct is not None
+    assert SqlStore("sqlite:///:memory:").direct is None
+    assert SqlStore("sqlite://").direct is None
+    assert SqlStore("sqlite:///file:x.db?mode=ro&uri=true").direct is None
+    assert SqlStore("postgresql://postgres@127.0.0.1:5432/x").direct is None
+
+
+async def test_a_race_start_is_written_at_once_whenever_the_writer_next_looks() -> None:
+    """A race's start wakes the writer between its looks (``interval`` an hour here):
+    nothing else could rebuild that race, so it does not wait for the next look."""
+    written = asyncio.Event()
+    groups: list[tuple[list[LiveRace], list[LiveAction]]] = []
+
+    class Store:
+        async def journal(self, *, races: list[LiveRace], actions: list[LiveAction]) -> set[str]:
+            groups.append((races, actions))
+            written.set()
+            return set()
+
+    writer = JournalWriter(Store(), dict, interval=3600.0)  # type: ignore[arg-type]
+    writer.start()
+    await asyncio.sleep(0)  # the writer's task is waiting for its next look
+    writer.add(live("now", 1))
+    await asyncio.wait_for(written.wait(), 10)
+    assert groups == [([live("now", 1)], [])]
+    await writer.stop()
