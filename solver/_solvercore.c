@@ -606,13 +606,46 @@ static int proven_add(SearchObject *S, uint64_t key) {
 
 #define BIT(x) ((uint64_t)1 << (x))
 
-static int hopeless(const SearchObject *S) {
+/* The state of one dead-end test: the facts found so far and the two work lists. */
+typedef struct {
     int8_t below[52];
-    uint64_t uncovered = 0, goes_up = 0, leaves = 0;
+    int8_t height[52]; /* a tableau card's place in its column, from the bottom */
+    uint64_t gone[7];  /* per column: the places of the cards found able to leave */
+    uint64_t uncovered, goes_up, leaves;
     int work[64];
-    int wn = 0;
+    int wn;
+    int freed[64]; /* face-up cards found able to leave, still to spread */
+    int fn;
+    int waiting; /* the columns (as bits) with a card held back by a seat above it */
+    int bottoms_left;
+} Facts;
+
+/* leave(b) of _hopeless: b can leave, so the card below it can be uncovered. */
+static inline void leave(const SearchObject *S, Facts *F, int b) {
+    F->leaves |= BIT(b);
+    int y = F->below[b];
+    if (y < 0)
+        F->bottoms_left = 1;
+    else if (!(F->uncovered & BIT(y))) {
+        F->uncovered |= BIT(y);
+        F->work[F->wn++] = y;
+    }
+    int c = S->loc[b];
+    if (c < 7) {
+        F->gone[c] |= BIT(F->height[b]);
+        if (((F->waiting >> c) & 1) && y >= 0 && S->loc[y] == c)
+            F->freed[F->fn++] = b;
+    }
+}
+
+static int hopeless(const SearchObject *S) {
+    Facts F;
     const int *loc = S->loc;
-    memset(below, -1, sizeof below);
+    memset(F.below, -1, sizeof F.below);
+    memset(F.gone, 0, sizeof F.gone);
+    F.uncovered = F.goes_up = F.leaves = 0;
+    F.wn = F.fn = F.waiting = 0;
+    F.bottoms_left = 0;
     int empty_column = 0;
     for (int c = 0; c < 7; c++) {
         int n = S->len[c];
@@ -624,11 +657,12 @@ static int hopeless(const SearchObject *S) {
         int under = -1;
         for (int i = 0; i < n; i++) {
             int x = col[i];
-            below[x] = (int8_t)under;
+            F.below[x] = (int8_t)under;
+            F.height[x] = (int8_t)i;
             under = x;
         }
-        uncovered |= BIT(under);
-        work[wn++] = under;
+        F.uncovered |= BIT(under);
+        F.work[F.wn++] = under;
     }
     int up = 0;
     int back = S->take_back;
@@ -638,101 +672,96 @@ static int hopeless(const SearchObject *S) {
             up += height;
             int base = suit * 13;
             uint64_t run = (BIT(height) - 1) << base;
-            goes_up |= run;
+            F.goes_up |= run;
             if (back) {
-                uncovered |= run;
+                F.uncovered |= run;
                 for (int r = 0; r < height; r++)
-                    work[wn++] = base + r;
+                    F.work[F.wn++] = base + r;
             }
         }
     }
     if (up == 52)
         return 0;
-    int bottoms_left = 0;
     if (empty_column) {
         for (int b = 0; b < 52; b++) {
-            if (S->roams[b] && loc[b] < 7) {
-                leaves |= BIT(b);
-                int y = below[b];
-                if (y >= 0 && !(uncovered & BIT(y))) {
-                    uncovered |= BIT(y);
-                    work[wn++] = y;
-                }
-            }
+            if (S->roams[b] && loc[b] < 7)
+                leave(S, &F, b);
         }
     }
     for (;;) {
-        while (wn) {
-            int x = work[--wn];
-            if (!(goes_up & BIT(x)) && (x % 13 == 0 || (goes_up & BIT(x - 1)))) {
+        while (F.wn || F.fn) {
+            while (F.fn) {
+                int g = F.freed[--F.fn];
+                int c = loc[g];
+                const uint8_t *col = S->cols[c];
+                int hg = F.height[g];
+                for (int i = S->down[c]; i < hg; i++) {
+                    int b = col[i];
+                    if (F.leaves & BIT(b))
+                        continue;
+                    uint64_t m = S->seatmask[b] & F.uncovered;
+                    while (m) {
+                        int t = __builtin_ctzll(m);
+                        m &= m - 1;
+                        if (loc[t] == c && F.height[t] >= hg) {
+                            leave(S, &F, b);
+                            break;
+                        }
+                    }
+                }
+            }
+            if (!F.wn)
+                break;
+            int x = F.work[--F.wn];
+            if (!(F.goes_up & BIT(x)) && (x % 13 == 0 || (F.goes_up & BIT(x - 1)))) {
                 int g = x;
                 for (;;) {
-                    goes_up |= BIT(g);
+                    F.goes_up |= BIT(g);
                     up += 1;
                     if (up == 52)
                         return 0;
-                    if (!(leaves & BIT(g)) && loc[g] != FOUND) {
-                        leaves |= BIT(g);
-                        int y = below[g];
-                        if (y < 0)
-                            bottoms_left = 1;
-                        else if (!(uncovered & BIT(y))) {
-                            uncovered |= BIT(y);
-                            work[wn++] = y;
-                        }
-                    }
+                    if (!(F.leaves & BIT(g)) && loc[g] != FOUND)
+                        leave(S, &F, g);
                     if (g % 13 == 12)
                         break;
                     g += 1;
-                    if ((goes_up & BIT(g)) || !(uncovered & BIT(g)))
+                    if ((F.goes_up & BIT(g)) || !(F.uncovered & BIT(g)))
                         break;
                 }
             }
-            if (!(leaves & BIT(x)) && loc[x] != FOUND) {
-                if ((empty_column && S->roams[x]) || (S->seatmask[x] & uncovered)) {
-                    leaves |= BIT(x);
-                    int y = below[x];
-                    if (y < 0)
-                        bottoms_left = 1;
-                    else if (!(uncovered & BIT(y))) {
-                        uncovered |= BIT(y);
-                        work[wn++] = y;
-                    }
-                }
+            if (!(F.leaves & BIT(x)) && loc[x] != FOUND) {
+                /* (an uncovered card has no card above it left in its column) */
+                if ((empty_column && S->roams[x]) || (S->seatmask[x] & F.uncovered))
+                    leave(S, &F, x);
             }
             const uint8_t *bl = S->builders[x];
             int nb = S->nbuilders[x];
             for (int q = 0; q < nb; q++) {
                 int b = bl[q];
-                if (!(leaves & BIT(b))) {
-                    int where = loc[b];
-                    if (where < 7 || (where == DOWN && (uncovered & BIT(b)))) {
-                        leaves |= BIT(b);
-                        int y = below[b];
-                        if (y < 0)
-                            bottoms_left = 1;
-                        else if (!(uncovered & BIT(y))) {
-                            uncovered |= BIT(y);
-                            work[wn++] = y;
-                        }
+                if (F.leaves & BIT(b))
+                    continue;
+                int where = loc[b];
+                if (where < 7) {
+                    int hb = F.height[b], hx = F.height[x];
+                    /* x above b in b's column: nothing between them can leave yet */
+                    if (where == loc[x] && hx > hb &&
+                        !((F.gone[where] >> (hb + 1)) & (BIT(hx - hb) - 1))) {
+                        F.waiting |= 1 << where;
+                        continue;
                     }
-                }
+                    leave(S, &F, b);
+                } else if (where == DOWN && (F.uncovered & BIT(b)))
+                    leave(S, &F, b);
             }
         }
-        if (!bottoms_left || empty_column)
+        if (!F.bottoms_left || empty_column)
             return 1;
         empty_column = 1;
         for (int b = 0; b < 52; b++) {
-            if (S->roams[b] && !(leaves & BIT(b))) {
+            if (S->roams[b] && !(F.leaves & BIT(b))) {
                 int where = loc[b];
-                if (where < 7 || (where == DOWN && (uncovered & BIT(b)))) {
-                    leaves |= BIT(b);
-                    int y = below[b];
-                    if (y >= 0 && !(uncovered & BIT(y))) {
-                        uncovered |= BIT(y);
-                        work[wn++] = y;
-                    }
-                }
+                if (where < 7 || (where == DOWN && (F.uncovered & BIT(b))))
+                    leave(S, &F, b);
             }
         }
     }

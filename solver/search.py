@@ -354,7 +354,7 @@ class _State:
         return out
 
 
-def _hopeless(st: _State) -> bool:
+def _hopeless(st: _State, own_pile: bool = True) -> bool:
     """Can some card never reach its foundation, whatever is played? (Sound, not complete.)
 
     The least fixpoint of necessary conditions, ignoring order and timing: a card can be
@@ -363,59 +363,99 @@ def _hopeless(st: _State) -> bool:
     *leave* (a face-down one only after being uncovered) only if it can go up, or one of
     the cards it may be placed on can be uncovered, or (a king, or any card with open
     spaces) some column can be emptied, which needs a column's bottom card to leave.
+    A face-up card may use a seat that lies above it in its own column only once some
+    card between them (or the seat itself) can leave: until then the seat moves with it.
     Under take-back a card on its foundation counts as uncovered (it may come back).
     Each rule holds for the first time the event happens, so a card whose "go up" is
     not derived can never go up: the position is lost.
 
     Only "uncovered" facts go through the work list; a card leaving uncovers the card
-    below it at once, and a card going up lets the next of its suit follow at once.
+    below it at once, and a card going up lets the next of its suit follow at once. A
+    face-up card that leaves goes through a second list: the cards below it whose seat
+    lay above it in their column may leave now. ``own_pile=False`` drops that rule (the
+    test as it was before it, for the tests to compare with).
     """
     loc = st.loc
     seats = st.seats
     builders = st.builders
     roams = st.roams  # may go into an empty column
+    cols = st.cols
     below = [-1] * 52
+    height = [0] * 52  # a tableau card's place in its column, from the bottom
+    gone = [0] * 7  # per column: the places of the cards found able to leave, as bits
     uncovered = [False] * 52
     goes_up = [False] * 52
     leaves = [False] * 52
     work: list[int] = []  # cards found uncovered, still to spread
     push = work.append
+    freed: list[int] = []  # face-up cards found able to leave, still to spread
+    waiting = 0  # the columns (as bits) with a card held back by a seat above it
     empty_column = False
-    for col in st.cols:
+    for col in cols:
         if not col:
             empty_column = True
             continue
         under = -1
-        for x in col:
+        for i, x in enumerate(col):
             below[x] = under
+            height[x] = i
             under = x
         uncovered[under] = True
         push(under)
     up = 0
     back = st.take_back
-    for suit, height in enumerate(st.found):
-        if height:
-            up += height
+    for suit, h in enumerate(st.found):
+        if h:
+            up += h
             base = suit * 13
-            goes_up[base : base + height] = [True] * height
+            goes_up[base : base + h] = [True] * h
             if back:
-                uncovered[base : base + height] = [True] * height
-                work.extend(range(base, base + height))
+                uncovered[base : base + h] = [True] * h
+                work.extend(range(base, base + h))
     if up == 52:
         return False
-    # A bottom card leaving empties its column; this lists the cards that may then leave.
     bottoms_left = False
+
+    def leave(b: int) -> None:
+        """``b`` can leave: the card below it can be uncovered (or a column emptied)."""
+        nonlocal bottoms_left
+        leaves[b] = True
+        y = below[b]
+        if y < 0:
+            bottoms_left = True
+        elif not uncovered[y]:
+            uncovered[y] = True
+            push(y)
+        c = loc[b]
+        if c < 7:
+            gone[c] |= 1 << height[b]
+            if waiting >> c & 1 and y >= 0 and loc[y] == c:
+                freed.append(b)
+
+    # A bottom card leaving empties its column; this lists the cards that may then leave.
     if empty_column:
         for b in range(52):
             if roams[b] and loc[b] < 7:
-                leaves[b] = True
-                y = below[b]
-                if y >= 0 and not uncovered[y]:
-                    uncovered[y] = True
-                    push(y)
+                leave(b)
     pop = work.pop
     while True:
-        while work:
+        while work or freed:
+            while freed:
+                # ``g`` leaves: a face-up card below it whose uncovered seat lies at or
+                # above ``g`` in the column can leave too (``g`` takes the seat away).
+                g = freed.pop()
+                c = loc[g]
+                col = cols[c]
+                hg = height[g]
+                for i in range(st.down[c], hg):
+                    b = col[i]
+                    if not leaves[b]:
+                        for s in seats[b]:
+                            if uncovered[s] and loc[s] == c and height[s] >= hg:
+                                leave(b)
+                                break
+            if not work:
+                break
             x = pop()
             if not goes_up[x] and (x % 13 == 0 or goes_up[x - 1]):
                 # x goes up, and so do the cards above it in its suit already uncovered
@@ -426,19 +466,14 @@ def _hopeless(st: _State) -> bool:
                     if up == 52:
                         return False
                     if not leaves[g] and loc[g] != _FOUND:
-                        leaves[g] = True
-                        y = below[g]
-                        if y < 0:
-                            bottoms_left = True
-                        elif not uncovered[y]:
-                            uncovered[y] = True
-                            push(y)
+                        leave(g)
                     if g % 13 == 12:
                         break
                     g += 1
                     if goes_up[g] or not uncovered[g]:
                         break
             if not leaves[x] and loc[x] != _FOUND:
+                # (an uncovered card has no card above it left in its column)
                 go = empty_column and roams[x]
                 if not go:
                     for s in seats[x]:
@@ -446,24 +481,23 @@ def _hopeless(st: _State) -> bool:
                             go = True
                             break
                 if go:
-                    leaves[x] = True
-                    y = below[x]
-                    if y < 0:
-                        bottoms_left = True
-                    elif not uncovered[y]:
-                        uncovered[y] = True
-                        push(y)
+                    leave(x)
             for b in builders[x]:
                 if not leaves[b]:
                     where = loc[b]
-                    if where < 7 or (where == _DOWN and uncovered[b]):
-                        leaves[b] = True
-                        y = below[b]
-                        if y < 0:
-                            bottoms_left = True
-                        elif not uncovered[y]:
-                            uncovered[y] = True
-                            push(y)
+                    if where < 7:
+                        if (
+                            own_pile
+                            and where == loc[x]
+                            and height[x] > height[b]
+                            and not gone[where] >> (height[b] + 1)
+                            & ((1 << (height[x] - height[b])) - 1)
+                        ):
+                            waiting |= 1 << where
+                            continue  # x lies above b, nothing between them can leave yet
+                        leave(b)
+                    elif where == _DOWN and uncovered[b]:
+                        leave(b)
         if not bottoms_left or empty_column:
             return True
         empty_column = True
@@ -471,11 +505,7 @@ def _hopeless(st: _State) -> bool:
             if roams[b] and not leaves[b]:
                 where = loc[b]
                 if where < 7 or (where == _DOWN and uncovered[b]):
-                    leaves[b] = True
-                    y = below[b]
-                    if y >= 0 and not uncovered[y]:
-                        uncovered[y] = True
-                        push(y)
+                    leave(b)
 
 
 # -- the search ------------------------------------------------------------------------------
