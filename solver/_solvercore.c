@@ -606,46 +606,40 @@ static int proven_add(SearchObject *S, uint64_t key) {
 
 #define BIT(x) ((uint64_t)1 << (x))
 
-/* The state of one dead-end test: the facts found so far and the two work lists. */
-typedef struct {
-    int8_t below[52];
-    int8_t height[52]; /* a tableau card's place in its column, from the bottom */
-    uint64_t gone[7];  /* per column: the places of the cards found able to leave */
-    uint64_t uncovered, goes_up, leaves;
-    int work[64];
-    int wn;
-    int freed[64]; /* face-up cards found able to leave, still to spread */
-    int fn;
-    int waiting; /* the columns (as bits) with a card held back by a seat above it */
-    int bottoms_left;
-} Facts;
-
-/* leave(b) of _hopeless: b can leave, so the card below it can be uncovered. */
-static inline void leave(const SearchObject *S, Facts *F, int b) {
-    F->leaves |= BIT(b);
-    int y = F->below[b];
-    if (y < 0)
-        F->bottoms_left = 1;
-    else if (!(F->uncovered & BIT(y))) {
-        F->uncovered |= BIT(y);
-        F->work[F->wn++] = y;
-    }
-    int c = S->loc[b];
-    if (c < 7) {
-        F->gone[c] |= BIT(F->height[b]);
-        if (((F->waiting >> c) & 1) && y >= 0 && S->loc[y] == c)
-            F->freed[F->fn++] = b;
-    }
-}
+/* leave(b) of _hopeless: b can leave, so the card below it can be uncovered; a face-up b
+   with a card below it in a column where a card waits for a seat above it goes on the
+   second work list. A macro on hopeless's locals, which then stay in registers. */
+#define LEAVE(b_)                                                                          \
+    do {                                                                                   \
+        int b0 = (b_);                                                                     \
+        leaves |= BIT(b0);                                                                 \
+        int y0 = below[b0];                                                                \
+        if (y0 < 0)                                                                        \
+            bottoms_left = 1;                                                              \
+        else if (!(uncovered & BIT(y0))) {                                                 \
+            uncovered |= BIT(y0);                                                          \
+            work[wn++] = y0;                                                               \
+        }                                                                                  \
+        int c0 = loc[b0];                                                                  \
+        if (c0 < 7) {                                                                      \
+            gone[c0] |= BIT(height[b0]);                                                   \
+            if (((waiting >> c0) & 1) && y0 >= 0 && loc[y0] == c0)                         \
+                freed[fn++] = b0;                                                          \
+        }                                                                                  \
+    } while (0)
 
 static int hopeless(const SearchObject *S) {
-    Facts F;
+    int8_t below[52];
+    int8_t height[52]; /* a tableau card's place in its column, from the bottom */
+    uint64_t gone[7] = {0}; /* per column: the places of the cards found able to leave */
+    uint64_t uncovered = 0, goes_up = 0, leaves = 0;
+    int work[64];
+    int wn = 0;
+    int freed[64]; /* face-up cards found able to leave, still to spread */
+    int fn = 0;
+    int waiting = 0; /* the columns (as bits) with a card held back by a seat above it */
     const int *loc = S->loc;
-    memset(F.below, -1, sizeof F.below);
-    memset(F.gone, 0, sizeof F.gone);
-    F.uncovered = F.goes_up = F.leaves = 0;
-    F.wn = F.fn = F.waiting = 0;
-    F.bottoms_left = 0;
+    memset(below, -1, sizeof below);
     int empty_column = 0;
     for (int c = 0; c < 7; c++) {
         int n = S->len[c];
@@ -657,111 +651,113 @@ static int hopeless(const SearchObject *S) {
         int under = -1;
         for (int i = 0; i < n; i++) {
             int x = col[i];
-            F.below[x] = (int8_t)under;
-            F.height[x] = (int8_t)i;
+            below[x] = (int8_t)under;
+            height[x] = (int8_t)i;
             under = x;
         }
-        F.uncovered |= BIT(under);
-        F.work[F.wn++] = under;
+        uncovered |= BIT(under);
+        work[wn++] = under;
     }
     int up = 0;
     int back = S->take_back;
     for (int suit = 0; suit < 4; suit++) {
-        int height = S->found[suit];
-        if (height) {
-            up += height;
+        int h = S->found[suit];
+        if (h) {
+            up += h;
             int base = suit * 13;
-            uint64_t run = (BIT(height) - 1) << base;
-            F.goes_up |= run;
+            uint64_t run = (BIT(h) - 1) << base;
+            goes_up |= run;
             if (back) {
-                F.uncovered |= run;
-                for (int r = 0; r < height; r++)
-                    F.work[F.wn++] = base + r;
+                uncovered |= run;
+                for (int r = 0; r < h; r++)
+                    work[wn++] = base + r;
             }
         }
     }
     if (up == 52)
         return 0;
+    int bottoms_left = 0;
     if (empty_column) {
         for (int b = 0; b < 52; b++) {
             if (S->roams[b] && loc[b] < 7)
-                leave(S, &F, b);
+                LEAVE(b);
         }
     }
     for (;;) {
-        while (F.wn || F.fn) {
-            while (F.fn) {
-                int g = F.freed[--F.fn];
+        while (wn || fn) {
+            while (fn) {
+                /* g leaves: a face-up card below it whose uncovered seat lies at or above g
+                   in the column can leave too (g takes the seat away) */
+                int g = freed[--fn];
                 int c = loc[g];
                 const uint8_t *col = S->cols[c];
-                int hg = F.height[g];
+                int hg = height[g];
                 for (int i = S->down[c]; i < hg; i++) {
                     int b = col[i];
-                    if (F.leaves & BIT(b))
+                    if (leaves & BIT(b))
                         continue;
-                    uint64_t m = S->seatmask[b] & F.uncovered;
+                    uint64_t m = S->seatmask[b] & uncovered;
                     while (m) {
                         int t = __builtin_ctzll(m);
                         m &= m - 1;
-                        if (loc[t] == c && F.height[t] >= hg) {
-                            leave(S, &F, b);
+                        if (loc[t] == c && height[t] >= hg) {
+                            LEAVE(b);
                             break;
                         }
                     }
                 }
             }
-            if (!F.wn)
+            if (!wn)
                 break;
-            int x = F.work[--F.wn];
-            if (!(F.goes_up & BIT(x)) && (x % 13 == 0 || (F.goes_up & BIT(x - 1)))) {
+            int x = work[--wn];
+            if (!(goes_up & BIT(x)) && (x % 13 == 0 || (goes_up & BIT(x - 1)))) {
                 int g = x;
                 for (;;) {
-                    F.goes_up |= BIT(g);
+                    goes_up |= BIT(g);
                     up += 1;
                     if (up == 52)
                         return 0;
-                    if (!(F.leaves & BIT(g)) && loc[g] != FOUND)
-                        leave(S, &F, g);
+                    if (!(leaves & BIT(g)) && loc[g] != FOUND)
+                        LEAVE(g);
                     if (g % 13 == 12)
                         break;
                     g += 1;
-                    if ((F.goes_up & BIT(g)) || !(F.uncovered & BIT(g)))
+                    if ((goes_up & BIT(g)) || !(uncovered & BIT(g)))
                         break;
                 }
             }
-            if (!(F.leaves & BIT(x)) && loc[x] != FOUND) {
+            if (!(leaves & BIT(x)) && loc[x] != FOUND) {
                 /* (an uncovered card has no card above it left in its column) */
-                if ((empty_column && S->roams[x]) || (S->seatmask[x] & F.uncovered))
-                    leave(S, &F, x);
+                if ((empty_column && S->roams[x]) || (S->seatmask[x] & uncovered))
+                    LEAVE(x);
             }
             const uint8_t *bl = S->builders[x];
             int nb = S->nbuilders[x];
             for (int q = 0; q < nb; q++) {
                 int b = bl[q];
-                if (F.leaves & BIT(b))
+                if (leaves & BIT(b))
                     continue;
                 int where = loc[b];
                 if (where < 7) {
-                    int hb = F.height[b], hx = F.height[x];
                     /* x above b in b's column: nothing between them can leave yet */
-                    if (where == loc[x] && hx > hb &&
-                        !((F.gone[where] >> (hb + 1)) & (BIT(hx - hb) - 1))) {
-                        F.waiting |= 1 << where;
+                    if (where == loc[x] && height[x] > height[b] &&
+                        !((gone[where] >> (height[b] + 1)) & (BIT(height[x] - height[b]) - 1))) {
+                        waiting |= 1 << where;
                         continue;
                     }
-                    leave(S, &F, b);
-                } else if (where == DOWN && (F.uncovered & BIT(b)))
-                    leave(S, &F, b);
+                    LEAVE(b);
+                } else if (where == DOWN && (uncovered & BIT(b)))
+                    LEAVE(b);
             }
         }
-        if (!F.bottoms_left || empty_column)
+        if (!bottoms_left || empty_column)
             return 1;
         empty_column = 1;
         for (int b = 0; b < 52; b++) {
-            if (S->roams[b] && !(F.leaves & BIT(b))) {
+            if (S->roams[b] && !(leaves & BIT(b))) {
                 int where = loc[b];
-                if (where < 7 || (where == DOWN && (F.uncovered & BIT(b))))
-                    leave(S, &F, b);
+                if (where < 7 || (where == DOWN && (uncovered & BIT(b))))
+                    LEAVE(b);
             }
         }
     }
