@@ -370,10 +370,12 @@ def _hopeless(st: _State, own_pile: bool = True) -> bool:
     not derived can never go up: the position is lost.
 
     Only "uncovered" facts go through the work list; a card leaving uncovers the card
-    below it at once, and a card going up lets the next of its suit follow at once. A
-    face-up card that leaves goes through a second list: the cards below it whose seat
-    lay above it in their column may leave now. ``own_pile=False`` drops that rule (the
-    test as it was before it, for the tests to compare with).
+    below it at once, and a card going up lets the next of its suit follow at once.
+    Once a card has been held back by a seat above it (``waiting``), face-up cards found
+    able to leave also go through a second list, ``freed``: the cards below them whose
+    seat lay above them may leave now. (The C search keeps a bit set per column of the
+    cards able to leave instead of looking along the column: the same facts.)
+    ``own_pile=False`` drops that rule (the test as it was before it, for the tests).
     """
     loc = st.loc
     seats = st.seats
@@ -381,14 +383,12 @@ def _hopeless(st: _State, own_pile: bool = True) -> bool:
     roams = st.roams  # may go into an empty column
     cols = st.cols
     below = [-1] * 52
-    height = [0] * 52  # a tableau card's place in its column, from the bottom
-    gone = [0] * 7  # per column: the places of the cards found able to leave, as bits
     uncovered = [False] * 52
     goes_up = [False] * 52
     leaves = [False] * 52
     work: list[int] = []  # cards found uncovered, still to spread
     push = work.append
-    freed: list[int] = []  # face-up cards found able to leave, still to spread
+    freed: list[int] = []  # cards found able to leave while some card was held back
     waiting = 0  # the columns (as bits) with a card held back by a seat above it
     empty_column = False
     for col in cols:
@@ -396,64 +396,60 @@ def _hopeless(st: _State, own_pile: bool = True) -> bool:
             empty_column = True
             continue
         under = -1
-        for i, x in enumerate(col):
+        for x in col:
             below[x] = under
-            height[x] = i
             under = x
         uncovered[under] = True
         push(under)
     up = 0
     back = st.take_back
-    for suit, h in enumerate(st.found):
-        if h:
-            up += h
+    for suit, height in enumerate(st.found):
+        if height:
+            up += height
             base = suit * 13
-            goes_up[base : base + h] = [True] * h
+            goes_up[base : base + height] = [True] * height
             if back:
-                uncovered[base : base + h] = [True] * h
-                work.extend(range(base, base + h))
+                uncovered[base : base + height] = [True] * height
+                work.extend(range(base, base + height))
     if up == 52:
         return False
-    bottoms_left = False
-
-    def leave(b: int) -> None:
-        """``b`` can leave: the card below it can be uncovered (or a column emptied)."""
-        nonlocal bottoms_left
-        leaves[b] = True
-        y = below[b]
-        if y < 0:
-            bottoms_left = True
-        elif not uncovered[y]:
-            uncovered[y] = True
-            push(y)
-        c = loc[b]
-        if c < 7:
-            gone[c] |= 1 << height[b]
-            if waiting >> c & 1 and y >= 0 and loc[y] == c:
-                freed.append(b)
-
     # A bottom card leaving empties its column; this lists the cards that may then leave.
+    bottoms_left = False
     if empty_column:
         for b in range(52):
             if roams[b] and loc[b] < 7:
-                leave(b)
+                leaves[b] = True
+                y = below[b]
+                if y >= 0 and not uncovered[y]:
+                    uncovered[y] = True
+                    push(y)
     pop = work.pop
     while True:
         while work or freed:
             while freed:
-                # ``g`` leaves: a face-up card below it whose uncovered seat lies at or
-                # above ``g`` in the column can leave too (``g`` takes the seat away).
+                # ``g`` left: a face-up card below it whose uncovered seat lies at or above
+                # ``g`` in the column can leave too (``g`` takes the seat away)
                 g = freed.pop()
                 c = loc[g]
+                if c > 6 or not waiting >> c & 1:
+                    continue
                 col = cols[c]
-                hg = height[g]
+                hg = col.index(g)
                 for i in range(st.down[c], hg):
                     b = col[i]
-                    if not leaves[b]:
-                        for s in seats[b]:
-                            if uncovered[s] and loc[s] == c and height[s] >= hg:
-                                leave(b)
-                                break
+                    if leaves[b]:
+                        continue
+                    for s in seats[b]:
+                        if uncovered[s] and loc[s] == c and col.index(s) >= hg:
+                            leaves[b] = True
+                            y = below[b]
+                            if y < 0:
+                                bottoms_left = True
+                            elif not uncovered[y]:
+                                uncovered[y] = True
+                                push(y)
+                            freed.append(b)
+                            break
             if not work:
                 break
             x = pop()
@@ -466,7 +462,15 @@ def _hopeless(st: _State, own_pile: bool = True) -> bool:
                     if up == 52:
                         return False
                     if not leaves[g] and loc[g] != _FOUND:
-                        leave(g)
+                        leaves[g] = True
+                        y = below[g]
+                        if y < 0:
+                            bottoms_left = True
+                        elif not uncovered[y]:
+                            uncovered[y] = True
+                            push(y)
+                        if waiting:
+                            freed.append(g)
                     if g % 13 == 12:
                         break
                     g += 1
@@ -481,23 +485,41 @@ def _hopeless(st: _State, own_pile: bool = True) -> bool:
                             go = True
                             break
                 if go:
-                    leave(x)
+                    leaves[x] = True
+                    y = below[x]
+                    if y < 0:
+                        bottoms_left = True
+                    elif not uncovered[y]:
+                        uncovered[y] = True
+                        push(y)
+                    if waiting:
+                        freed.append(x)
             for b in builders[x]:
                 if not leaves[b]:
                     where = loc[b]
                     if where < 7:
-                        if (
-                            own_pile
-                            and where == loc[x]
-                            and height[x] > height[b]
-                            and not gone[where] >> (height[b] + 1)
-                            & ((1 << (height[x] - height[b])) - 1)
-                        ):
-                            waiting |= 1 << where
-                            continue  # x lies above b, nothing between them can leave yet
-                        leave(b)
-                    elif where == _DOWN and uncovered[b]:
-                        leave(b)
+                        if own_pile and where == loc[x]:
+                            col = cols[where]
+                            hb = col.index(b)
+                            hx = col.index(x)
+                            if hx > hb:
+                                for y in col[hb + 1 : hx + 1]:
+                                    if leaves[y]:
+                                        break
+                                else:
+                                    waiting |= 1 << where
+                                    continue  # x lies above b, nothing between can leave yet
+                    elif where != _DOWN or not uncovered[b]:
+                        continue
+                    leaves[b] = True
+                    y = below[b]
+                    if y < 0:
+                        bottoms_left = True
+                    elif not uncovered[y]:
+                        uncovered[y] = True
+                        push(y)
+                    if waiting:
+                        freed.append(b)
         if not bottoms_left or empty_column:
             return True
         empty_column = True
@@ -505,7 +527,13 @@ def _hopeless(st: _State, own_pile: bool = True) -> bool:
             if roams[b] and not leaves[b]:
                 where = loc[b]
                 if where < 7 or (where == _DOWN and uncovered[b]):
-                    leave(b)
+                    leaves[b] = True
+                    y = below[b]
+                    if y >= 0 and not uncovered[y]:
+                        uncovered[y] = True
+                        push(y)
+                    if waiting:
+                        freed.append(b)
 
 
 # -- the search ------------------------------------------------------------------------------
