@@ -606,11 +606,38 @@ static int proven_add(SearchObject *S, uint64_t key) {
 
 #define BIT(x) ((uint64_t)1 << (x))
 
+/* leave(b) of _hopeless: b can leave, so the card below it can be uncovered; a face-up b
+   with a card below it in a column where a card waits for a seat above it goes on the
+   second work list. A macro on hopeless's locals, which then stay in registers. */
+#define LEAVE(b_)                                                                          \
+    do {                                                                                   \
+        int b0 = (b_);                                                                     \
+        leaves |= BIT(b0);                                                                 \
+        int y0 = below[b0];                                                                \
+        if (y0 < 0)                                                                        \
+            bottoms_left = 1;                                                              \
+        else if (!(uncovered & BIT(y0))) {                                                 \
+            uncovered |= BIT(y0);                                                          \
+            work[wn++] = y0;                                                               \
+        }                                                                                  \
+        int c0 = loc[b0];                                                                  \
+        if (c0 < 7) {                                                                      \
+            gone[c0] |= BIT(height[b0]);                                                   \
+            if (((waiting >> c0) & 1) && y0 >= 0 && loc[y0] == c0)                         \
+                freed[fn++] = b0;                                                          \
+        }                                                                                  \
+    } while (0)
+
 static int hopeless(const SearchObject *S) {
     int8_t below[52];
+    int8_t height[52]; /* a tableau card's place in its column, from the bottom */
+    uint64_t gone[7] = {0}; /* per column: the places of the cards found able to leave */
     uint64_t uncovered = 0, goes_up = 0, leaves = 0;
     int work[64];
     int wn = 0;
+    int freed[64]; /* face-up cards found able to leave, still to spread */
+    int fn = 0;
+    int waiting = 0; /* the columns (as bits) with a card held back by a seat above it */
     const int *loc = S->loc;
     memset(below, -1, sizeof below);
     int empty_column = 0;
@@ -625,6 +652,7 @@ static int hopeless(const SearchObject *S) {
         for (int i = 0; i < n; i++) {
             int x = col[i];
             below[x] = (int8_t)under;
+            height[x] = (int8_t)i;
             under = x;
         }
         uncovered |= BIT(under);
@@ -633,15 +661,15 @@ static int hopeless(const SearchObject *S) {
     int up = 0;
     int back = S->take_back;
     for (int suit = 0; suit < 4; suit++) {
-        int height = S->found[suit];
-        if (height) {
-            up += height;
+        int h = S->found[suit];
+        if (h) {
+            up += h;
             int base = suit * 13;
-            uint64_t run = (BIT(height) - 1) << base;
+            uint64_t run = (BIT(h) - 1) << base;
             goes_up |= run;
             if (back) {
                 uncovered |= run;
-                for (int r = 0; r < height; r++)
+                for (int r = 0; r < h; r++)
                     work[wn++] = base + r;
             }
         }
@@ -651,18 +679,36 @@ static int hopeless(const SearchObject *S) {
     int bottoms_left = 0;
     if (empty_column) {
         for (int b = 0; b < 52; b++) {
-            if (S->roams[b] && loc[b] < 7) {
-                leaves |= BIT(b);
-                int y = below[b];
-                if (y >= 0 && !(uncovered & BIT(y))) {
-                    uncovered |= BIT(y);
-                    work[wn++] = y;
-                }
-            }
+            if (S->roams[b] && loc[b] < 7)
+                LEAVE(b);
         }
     }
     for (;;) {
-        while (wn) {
+        while (wn || fn) {
+            while (fn) {
+                /* g leaves: a face-up card below it whose uncovered seat lies at or above g
+                   in the column can leave too (g takes the seat away) */
+                int g = freed[--fn];
+                int c = loc[g];
+                const uint8_t *col = S->cols[c];
+                int hg = height[g];
+                for (int i = S->down[c]; i < hg; i++) {
+                    int b = col[i];
+                    if (leaves & BIT(b))
+                        continue;
+                    uint64_t m = S->seatmask[b] & uncovered;
+                    while (m) {
+                        int t = __builtin_ctzll(m);
+                        m &= m - 1;
+                        if (loc[t] == c && height[t] >= hg) {
+                            LEAVE(b);
+                            break;
+                        }
+                    }
+                }
+            }
+            if (!wn)
+                break;
             int x = work[--wn];
             if (!(goes_up & BIT(x)) && (x % 13 == 0 || (goes_up & BIT(x - 1)))) {
                 int g = x;
@@ -671,16 +717,8 @@ static int hopeless(const SearchObject *S) {
                     up += 1;
                     if (up == 52)
                         return 0;
-                    if (!(leaves & BIT(g)) && loc[g] != FOUND) {
-                        leaves |= BIT(g);
-                        int y = below[g];
-                        if (y < 0)
-                            bottoms_left = 1;
-                        else if (!(uncovered & BIT(y))) {
-                            uncovered |= BIT(y);
-                            work[wn++] = y;
-                        }
-                    }
+                    if (!(leaves & BIT(g)) && loc[g] != FOUND)
+                        LEAVE(g);
                     if (g % 13 == 12)
                         break;
                     g += 1;
@@ -689,34 +727,27 @@ static int hopeless(const SearchObject *S) {
                 }
             }
             if (!(leaves & BIT(x)) && loc[x] != FOUND) {
-                if ((empty_column && S->roams[x]) || (S->seatmask[x] & uncovered)) {
-                    leaves |= BIT(x);
-                    int y = below[x];
-                    if (y < 0)
-                        bottoms_left = 1;
-                    else if (!(uncovered & BIT(y))) {
-                        uncovered |= BIT(y);
-                        work[wn++] = y;
-                    }
-                }
+                /* (an uncovered card has no card above it left in its column) */
+                if ((empty_column && S->roams[x]) || (S->seatmask[x] & uncovered))
+                    LEAVE(x);
             }
             const uint8_t *bl = S->builders[x];
             int nb = S->nbuilders[x];
             for (int q = 0; q < nb; q++) {
                 int b = bl[q];
-                if (!(leaves & BIT(b))) {
-                    int where = loc[b];
-                    if (where < 7 || (where == DOWN && (uncovered & BIT(b)))) {
-                        leaves |= BIT(b);
-                        int y = below[b];
-                        if (y < 0)
-                            bottoms_left = 1;
-                        else if (!(uncovered & BIT(y))) {
-                            uncovered |= BIT(y);
-                            work[wn++] = y;
-                        }
+                if (leaves & BIT(b))
+                    continue;
+                int where = loc[b];
+                if (where < 7) {
+                    /* x above b in b's column: nothing between them can leave yet */
+                    if (where == loc[x] && height[x] > height[b] &&
+                        !((gone[where] >> (height[b] + 1)) & (BIT(height[x] - height[b]) - 1))) {
+                        waiting |= 1 << where;
+                        continue;
                     }
-                }
+                    LEAVE(b);
+                } else if (where == DOWN && (uncovered & BIT(b)))
+                    LEAVE(b);
             }
         }
         if (!bottoms_left || empty_column)
@@ -725,14 +756,8 @@ static int hopeless(const SearchObject *S) {
         for (int b = 0; b < 52; b++) {
             if (S->roams[b] && !(leaves & BIT(b))) {
                 int where = loc[b];
-                if (where < 7 || (where == DOWN && (uncovered & BIT(b)))) {
-                    leaves |= BIT(b);
-                    int y = below[b];
-                    if (y >= 0 && !(uncovered & BIT(y))) {
-                        uncovered |= BIT(y);
-                        work[wn++] = y;
-                    }
-                }
+                if (where < 7 || (where == DOWN && (uncovered & BIT(b))))
+                    LEAVE(b);
             }
         }
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
@@ -535,3 +536,87 @@ def test_verdicts_stay_right_where_the_second_safe_rule_applies() -> None:
             assert {f"{t}>F" for t in tops} <= set(first), (position, solution.moves)
         checked += 1
     assert won >= 10
+
+
+# -- the dead-end test ---------------------------------------------------------------------
+
+
+def test_a_seat_above_in_the_same_pile_is_no_way_out() -> None:
+    """TH must go up next, under JC and QH. JC's only seat left is QH, above it in its own
+    pile, and TH's is JC: neither can use it while it moves with them. QH could leave
+    only onto KC, under TH. The dead-end test sees it only with its own-pile rule."""
+    position = "C K9KT ///KCTHJCQH/KH/qcJH/"
+    assert exhaustive(position, 1_000) == "lost"
+    state = search._State(parse_position(position))
+    assert search._hopeless(state)
+    assert not search._hopeless(state, own_pile=False)
+    assert solve(position).verdict == "lost"
+
+
+def check_dead_ends_are_lost(rnd: random.Random, rules: str, cards: int) -> int:
+    """Every position reachable from a small random one that the dead-end test calls
+    hopeless has no win (by the plain search of every reachable position); the count
+    of those positions."""
+    position = small_position(rnd, rules, cards)
+    wins = winnable_positions(position, 400)
+    if wins is None:
+        return 0
+    dead = 0
+    for text, won in wins.items():
+        if search._hopeless(search._State(parse_position(text))):
+            assert not won, text
+            dead += 1
+    return dead
+
+
+def test_the_dead_end_test_finds_only_lost_positions() -> None:
+    """Small random positions the dead-end test calls hopeless: the plain search of every
+    position reachable with the engine's moves finds no win from any of them."""
+    rnd = random.Random(31)
+    checked = own_pile = 0
+    while checked < 40:
+        position = small_position(rnd, rnd.choice(ALL_RULES), rnd.randint(4, 9))
+        state = search._State(parse_position(position))
+        if not search._hopeless(state):
+            continue
+        verdict = exhaustive(position, 3_000)
+        if verdict is None:
+            continue
+        assert verdict == "lost", position
+        checked += 1
+        own_pile += not search._hopeless(state, own_pile=False)
+    assert own_pile > 0  # some of them only by the own-pile rule
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(rules=rules_fields, rnd=randoms, cards=st.integers(min_value=8, max_value=14))
+def test_the_dead_end_test_finds_only_lost_positions_at_random(
+    rules: str, rnd: random.Random, cards: int
+) -> None:
+    """Every position reachable from a random one (with 8 to 14 cards left, where dead
+    ends occur) that the test calls hopeless, against the plain search."""
+    check_dead_ends_are_lost(rnd, rules, cards)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None)
+@given(deal=deals, rules=rules_fields, rnd=randoms)
+def test_the_own_pile_rule_changes_no_verdict(deal: int, rules: str, rnd: random.Random) -> None:
+    """The Python search with the dead-end test's own-pile rule and without it, from the
+    middle of random games and on small positions: never won against lost, and every
+    winning line replays."""
+    game = walk(Game.from_deal(deal, rules), rnd, rnd.randrange(20, 140))
+    for position in (game.position(), small_position(rnd, rules, rnd.randint(5, 10))):
+        verdicts = []
+        for own_pile in (True, False):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(search, "_CORE", None)
+                patch.setattr(
+                    search, "_hopeless", functools.partial(search._hopeless, own_pile=own_pile)
+                )
+                solution = solve(position, budget_nodes=30_000)
+            if solution.verdict == "won":
+                assert replay(position, solution.moves).is_won()
+            verdicts.append(solution.verdict)
+        assert set(verdicts) != {"won", "lost"}, position
