@@ -16,6 +16,8 @@ Either way his moves are then the room's node's own, none relayed.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +40,12 @@ class Watched(Player):
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_holds_it(
+@contextlib.asynccontextmanager
+async def alices_room(
     browser: Any, fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
-) -> None:
-    line = winning_line()
+) -> AsyncIterator[tuple[str, dict[str, int], str, str, Player, str]]:
+    """Two nodes behind HAProxy, and alice's page with a room on one of them: the pages'
+    base URL, each node's port, the room's node and the other, alice, the room's code."""
     db = migrated(fresh_postgres, tmp_path)
     fast = ("--msg-rate", "500", "--msg-burst", "500")
     with affinity_cluster(db, deploy_redis, tmp_path, *fast) as (lb, (port1, _), (port2, _)):
@@ -51,7 +55,33 @@ async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_ho
         room = await create_room(alice, CODE)
         (owner,) = [n for n, p in ports.items() if metric(p, "yukon_connections") == 1]
         (other,) = [n for n in ports if n != owner]
+        yield base, ports, owner, other, alice, room
 
+
+async def race_on_the_owner(alice: Player, bob: Player, owner_port: int) -> None:
+    """bob readies, alice starts, bob makes six moves of a winning line: every one
+    accepted, none relayed (the room's node answers them itself)."""
+    await bob.page.click("#ready")
+    await alice.page.wait_for_selector("text=Everyone is ready")
+    await alice.page.click("#start")
+    await bob.until(lambda: bob.of("race"), "bob's race")
+    await bob.page.wait_for_selector(".board .pc.up")
+    for move in winning_line()[:6]:
+        assert (await bob.play_keys(move))["t"] == "accepted", move
+    assert metric(owner_port, "yukon_moves_relayed_total") == 0
+
+
+async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_holds_it(
+    browser: Any, fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
+) -> None:
+    async with alices_room(browser, fresh_postgres, deploy_redis, tmp_path) as (
+        base,
+        ports,
+        owner,
+        other,
+        alice,
+        room,
+    ):
         urls: list[str] = []
         bob = await Player.open(browser, base, "bob")
         bob.page.on("websocket", lambda ws: urls.append(ws.url))
@@ -68,14 +98,7 @@ async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_ho
         # The old socket is closed once the new one is welcomed (make before break).
         await bob.until(lambda: metric(ports[other], "yukon_connections") == 0, "the old one shut")
 
-        await bob.page.click("#ready")
-        await alice.page.wait_for_selector("text=Everyone is ready")
-        await alice.page.click("#start")
-        await bob.until(lambda: bob.of("race"), "bob's race")
-        await bob.page.wait_for_selector(".board .pc.up")
-        for move in line[:6]:
-            assert (await bob.play_keys(move))["t"] == "accepted", move
-        assert metric(ports[owner], "yukon_moves_relayed_total") == 0
+        await race_on_the_owner(alice, bob, ports[owner])
         status = await bob.status()
         assert "moving" not in status and "lost" not in status, status
         for p in (alice, bob):
@@ -85,17 +108,14 @@ async def test_a_browser_that_joins_by_code_follows_its_room_to_the_node_that_ho
 async def test_an_invite_links_page_connects_to_the_rooms_node_and_needs_no_route(
     browser: Any, fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
 ) -> None:
-    line = winning_line()
-    db = migrated(fresh_postgres, tmp_path)
-    fast = ("--msg-rate", "500", "--msg-burst", "500")
-    with affinity_cluster(db, deploy_redis, tmp_path, *fast) as (lb, (port1, _), (port2, _)):
-        base = lb.replace("ws://", "http://").rstrip("/")
-        ports = {"node1": port1, "node2": port2}
-        alice = await Player.open(browser, base, "alice")
-        room = await create_room(alice, CODE)
-        (owner,) = [n for n, p in ports.items() if metric(p, "yukon_connections") == 1]
-        (other,) = [n for n in ports if n != owner]
-
+    async with alices_room(browser, fresh_postgres, deploy_redis, tmp_path) as (
+        base,
+        ports,
+        owner,
+        other,
+        alice,
+        room,
+    ):
         urls: list[str] = []
         context = await browser.new_context(viewport={"width": 1280, "height": 800})
         page = await context.new_page()
@@ -122,14 +142,7 @@ async def test_an_invite_links_page_connects_to_the_rooms_node_and_needs_no_rout
         assert metric(ports[owner], "yukon_connections") == 2
         assert metric(ports[other], "yukon_connections_opened_total") == 0
 
-        await bob.page.click("#ready")
-        await alice.page.wait_for_selector("text=Everyone is ready")
-        await alice.page.click("#start")
-        await bob.until(lambda: bob.of("race"), "bob's race")
-        await bob.page.wait_for_selector(".board .pc.up")
-        for move in line[:6]:
-            assert (await bob.play_keys(move))["t"] == "accepted", move
-        assert metric(ports[owner], "yukon_moves_relayed_total") == 0
+        await race_on_the_owner(alice, bob, ports[owner])
         assert metric(ports[other], "yukon_frames_forwarded_total") == 0
         for p in (alice, bob):
             await p.close()
