@@ -2,32 +2,8 @@
 // its Link with a stand-in WebSocket (no network): which node the look-up gives, and where
 // the first sockets connect. Prints one JSON object of what it saw, for
 // tests/web/test_net_js.py.
-import { encode } from "../../server/web/vendor/msgpack.mjs";
+import { FakeSocket, sockets } from "./fake_socket.mjs";
 
-const sockets = [];
-class FakeSocket {
-  static OPEN = 1;
-  constructor(url) {
-    this.url = url;
-    this.readyState = 0;
-    sockets.push(this);
-  }
-  send() {}
-  close(code) {
-    this.closed = code ?? 1005;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  deliver(msg) {
-    this.onmessage?.({ data: encode(msg).slice().buffer });
-  }
-  drop(code) {
-    this.readyState = 3;
-    this.onclose?.({ code });
-  }
-}
 globalThis.WebSocket = FakeSocket;
 // Timers on demand (no real waiting): `due()` runs those set and not cleared so far.
 let timers = new Map();

@@ -1,37 +1,8 @@
 // Drives server/web/net.js's Link with a stand-in WebSocket (the browser's API, no
 // network): what it sends, where it connects, what reaches the app. Reads nothing; prints
 // one JSON object of what it saw, for tests/web/test_net_js.py.
-import { encode, decode } from "../../server/web/vendor/msgpack.mjs";
+import { FakeSocket, sockets } from "./fake_socket.mjs";
 
-const sockets = [];
-class FakeSocket {
-  static OPEN = 1;
-  constructor(url) {
-    this.url = url;
-    this.sent = [];
-    this.closed = null;
-    this.readyState = 0;
-    sockets.push(this);
-  }
-  send(data) {
-    this.sent.push(decode(data));
-  }
-  close(code) {
-    this.closed = code ?? 1005;
-  }
-  // the server's side
-  open() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  deliver(msg) {
-    this.onmessage?.({ data: encode(msg).slice().buffer });
-  }
-  drop(code) {
-    this.readyState = 3;
-    this.onclose?.({ code });
-  }
-}
 globalThis.WebSocket = FakeSocket;
 const store = new Map();
 globalThis.localStorage = {
