@@ -155,9 +155,8 @@ class JournalWriter:
     def _rouse(self) -> None:
         """The next look comes now (``_nap`` ends, or is not begun)."""
         self._roused = True
-        wake = self._wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
+        if self._wake is not None:
+            _wake_up(self._wake)
 
     async def _nap(self, seconds: float) -> None:
         """Wait until the next multiple of ``seconds`` on the loop's clock, or until
@@ -202,5 +201,6 @@ class JournalWriter:
 
 
 def _wake_up(wake: asyncio.Future[None]) -> None:
+    """End a ``_nap`` (its timer, or ``_rouse``), once: whichever comes second finds it done."""
     if not wake.done():
         wake.set_result(None)
