@@ -304,7 +304,7 @@ class Relay:
                 await asyncio.sleep(0.5)
             finally:
                 with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
     # -- the directory ------------------------------------------------------------------------
 
