@@ -16,7 +16,9 @@ seats only when new or changed, and all of them every ``LONG_EVERY_S`` with a TT
 outlasts that (``LONG_TTL_MS``): they point resumes and joins at rooms and decide no
 ownership, and renewing them every second was most of Redis's work per move. Whenever
 the node's own key is found lapsed (a stall, an outage, Redis restarted empty), everything
-is renewed again at once. A room the renewal finds held by another node was
+is renewed again at once. A room that closed (no longer published) has its key deleted
+at the next renewal, so an invite link stops naming this node within a second or so.
+A room the renewal finds held by another node was
 taken over: the thread hands its code back to the loop (``on_lost``, through
 ``call_soon_threadsafe``), which drops it.
 
@@ -143,6 +145,9 @@ class Heartbeat:
         #: code), and when all of them are due again (``time.monotonic``; 0: at once).
         self._codes_kept: set[str] = set()
         self._seats_kept: dict[int, str] = {}
+        #: The rooms the last renewal renewed: one the publication no longer names (it
+        #: closed) has its key deleted at the next renewal, if it still holds this node.
+        self._rooms_kept: set[str] = set()
         self._all_due = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
@@ -255,8 +260,9 @@ class Heartbeat:
 
     def _renew(self, snap: Snapshot, full: bool) -> tuple[bool, set[str]]:
         """The Lua call: the heartbeat, every room, and the codes and seats not yet written
-        as they are now (all of them if ``full``). Whether the node's key was still there,
-        and the codes of rooms and reserved codes another node holds."""
+        as they are now (all of them if ``full``), and the deletion of the keys of rooms
+        and codes no longer published. Whether the node's key was still there, and the
+        codes of rooms and reserved codes another node holds."""
         rooms = list(snap.rooms)
         codes = [c for c in snap.codes if c not in snap.rooms]
         seats = {pid: code for code, ids in snap.rooms.items() for pid in ids}
@@ -273,19 +279,28 @@ class Heartbeat:
         dropped = {
             pid: code for pid, code in kept.items() if pid not in seats and code in snap.rooms
         }
+        # A room that closed here (or a reserved code whose room opened and closed between
+        # two publications) stops pointing joins and invite links at this node now, not
+        # when its lease lapses (5 s; a code's 30 s): its key goes if it still names this
+        # node. A room another node took over holds that node's id, and is not touched.
+        named = snap.rooms.keys() | set(codes)
+        closed = [c for c in (self._rooms_kept | self._codes_kept) if c not in named]
         p = self.prefix
         keys = [f"{p}node:{self.node}"]
         keys += [f"{p}room:{c}" for c in rooms]
         keys += [f"{p}room:{c}" for c in new_codes]
         keys += [f"{p}seat:{pid}" for pid in new_seats]
         keys += [f"{p}seat:{pid}" for pid in dropped]
+        keys += [f"{p}room:{c}" for c in closed]
         args: list[str | int] = [self.node, self.node_ttl_ms, self.lease_ttl_ms, len(rooms)]
-        args += [self.long_ttl_ms, len(new_codes), len(dropped)]
+        args += [self.long_ttl_ms, len(new_codes), len(dropped) + len(closed)]
         args += list(new_seats.values())
         args += list(dropped.values())
+        args += [self.node] * len(closed)
         fresh, lost_keys = self._script(keys=keys, args=args)
         lost = {k.decode().rsplit(":", 1)[1] for k in lost_keys}
         # What the publication no longer names is forgotten: named again, it is new.
         self._codes_kept = {c for c in codes if c not in lost}
         self._seats_kept = seats
+        self._rooms_kept = {c for c in rooms if c not in lost}
         return bool(fresh), lost

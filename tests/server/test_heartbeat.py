@@ -107,7 +107,8 @@ async def test_it_renews_the_heartbeat_rooms_seats_and_codes_the_loop_published(
         assert LEASE_TTL_MS - 3 * EVERY * 1000 < r.pttl(f"{prefix}seat:7") <= LONG_TTL_MS
         assert LEASE_TTL_MS - 3 * EVERY * 1000 < r.pttl(f"{prefix}room:FGHJK") <= LONG_TTL_MS
         assert hb.renewals >= 5 and lost == []
-        # A new publication replaces the old: what it no longer names lapses.
+        # A new publication replaces the old: a room it no longer names (closed) goes at
+        # the next renewal; its seats lapse.
         hb.publish({}, ["FGHJK"])
         await beating(hb, 1.5)
         assert r.get(f"{prefix}room:ABCDE") is None and r.get(f"{prefix}seat:7") is None
@@ -154,6 +155,35 @@ async def test_codes_and_seats_are_written_when_new_or_changed_and_all_renewed_l
     for key, value in [("seat:7", b"LMNPQ"), ("seat:8", b"ABCDE"), ("room:FGHJK", b"n1")]:
         assert r.get(f"{prefix}{key}") == value
     assert 30_000 < r.pttl(f"{prefix}seat:8") <= 60_000
+    assert lost == []
+
+
+async def test_a_closed_room_or_spent_code_is_deleted_at_once_unless_another_node_holds_it(
+    r: redis.Redis, prefix: str
+) -> None:
+    """An invite link must stop naming a node for a room closed there: the key of a room
+    (or of a reserved code) the publication no longer names is deleted at the next
+    renewal, not left to its lease (5 s) or a code's 30 s; a key another node took over
+    since is that node's, and stays."""
+    hb, lost = make(prefix, long_every_s=3600.0, long_ttl_ms=60_000)
+    hb.publish({"ABCDE": [7], "LMNPQ": [8], "RSTVW": [9]}, ["FGHJK", "XYZ23"])
+    assert await asyncio.to_thread(hb.renew_once)
+    for code in ("ABCDE", "LMNPQ", "RSTVW", "FGHJK", "XYZ23"):
+        assert r.get(f"{prefix}room:{code}") == b"n1", code
+    r.set(f"{prefix}room:RSTVW", "n2")  # taken over by n2 (its lease had lapsed)
+    # ABCDE closes; LMNPQ stays; RSTVW is no longer here; code FGHJK was spent on a room
+    # that opened and closed between two publications; XYZ23 is still reserved.
+    hb.publish({"LMNPQ": [8]}, ["XYZ23"])
+    assert await asyncio.to_thread(hb.renew_once)
+    assert r.get(f"{prefix}room:ABCDE") is None
+    assert r.get(f"{prefix}room:FGHJK") is None
+    assert r.get(f"{prefix}room:LMNPQ") == b"n1" and r.get(f"{prefix}room:XYZ23") == b"n1"
+    assert r.get(f"{prefix}room:RSTVW") == b"n2"
+    assert r.get(f"{prefix}seat:7") == b"ABCDE"  # seats of a room gone lapse, as before
+    # Nothing is deleted twice or later: a key written since by another node stays.
+    r.set(f"{prefix}room:ABCDE", "n2")
+    assert await asyncio.to_thread(hb.renew_once)
+    assert r.get(f"{prefix}room:ABCDE") == b"n2"
     assert lost == []
 
 

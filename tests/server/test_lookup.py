@@ -66,7 +66,7 @@ async def test_the_room_json_names_the_open_rooms_node_on_every_node_and_null_on
     fresh_postgres: str, deploy_redis: tuple[str, str], tmp_path: Path
 ) -> None:
     """Asked of the room's node, of the other node or of the proxy: the same node; once
-    the room is closed (its lease lapsed), none."""
+    the room is closed (its key deleted by its node), none."""
     db = migrated(fresh_postgres, tmp_path)
     with affinity_cluster(db, deploy_redis, tmp_path) as (lb, (port1, log1), (port2, log2)):
         ann = await player(lb + "?node=node1", "ann")
@@ -80,10 +80,9 @@ async def test_the_room_json_names_the_open_rooms_node_on_every_node_and_null_on
         other = "23456" if room != "23456" else "23457"
         data = await asyncio.to_thread(room_json, f"http://127.0.0.1:{port2}", other)
         assert (data["open"], data["node"]) == (False, None)
-        # Everyone leaves: the room closes, and its lease in the directory lapses (5 s
-        # after its last renewal; a room closed within a second of being made keeps its
-        # reserved code's 30 s, so this one lives past a renewal first).
-        await asyncio.sleep(1.5)
+        # Everyone leaves at once: the room closes, and its node deletes its key at its
+        # next renewal (a second), not leaving it to the lease (5 s) or, for a room closed
+        # within a second of being made, to its reserved code's 30 s.
         await ann.send(Leave())
         await ann.expect(Left)
         deadline = time.monotonic() + 10
@@ -91,7 +90,7 @@ async def test_the_room_json_names_the_open_rooms_node_on_every_node_and_null_on
             base = f"http://127.0.0.1:{port}"
             while (data := await asyncio.to_thread(room_json, base, room))["open"]:
                 assert data["node"] == "node1"
-                assert time.monotonic() < deadline, "the closed room's lease did not lapse"
+                assert time.monotonic() < deadline, "the closed room's key was not deleted"
                 await asyncio.sleep(0.25)
             assert data["node"] is None, base
         await ann.ws.close()
