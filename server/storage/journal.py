@@ -59,6 +59,10 @@ class JournalWriter:
         self._roused = False
         #: What the writer's task awaits between looks (``_nap``); None while it works.
         self._wake: asyncio.Future[None] | None = None
+        #: The timer that ends the nap, and whether the nap runs to the next checkpoint
+        #: (the queue was empty: ``add`` brings it back to the grid).
+        self._timer: asyncio.TimerHandle | None = None
+        self._idle = False
         self._clocks_stopped = False
         #: ``stop`` asked the loop to end after the write in hand.
         self._stopping = False
@@ -80,6 +84,8 @@ class JournalWriter:
         else:
             if not self._actions:
                 self._first_at = time.monotonic()
+                if self._idle:
+                    self._to_grid()
             self._actions.append(entry)
 
     def due(self, now: float) -> bool:
@@ -158,23 +164,46 @@ class JournalWriter:
         if self._wake is not None:
             _wake_up(self._wake)
 
-    async def _nap(self, seconds: float) -> None:
-        """Wait until the next multiple of ``seconds`` on the loop's clock, or until
-        ``_rouse``: a future and a timer (``asyncio.wait_for`` on an event made a task and
-        a timeout every look)."""
+    def _grid(self, now: float) -> float:
+        """The next look's time after ``now``: the next multiple of ``interval`` on the
+        loop's clock. The rooms' held progress is released on a grid of the same clock
+        (``rooms.room.progress_due``), so at a move a second per player a look shares the
+        loop's wake-up with a release instead of waking it on its own."""
+        return (math.floor(now / self.interval) + 1) * self.interval
+
+    async def _nap(self, until: float | None = None) -> None:
+        """Wait until the next look on the grid (``_grid``), or, with nothing queued, until
+        the grid point at or after ``until`` (the next checkpoint), or until ``_rouse``: a
+        future and a timer (``asyncio.wait_for`` on an event made a task and a timeout
+        every look). An idle node looked 20 times a second for nothing: most of its
+        wake-ups when no race ran (docs/performance.md, issue 26)."""
         loop = asyncio.get_running_loop()
         wake = self._wake = loop.create_future()
-        # On a grid of ``seconds`` of the loop's clock: the rooms' held progress is
-        # released on a grid of the same clock (``rooms.room.progress_due``), so at a
-        # move a second per player a look shares the loop's wake-up with a release
-        # instead of waking it on its own.
-        at = (math.floor(loop.time() / seconds) + 1) * seconds
-        timer = loop.call_at(at, _wake_up, wake)
+        at = self._grid(loop.time())
+        self._idle = until is not None and not self._actions
+        if self._idle:
+            assert until is not None
+            at = max(at, math.ceil(until / self.interval) * self.interval)
+        self._timer = loop.call_at(at, _wake_up, wake)
         try:
             await wake
         finally:
-            timer.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
             self._wake = None
+            self._idle = False
+
+    def _to_grid(self) -> None:
+        """An action came into the empty queue while the writer slept to its checkpoint:
+        its next look is the grid's again (so the action waits at most ``max_delay``)."""
+        wake, timer = self._wake, self._timer
+        self._idle = False
+        if wake is None or timer is None or wake.done():
+            return
+        timer.cancel()
+        loop = wake.get_loop()
+        self._timer = loop.call_at(self._grid(loop.time()), _wake_up, wake)
 
     async def _run(self) -> None:
         """Look every ``interval`` and write the queue when it is ``due``; checkpoint
@@ -186,7 +215,7 @@ class JournalWriter:
         try:
             while not self._stopping:
                 if not self._roused:
-                    await self._nap(self.interval)
+                    await self._nap(None if self._actions else next_checkpoint)
                 self._roused = False
                 if self.due(time.monotonic()):
                     await self.flush()

@@ -352,3 +352,40 @@ async def test_a_race_start_is_written_at_once_whenever_the_writer_next_looks() 
     await asyncio.wait_for(written.wait(), 10)
     assert groups == [([live("now", 1)], [])]
     await writer.stop()
+
+
+async def test_an_idle_writer_sleeps_to_its_checkpoint_and_an_action_brings_it_back() -> None:
+    """With nothing queued the writer looks only at its checkpoints (an idle node woke 20
+    times a second for nothing); the first action queued brings its looks back to the
+    grid, so it is written after ``max_delay``, not at the next checkpoint."""
+    written = asyncio.Event()
+    looks: list[float] = []
+    checkpoints: list[dict[str, int]] = []
+
+    class Store:
+        async def journal(self, *, races: list[LiveRace], actions: list[LiveAction]) -> set[str]:
+            written.set()
+            return set()
+
+        async def checkpoint(self, *, alive: dict[str, int]) -> None:
+            checkpoints.append(alive)
+
+    writer = JournalWriter(
+        Store(),  # type: ignore[arg-type]
+        dict,
+        interval=0.01,
+        max_delay=0.05,
+        checkpoint_every=30.0,
+    )
+    due = writer.due
+    writer.due = lambda now: looks.append(now) or due(now)  # type: ignore[method-assign]
+    writer.start()
+    await asyncio.sleep(0.5)  # 50 looks on the grid; idle, none
+    assert looks == [] and checkpoints == []
+    action = LiveAction(uid="u", n=1, player_id=1, seq=1, at_ms=5, action="1S>F")
+    began = time.monotonic()
+    writer.add(action)
+    await asyncio.wait_for(written.wait(), 10)
+    assert time.monotonic() - began < 5.0  # the grid's look, not the checkpoint's (30 s)
+    assert looks  # it looked on the grid until the action was due
+    await writer.stop()
