@@ -57,6 +57,11 @@ class SqliteThread:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._call, fn)
 
+    async def transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(connection)`` in one write transaction (``transaction``) on this
+        connection's thread: the journal's group and its checkpoint are each one."""
+        return await self.run(lambda conn: transaction(conn, work))
+
     def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn = self._conn
         if conn is None:

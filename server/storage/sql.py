@@ -36,7 +36,7 @@ from protocol.messages import name_key, name_skeleton
 
 from ..daily import DailyChoice
 from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
-from .direct import SqliteThread, transaction
+from .direct import SqliteThread
 from .models import (
     ArchiveBest,
     DailyAttempt,
@@ -735,7 +735,7 @@ class SqlStore(RatingsStore):
                 conn.executemany(insert_actions, mine)
             return fenced
 
-        return await direct.run(lambda conn: transaction(conn, group))
+        return await direct.transact(group)
 
     async def _journal(
         self, uids: set[str], races: Sequence[LiveRace], actions: Sequence[LiveAction]
@@ -795,9 +795,7 @@ class SqlStore(RatingsStore):
             update = (
                 f"UPDATE {_live.name} SET alive_ms = ? WHERE uid = ? AND alive_ms < ? AND owner = ?"
             )
-            await self.direct.run(
-                lambda conn: transaction(conn, lambda c: c.executemany(update, params))
-            )
+            await self.direct.transact(lambda c: c.executemany(update, params))
             return
         # One statement for every race (executemany): a checkpoint of 500 races must not
         # hold the event loop for 500 round trips (bench/load.py).
