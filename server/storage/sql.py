@@ -722,9 +722,9 @@ class SqlStore(RatingsStore):
         insert_actions = self._insert_actions_sql() if rows else ""
 
         def group(conn: sqlite3.Connection) -> set[str]:
-            stored = _uids_in_direct(conn, _races.name, "uid", ordered)
-            fresh = [params for uid, params in starts if uid not in stored]
-            if fresh:
+            if starts:  # as in ``_journal``: only a race's start asks
+                stored = _uids_in_direct(conn, _races.name, "uid", [uid for uid, _ in starts])
+                fresh = [params for uid, params in starts if uid not in stored]
                 conn.executemany(insert_live, fresh)
             held, fenced = _split_held(
                 _uids_in_direct(conn, _live.name, "uid, owner, epoch", ordered, rows=True),
@@ -742,7 +742,12 @@ class SqlStore(RatingsStore):
     ) -> set[str]:
         async with self.engine.begin() as conn:
             ordered = sorted(uids)
-            stored = await self._uids_in(conn, _races, ordered)
+            # Only a race's start needs to know whether its result is stored (a group
+            # replayed after its race ended); most groups hold actions alone, and the
+            # question was one of their five round trips.
+            stored = (
+                await self._uids_in(conn, _races, sorted(r.uid for r in races)) if races else set()
+            )
             fresh = [r for r in races if r.uid not in stored]
             if fresh:
                 await conn.execute(
