@@ -147,6 +147,8 @@ class Lobbies(Part):
         """The player to seat (``Shared.member_here``); None if they are in a room
         already, or away on another node than the dead ``owner`` (they moved on)."""
         p = self._players.get(pid)
-        if p is not None and (p.room is not None or p.daily_pending or p.away not in (None, owner)):
+        if p is not None and (
+            p.room is not None or p.daily_pending or self._shared.moved_on(p, owner)
+        ):
             return None
         return self._shared.member_here(pid, name, now)

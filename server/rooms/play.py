@@ -188,7 +188,7 @@ class Play(Part):
         if not self._may_enter(c, p, now):
             return
         room = self._rooms.get(code.strip().upper())
-        if room is None and self._shared.node and c.guest is None and not located:
+        if room is None and self._shared.ask_directory(c, located=located):
             # Not here: the directory knows which node holds it (``Nodes.located``).
             if not c.locating:
                 c.locating = True
@@ -345,12 +345,7 @@ class Play(Part):
             self.refuse(c, refusal)
             return False
         self._send(p, Left(room.code))
-        if c.guest is not None:
-            # A guest of this node, now in no room here: its own node (the gateway) serves
-            # the request, as it would after a ``leave`` (``Nodes.settle`` releases it).
-            c.bounce = self._shared.frame
-            return False
-        return True
+        return not self._shared.sends_home(c)
 
     def expire_player(self, p: _Player, now: float) -> None:
         """The resume window passed: abandon any race, leave the room, free the name.

@@ -75,7 +75,7 @@ class Restarts(Part):
         )
         for pid, name in watchers:  # unless they moved on to another room meanwhile
             known = self._players.get(pid)
-            if known is None or (known.room is None and known.away is None):
+            if known is None or (known.room is None and not self._shared.moved_on(known)):
                 room.seat_spectator(self._shared.member_here(pid, name, now))
         self._rooms[room.code] = room
         log.info(

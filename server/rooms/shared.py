@@ -93,6 +93,30 @@ class Shared:
                 del self.guests[c.guest]
             self.stale.append(c.id)
 
+    # -- what the room side asks of the cluster (``Play``, ``Lobbies``, ``Restarts`` read no
+    # cluster field themselves: the session's relay is this module's and ``Nodes``') --------
+
+    def ask_directory(self, c: _Conn, *, located: bool) -> bool:
+        """Whether a room that is not here may be on another node, so the directory is to be
+        asked (``Locate``): on a cluster's node, for a session of this node (a guest's own
+        node asked already), unless the directory answered already (``located``)."""
+        return bool(self.node) and c.guest is None and not located
+
+    def sends_home(self, c: _Conn) -> bool:
+        """A guest of this node whose player just left its room here with a request for
+        elsewhere (a ``join``, ``create``, ``daily`` or ``ghost``: docs/protocol.md 4.14):
+        the request goes back with the guest's release (``Nodes.settle``), and its own
+        node, the gateway, serves it. False for a session of this node."""
+        if c.guest is None:
+            return False
+        c.bounce = self.frame
+        return True
+
+    def moved_on(self, p: _Player, owner: str | None = None) -> bool:
+        """The player's session is relayed to a room on another node than ``owner`` (a
+        dead owner whose room is being rebuilt here): they are in a room elsewhere."""
+        return p.away is not None and p.away != owner
+
     def member_here(self, pid: int, name: str, now: float) -> _Player:
         """A member of a room rebuilt here (a restart, a takeover, an adopted lobby): the
         player of this id, or a new one, served here from now on, disconnected with a

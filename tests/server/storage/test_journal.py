@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import event, text
 
 from server.effects import LiveAction, LiveRace
@@ -354,6 +355,7 @@ async def test_a_race_start_is_written_at_once_whenever_the_writer_next_looks() 
     await writer.stop()
 
 
+@pytest.mark.slow  # it watches the writer for half a second of real time
 async def test_an_idle_writer_sleeps_to_its_checkpoint_and_an_action_brings_it_back() -> None:
     """With nothing queued the writer looks only at its checkpoints (an idle node woke 20
     times a second for nothing); the first action queued brings its looks back to the
