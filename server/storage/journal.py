@@ -180,9 +180,8 @@ class JournalWriter:
         loop = asyncio.get_running_loop()
         wake = self._wake = loop.create_future()
         at = self._grid(loop.time())
-        self._idle = until is not None and not self._actions
-        if self._idle:
-            assert until is not None
+        if until is not None and not self._actions:
+            self._idle = True
             at = max(at, math.ceil(until / self.interval) * self.interval)
         self._timer = loop.call_at(at, _wake_up, wake)
         try:
