@@ -19,7 +19,9 @@ runs that one wherever it was built. ``docs/solver.md`` explains the techniques;
 * **Move ordering**: turning a card up first, then uncovering cards that can go up,
   foundation moves, emptying a column, uncovering a card something can go on; the rest
   last. Moves that only relabel columns are never made, nor a second move of the block
-  just moved (the parent makes that move in one).
+  just moved (the parent makes that move in one). Complete searches also skip plain
+  moves whose child is reached another way along a chain of plain moves (sleep sets and
+  frozen blocks): fewer moves between the same positions.
 * **Dead ends**: a least-fixpoint test of necessary conditions proves many positions
   lost on the spot (``_hopeless``).
 * **Two searches share the budget**: a complete depth-first search, which alone can
