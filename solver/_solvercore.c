@@ -4,8 +4,9 @@
  * ``Search(st, prune_from, proven, jitter, sleep=True)`` is node for node the generator
  * ``_search(st, prune_from, seed, stop, proven, sleep)``: the same moves in the same
  * order, the same sleep sets and frozen blocks, the same dead-end tests (``_hopeless``),
- * the same Tarjan bookkeeping, the same additions to the shared ``proven`` set. ``advance(stop)`` is ``next``/``send``; ``result``, ``nodes``
- * and ``journal()`` give what the generator's return value and ``st.journal`` give.
+ * the same Tarjan bookkeeping, the same additions to the shared ``proven`` set.
+ * ``advance(stop)`` is ``next``/``send``; ``result``, ``nodes`` and ``journal()`` give
+ * what the generator's return value and ``st.journal`` give.
  *
  * The C object copies the position out of ``st`` (a ``solver.search._State``) and never
  * touches it again. ``proven`` is a ``ProvenSet`` (this module's set of 64-bit keys in C,
@@ -1447,9 +1448,9 @@ static int search_run(SearchObject *S) {
                         if (known) {
                             if (j >= 0 && j < F->low)
                                 F->low = j;
-                            if (S->sleeping)
-                                S->aux[F->aux_off + (size_t)(F->sl_len + F->fz_len + F->tr_len++)] =
-                                    entry;
+                            if (S->sleeping) /* a plain move, tried */
+                                S->aux[F->aux_off +
+                                       (size_t)(F->sl_len + F->fz_len + F->tr_len++)] = entry;
                             continue;
                         }
                         /* Neither in full nor in proven: unless a card goes up after
