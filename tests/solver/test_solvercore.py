@@ -26,7 +26,7 @@ from solver import search
 from .test_search import ALL_RULES, small_position, walk
 
 if TYPE_CHECKING:
-    from search._solvercore import ProvenSet
+    from solver._solvercore import ProvenSet
 
 CORE = search._CORE
 
