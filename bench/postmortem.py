@@ -142,14 +142,23 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the Python search even where the C one is built (as a server without it)",
     )
+    parser.add_argument(
+        "--without-sleep-sets",
+        action="store_true",
+        help="the complete searches without sleep sets and frozen blocks (as before them)",
+    )
     args = parser.parse_args(argv)
     if args.pure_python:
         search._CORE = None
+    if args.without_sleep_sets:
+        search._SLEEP_SETS = False
     print("Yukon post-mortem benchmark")
     print(f"python  {platform.python_version()} ({platform.python_implementation()})")
     print(f"cpu     {cpu_model()}, {os.cpu_count()} cores; one process")
     print(
-        f"search  {search.search_implementation()}; budget {args.budget:,} positions a solve,"
+        f"search  {search.search_implementation()}"
+        f"{'' if search._SLEEP_SETS else ', without sleep sets'};"
+        f" budget {args.budget:,} positions a solve,"
         f" then {', '.join(f'{r}x' for r in ROUNDS[1:])} for what it leaves undecided,"
         f" {TOTAL_FACTOR}x in all"
     )

@@ -1,11 +1,12 @@
 /*
  * solver._solvercore: the hot loop of solver/search.py's ``_search`` in C.
  *
- * ``Search(st, prune_from, proven, jitter)`` is node for node the generator
- * ``_search(st, prune_from, seed, stop, proven)``: the same moves in the same order, the
- * same dead-end tests (``_hopeless``), the same Tarjan bookkeeping, the same additions to
- * the shared ``proven`` set. ``advance(stop)`` is ``next``/``send``; ``result``, ``nodes``
- * and ``journal()`` give what the generator's return value and ``st.journal`` give.
+ * ``Search(st, prune_from, proven, jitter, sleep=True)`` is node for node the generator
+ * ``_search(st, prune_from, seed, stop, proven, sleep)``: the same moves in the same
+ * order, the same sleep sets and frozen blocks, the same dead-end tests (``_hopeless``),
+ * the same Tarjan bookkeeping, the same additions to the shared ``proven`` set.
+ * ``advance(stop)`` is ``next``/``send``; ``result``, ``nodes`` and ``journal()`` give
+ * what the generator's return value and ``st.journal`` give.
  *
  * The C object copies the position out of ``st`` (a ``solver.search._State``) and never
  * touches it again. ``proven`` is a ``ProvenSet`` (this module's set of 64-bit keys in C,
@@ -485,7 +486,22 @@ typedef struct {
     int32_t alive;
     uint64_t key;
     int64_t index, low;
+    /* sleep sets and frozen blocks (complete searches): at ``aux[aux_off]`` the position's
+     * sleep set (sl_len entries ``src << 9 | card << 3 | dest``), its frozen blocks (fz_len,
+     * FZ_PACK), then room for the plain moves it has tried (tr_len so far, moves_len at
+     * most). Python's asleep, frozen and tried at the same depth. */
+    size_t aux_off;
+    int32_t sl_len, fz_len, tr_len;
 } Frame;
+
+/* A frozen block: its card, the columns it left and joined, the card its move turned up
+ * (or -1) and the columns touched since, as bits. */
+#define FZ_PACK(c, x, y, f, t) ((c) << 20 | (x) << 17 | (y) << 14 | ((f) + 1) << 7 | (t))
+#define FZ_CARD(e) ((e) >> 20)
+#define FZ_SRC(e) (((e) >> 17) & 7)
+#define FZ_DST(e) (((e) >> 14) & 7)
+#define FZ_TURNED(e) ((((e) >> 7) & 63) - 1)
+#define FZ_TOUCHED(e) ((e) & 127)
 
 typedef struct {
     PyObject_HEAD
@@ -531,6 +547,10 @@ typedef struct {
     size_t nframes, fcap;
     int32_t *moves;
     size_t mlen, mcap;
+    int sleeping; /* sleep sets and frozen blocks: ``sleep and complete`` */
+    int sleep;    /* asked for (the constructor's ``sleep``) */
+    int32_t *aux;
+    size_t auxcap;
     int bad; /* an impossible state met in move generation (Python would raise) */
     /* the loop's variables kept across a yield */
     int resume;
@@ -1219,11 +1239,17 @@ static int search_start(SearchObject *S) {
         S->comp[S->clen++] = S->key;
     }
     S->count = 1;
+    S->sleeping = S->sleep && S->complete;
     if (reserve_frame(S) < 0 || reserve_moves(S) < 0)
         return -1;
     Frame *F = &S->frames[0];
     F->moves_off = 0;
     F->moves_len = expand(S, -1, -1, S->moves);
+    F->aux_off = 0;
+    F->sl_len = F->fz_len = F->tr_len = 0;
+    if (S->sleeping &&
+        grow((void **)&S->aux, &S->auxcap, (size_t)F->moves_len + 1, sizeof(int32_t)) < 0)
+        return -1;
     S->mlen = (size_t)F->moves_len;
     F->pos = 0;
     F->played = 0;
@@ -1344,6 +1370,31 @@ static int search_run(SearchObject *S) {
                 goto error;
             }
             int s = loc[c];
+            int32_t entry = 0;
+            if (S->sleeping) {
+                entry = s << 9 | (m & 511);
+                const int32_t *aux = S->aux + F->aux_off;
+                int skip = 0;
+                for (int q = 0; q < F->sl_len; q++) {
+                    if (aux[q] == entry) {
+                        skip = 1;
+                        break;
+                    }
+                }
+                if (!skip && d < 7) {
+                    const int32_t *fz = aux + F->sl_len;
+                    for (int q = 0; q < F->fz_len; q++) {
+                        int32_t e = fz[q];
+                        if (FZ_CARD(e) == c && !((FZ_TOUCHED(e) >> d) & 1) &&
+                            !(d == FZ_SRC(e) && FZ_TURNED(e) >= 0)) {
+                            skip = 1;
+                            break;
+                        }
+                    }
+                }
+                if (skip)
+                    continue; /* its child is reached another way (no node) */
+            }
             nodes += 1;
             rec = -1;
             int checked = 0;
@@ -1397,6 +1448,9 @@ static int search_run(SearchObject *S) {
                         if (known) {
                             if (j >= 0 && j < F->low)
                                 F->low = j;
+                            if (S->sleeping) /* a plain move, tried */
+                                S->aux[F->aux_off +
+                                       (size_t)(F->sl_len + F->fz_len + F->tr_len++)] = entry;
                             continue;
                         }
                         /* Neither in full nor in proven: unless a card goes up after
@@ -1473,6 +1527,8 @@ static int search_run(SearchObject *S) {
                 }
             }
             F->played = k;
+            if (S->sleeping && k == 1 && d < 7 && rec >= 0)
+                S->aux[F->aux_off + (size_t)(F->sl_len + F->fz_len + F->tr_len++)] = entry;
             /* the pile of the new position */
             if (up < S->prune_from || k > 1 || d == 7 || rec < 0) {
                 pile_len = 0;
@@ -1630,6 +1686,46 @@ static int search_run(SearchObject *S) {
         G->moves_off = S->mlen;
         G->moves_len = nm;
         S->mlen += (size_t)nm;
+        if (S->sleeping) {
+            /* the new position's sleep set and frozen blocks (Python: child_sleep and
+             * child_frozen), after the parent's tried moves */
+            size_t off = F->aux_off + (size_t)(F->sl_len + F->fz_len + F->moves_len);
+            size_t need = off + (size_t)(F->sl_len + F->tr_len + F->fz_len + 1 + nm);
+            if (grow((void **)&S->aux, &S->auxcap, need, sizeof(int32_t)) < 0)
+                goto error;
+            int32_t *pa = S->aux + F->aux_off;
+            int32_t *ga = S->aux + off;
+            int sl = 0, fz = 0;
+            if (k == 1 && d < 7 && rec >= 0) {
+                const JEntry *e = &S->journal[S->jlen - 1];
+                int src = e->src, dst = e->dest;
+                int both = 1 << src | 1 << dst;
+                /* sleep: the parent's sleep set and tried moves on other columns (the move
+                 * itself, last of the tried ones, is on these columns) */
+                for (int q = 0; q < F->sl_len; q++) {
+                    int32_t x = pa[q];
+                    if (!((both >> (x >> 9)) & 1) && !((both >> (x & 7)) & 1))
+                        ga[sl++] = x;
+                }
+                const int32_t *tr = pa + F->sl_len + F->fz_len;
+                for (int q = 0; q < F->tr_len; q++) {
+                    int32_t x = tr[q];
+                    if (!((both >> (x >> 9)) & 1) && !((both >> (x & 7)) & 1))
+                        ga[sl++] = x;
+                }
+                const int32_t *pf = pa + F->sl_len;
+                for (int q = 0; q < F->fz_len; q++) {
+                    int32_t x = pf[q];
+                    if (!((both >> FZ_SRC(x)) & 1) && !((both >> FZ_DST(x)) & 1))
+                        ga[sl + fz++] = x | both;
+                }
+                ga[sl + fz++] = FZ_PACK(c, src, dst, (int)e->turned, 0);
+            }
+            G->aux_off = off;
+            G->sl_len = sl;
+            G->fz_len = fz;
+            G->tr_len = 0;
+        }
         G->index = count;
         count += 1;
         G->alive = known;
@@ -1670,6 +1766,8 @@ static void free_search(SearchObject *S) {
     S->frames = NULL;
     free(S->moves);
     S->moves = NULL;
+    free(S->aux);
+    S->aux = NULL;
 }
 
 static void Search_dealloc(SearchObject *S) {
@@ -1964,11 +2062,12 @@ static int load_state(SearchObject *S, PyObject *st) {
 }
 
 static PyObject *Search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"st", "prune_from", "proven", "jitter", NULL};
+    static char *kwlist[] = {"st", "prune_from", "proven", "jitter", "sleep", NULL};
     PyObject *st, *proven, *jitter;
     int prune_from;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiOO:Search", kwlist, &st, &prune_from,
-                                     &proven, &jitter))
+    int sleep = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiOO|p:Search", kwlist, &st, &prune_from,
+                                     &proven, &jitter, &sleep))
         return NULL;
     if (!tables_ready) {
         PyErr_SetString(PyExc_RuntimeError, "_solvercore.set_tables has not been called");
@@ -1987,6 +2086,7 @@ static PyObject *Search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     S->proven = proven;
     S->cset = is_cset ? (ProvenSetObject *)proven : NULL;
     S->prune_from = prune_from;
+    S->sleep = sleep;
     S->best_score = -1;
     PyObject *fast = PySequence_Fast(jitter, "jitter must be a list");
     if (!fast)

@@ -25,14 +25,20 @@ class ProvenSet:
         """Every key, as ints."""
 
 class Search:
-    """``_search(st, prune_from, seed, stop, proven)`` node for node, on a copy of ``st``."""
+    """``_search(st, prune_from, seed, stop, proven, sleep)`` node for node, on a copy of
+    ``st``."""
 
     result: bool | None
     nodes: int
     #: The score of ``best()``: cards up << 5 | (31 - cards face down); -1 before any.
     best_score: int
     def __init__(
-        self, st: Any, prune_from: int, proven: ProvenSet | set[int], jitter: list[int]
+        self,
+        st: Any,
+        prune_from: int,
+        proven: ProvenSet | set[int],
+        jitter: list[int],
+        sleep: bool = True,
     ) -> None: ...
     def advance(self, stop: int) -> int:
         """The first call is ``next(gen)``, later ones ``gen.send(stop)``: the node count."""

@@ -19,7 +19,9 @@ runs that one wherever it was built. ``docs/solver.md`` explains the techniques;
 * **Move ordering**: turning a card up first, then uncovering cards that can go up,
   foundation moves, emptying a column, uncovering a card something can go on; the rest
   last. Moves that only relabel columns are never made, nor a second move of the block
-  just moved (the parent makes that move in one).
+  just moved (the parent makes that move in one). Complete searches also skip plain
+  moves whose child is reached another way along a chain of plain moves (sleep sets and
+  frozen blocks): fewer moves between the same positions.
 * **Dead ends**: a least-fixpoint test of necessary conditions proves many positions
   lost on the spot (``_hopeless``).
 * **Two searches share the budget**: a complete depth-first search, which alone can
@@ -83,6 +85,9 @@ _SLICE = 2048
 #: whole space without a win: the deal is then most likely lost, which only the proof can
 #: show (2 before that).
 _LATE_PROOF_SLICES = 8
+#: Sleep sets and frozen blocks in complete searches (``_search``, docs/solver.md); off,
+#: the search as it was before them (for comparisons and tests).
+_SLEEP_SETS = True
 
 
 class _Proven(Protocol):
@@ -554,7 +559,7 @@ _JOIN = 1 << 9
 
 
 def _search(
-    st: _State, prune_from: int, seed: int, stop: int, proven: _Proven
+    st: _State, prune_from: int, seed: int, stop: int, proven: _Proven, sleep: bool = True
 ) -> Generator[int, int, tuple[bool, int]]:
     """Depth-first search from ``st``, with the transposition table and dead-end test.
 
@@ -575,6 +580,14 @@ def _search(
     of one ``solve``: every search skips them and adds its dead ends; a complete search
     also adds every position whose strongly connected component it has finished
     (Tarjan's algorithm): then every position reachable from it has been searched.
+
+    ``sleep`` (complete searches only) skips, without counting a node, two kinds of
+    *plain* moves (a block move after which no card goes up) whose child is reached
+    another way along a chain of plain moves (``docs/solver.md``, "Sleep sets and frozen
+    blocks"): a plain move tried earlier by an ancestor on the chain and on columns the
+    chain has left alone since (a sleep set), and a second move of a block the chain
+    moved, to a column left alone since (a frozen block). Every position is still
+    searched; only moves between searched positions are skipped.
     """
     cols = st.cols
     down = st.down
@@ -955,6 +968,17 @@ def _search(
     keys: list[int] = [key]
     piles: list[tuple[int, ...]] = [()]
     alive: list[bool] = [True]  # known to pass the dead-end test
+    #: Sleep sets (complete searches only): per position on the stack, the plain moves it
+    #: need not try (``src << 9 | card << 3 | dest``), and the plain moves it has tried so
+    #: far, which its later children inherit when they are on other columns.
+    sleeping = sleep and complete
+    asleep: list[list[int]] = [[]]
+    tried: list[list[int]] = [[]]
+    child_sleep: list[int] = []
+    #: Blocks moved along the current chain of plain moves, not to be moved again while
+    #: the columns they left and joined are untouched: (card, src, dest, turned, touched).
+    frozen: list[list[tuple[int, int, int, int, int]]] = [[]]
+    child_frozen: list[tuple[int, int, int, int, int]] = []
     while stack:
         depth = len(stack) - 1
         k = played[depth]
@@ -994,6 +1018,9 @@ def _search(
             kp = keys.pop()
             piles.pop()
             alive.pop()
+            asleep.pop()
+            tried.pop()
+            frozen.pop()
             j = index.pop()
             lo = low.pop()
             if lo == j:
@@ -1014,6 +1041,18 @@ def _search(
         c = (m >> 3) & 63
         d = m & 7
         s = loc[c]
+        if sleeping:
+            entry = s << 9 | (m & 511)
+            if entry in asleep[depth]:
+                continue  # its child is reached from a sibling tried before (no node)
+            # a block moved on this chain of plain moves, its columns untouched since:
+            # moving it on to a column also untouched (but onto the card its move turned
+            # up) leads where one move from the chain's start leads, then the same moves
+            if d < 7 and any(
+                fc == c and not ft >> d & 1 and not (d == fx and ff >= 0)
+                for fc, fx, _, ff, ft in frozen[depth]
+            ):
+                continue
         nodes += 1
         rec = -1
         if s == 7:  # take-back
@@ -1052,6 +1091,8 @@ def _search(
                     # so ``child`` is the key of the new position: one already searched.
                     if 0 <= j < low[-1]:
                         low[-1] = j
+                    if sleeping:
+                        tried[depth].append(entry)
                     continue
                 key = moved
                 group = col[i:]
@@ -1106,6 +1147,28 @@ def _search(
                                 k += 1
                                 again = True
         played[depth] = k
+        if sleeping:
+            if k == 1 and d < 7 and rec >= 0:
+                # a plain move: the new position sleeps on every plain move tried here
+                # (or asleep here) on other columns, and later siblings sleep on it
+                child_sleep = [
+                    x
+                    for x in (*asleep[depth], *tried[depth])
+                    if (x >> 9) != s and (x >> 9) != d and (x & 7) != s and (x & 7) != d
+                ]
+                tried[depth].append(entry)
+                # the blocks frozen here whose columns it leaves alone stay frozen (it
+                # touched s and d), and its own block is frozen from now on
+                both = 1 << s | 1 << d
+                child_frozen = [
+                    (fc, fx, fy, ff, ft | both)
+                    for fc, fx, fy, ff, ft in frozen[depth]
+                    if not (both >> fx & 1 or both >> fy & 1)
+                ]
+                child_frozen.append((c, s, d, journal[-1][4], 0))
+            else:
+                child_sleep = []
+                child_frozen = []
         # The pile of the new position.
         if up < prune_from or k > 1 or d == 7 or rec < 0:
             pile: tuple[int, ...] = ()
@@ -1187,6 +1250,9 @@ def _search(
         index.append(count)
         count += 1
         alive.append(known)
+        asleep.append(child_sleep)
+        tried.append([])
+        frozen.append(child_frozen)
         pos.append(0)
         played.append(0)
         keys.append(key)
@@ -1250,7 +1316,11 @@ class _Run:
         if _CORE is not None:
             if self.core is None:
                 self.core = _CORE.Search(
-                    self.state, 53 if self.complete else 0, self.proven, _jitter(self.seed)
+                    self.state,
+                    53 if self.complete else 0,
+                    self.proven,
+                    _jitter(self.seed),
+                    sleep=_SLEEP_SETS,
                 )
             self.nodes = self.core.advance(stop)
             if self.core.result is not None:
@@ -1260,7 +1330,12 @@ class _Run:
         try:
             if self.search is None:
                 self.search = _search(
-                    self.state, 53 if self.complete else 0, self.seed, stop, self.proven
+                    self.state,
+                    53 if self.complete else 0,
+                    self.seed,
+                    stop,
+                    self.proven,
+                    sleep=_SLEEP_SETS,
                 )
                 self.nodes = next(self.search)
             else:

@@ -620,3 +620,139 @@ def test_the_own_pile_rule_changes_no_verdict(deal: int, rules: str, rnd: random
                 assert replay(position, solution.moves).is_won()
             verdicts.append(solution.verdict)
         assert set(verdicts) != {"won", "lost"}, position
+
+
+# -- sleep sets and frozen blocks ------------------------------------------------------------
+
+
+def complete_search(position: str, *, sleep: bool, cap: int) -> tuple[bool | None, int, set[int]]:
+    """The Python complete search alone from ``position``, with or without sleep sets and
+    frozen blocks: its verdict (None when ``cap`` nodes run out), its node count and the
+    keys it proved lost."""
+    proven: set[int] = set()
+    state = search._State(parse_position(position))
+    generator = search._search(state, 53, 0, cap, proven, sleep=sleep)
+    try:
+        nodes = next(generator)
+    except StopIteration as end:
+        result, nodes = end.value
+        return result, nodes, proven
+    return None, nodes, proven
+
+
+def undo(state: search._State, key: int) -> None:
+    """Take back the last move of ``state`` (``_State.play``'s inverse), ``key`` its key
+    before that move."""
+    card, src, dest, count, turned = state.journal.pop()
+    cols, loc, found = state.cols, state.loc, state.found
+    state.key = key
+    if src == 7:  # a take-back: the card goes back up
+        cols[dest].pop()
+        found[card // 13] += 1
+        loc[card] = 7
+        state.up += 1
+        return
+    col = cols[src]
+    if turned >= 0:
+        loc[turned] = 8
+        state.down[src] += 1
+    if dest == 7:
+        found[card // 13] -= 1
+        col.append(card)
+        loc[card] = src
+        state.up -= 1
+        return
+    group = cols[dest][-count:]
+    del cols[dest][-count:]
+    col.extend(group)
+    for x in group:
+        loc[x] = src
+
+
+def winnable_keys(position: str, limit: int) -> dict[int, bool] | None:
+    """Every position reachable from ``position`` by every legal move (``_State.legal``,
+    which is the engine's ``legal_moves``; no safe moves, no pruning), by key, and whether
+    a win is reachable from it; None beyond ``limit`` positions."""
+    state = search._State(parse_position(position))
+    children: dict[int, list[int]] = {state.key: []}
+    frames: list[tuple[int, list[tuple[int, int]], int]] = [(state.key, state.legal(), 0)]
+    while frames:
+        key, moves, i = frames[-1]
+        if i == len(moves):
+            frames.pop()
+            if frames:
+                undo(state, frames[-1][0])
+            continue
+        frames[-1] = (key, moves, i + 1)
+        state.play(*moves[i])
+        child = state.key
+        children[key].append(child)
+        if child in children:
+            undo(state, key)
+            continue
+        if len(children) >= limit:
+            return None
+        children[child] = []
+        frames.append((child, state.legal(), 0))
+    return _spread_wins(position, children)
+
+
+def _spread_wins(position: str, children: dict[int, list[int]]) -> dict[int, bool]:
+    """Which keys reach a won position (the one with no cards left), by fixpoint."""
+    won_key = search._State(parse_position(position.split(" ")[0] + " KKKK //////")).key
+    wins = {key: key == won_key for key in children}
+    changed = True
+    while changed:
+        changed = False
+        for key, nexts in children.items():
+            if not wins[key] and any(wins[n] for n in nexts):
+                wins[key] = changed = True
+    return wins
+
+
+def sleepy_position(rnd: random.Random) -> str:
+    """A small position with most of its cards face up: room for moves on separate
+    columns, which is where sleep sets and frozen blocks apply."""
+    rules = rnd.choice(ALL_RULES)
+    head, found, cols = small_position(rnd, rules, rnd.randint(8, 14)).split(" ")
+    cols = "/".join(c.upper() if rnd.random() < 0.85 else c for c in cols.split("/"))
+    return f"{head} {found} {cols}"
+
+
+@pytest.mark.slow
+def test_sleep_sets_and_frozen_blocks_prove_only_lost_positions() -> None:
+    """On small positions where they skip moves, the search with sleep sets and frozen
+    blocks gives the plain exhaustive search's verdict, and no position it proves lost
+    can reach a win (every reachable position checked)."""
+    rnd = random.Random(31)
+    checked = lost = 0
+    while checked < 5:
+        position = sleepy_position(rnd)
+        verdict, nodes, proven = complete_search(position, sleep=True, cap=1 << 40)
+        plain, plain_nodes, _ = complete_search(position, sleep=False, cap=1 << 40)
+        assert verdict == plain, position
+        if nodes == plain_nodes:
+            continue  # (most likely) nothing skipped: nothing more to check
+        wins = winnable_keys(position, 30_000)
+        if wins is None:
+            continue
+        assert verdict == wins[search._State(parse_position(position)).key], position
+        assert not [key for key, won in wins.items() if won and key in proven], position
+        checked += 1
+        lost += not verdict
+    assert lost
+
+
+@settings(max_examples=25, deadline=None)
+@given(deal=deals, rules=rules_fields, rnd=randoms)
+def test_sleep_sets_and_frozen_blocks_change_no_verdict(
+    deal: int, rules: str, rnd: random.Random
+) -> None:
+    """The complete search with and without sleep sets and frozen blocks, from the middle
+    of random games: never won against lost (both decide within the cap or one runs out;
+    the search without them is the one tested against the plain search for a long time)."""
+    game = walk(Game.from_deal(deal, rules), rnd, rnd.randrange(10, 120))
+    position = game.position()
+    verdict, _, _ = complete_search(position, sleep=True, cap=40_000)
+    plain, _, _ = complete_search(position, sleep=False, cap=40_000)
+    assert {verdict, plain} != {True, False}, position

@@ -26,7 +26,7 @@ from solver import search
 from .test_search import ALL_RULES, small_position, walk
 
 if TYPE_CHECKING:
-    from search._solvercore import ProvenSet
+    from solver._solvercore import ProvenSet
 
 CORE = search._CORE
 
@@ -41,19 +41,21 @@ def test_the_c_search_is_built_under_ci() -> None:
 
 
 def side_by_side(
-    data: PositionData, prune_from: int, seed: int, stops: list[int]
+    data: PositionData, prune_from: int, seed: int, stops: list[int], sleep: bool = True
 ) -> tuple[bool | None, int]:
     """Run the Python search and two C searches from ``data`` with the same turns, one C
-    search on a Python ``set``, the other on a ``ProvenSet``; assert they never differ."""
+    search on a Python ``set``, the other on a ``ProvenSet``; assert they never differ.
+    ``sleep``: with sleep sets and frozen blocks (complete searches), or without."""
     assert CORE is not None
     py_state = search._State(data)
     py_proven: set[int] = set()
-    generator = search._search(py_state, prune_from, seed, stops[0], py_proven)
+    generator = search._search(py_state, prune_from, seed, stops[0], py_proven, sleep=sleep)
     set_proven: set[int] = set()
     c_proven = CORE.ProvenSet()
+    jitter = search._jitter(seed)
     searches = [
-        (CORE.Search(search._State(data), prune_from, set_proven, search._jitter(seed)), "set"),
-        (CORE.Search(search._State(data), prune_from, c_proven, search._jitter(seed)), "C set"),
+        (CORE.Search(search._State(data), prune_from, set_proven, jitter, sleep=sleep), "set"),
+        (CORE.Search(search._State(data), prune_from, c_proven, jitter, sleep=sleep), "C set"),
     ]
     result: bool | None = None
     nodes = 0
@@ -119,6 +121,20 @@ def test_midgame_positions_node_for_node(rules: str, rnd: random.Random) -> None
 
 @pytest.mark.slow
 @needs_core
+@pytest.mark.parametrize("sleep", [True, False])
+def test_lost_deals_node_for_node_with_and_without_sleep_sets(sleep: bool) -> None:
+    """The complete search of lost Classic deals to the end, where sleep sets and frozen
+    blocks skip the most moves, and the search without them: C and Python agree node for
+    node, in turns of every size."""
+    rnd = random.Random(31)
+    for deal in (203, 332):  # lost after 77,590 and 19,172 nodes (with them)
+        data = parse_position(Game.from_deal(deal, "C").position())
+        result, _ = side_by_side(data, 53, 0, [*turns(rnd, 1, 60), 1 << 40], sleep=sleep)
+        assert result is False
+
+
+@pytest.mark.slow
+@needs_core
 def test_searches_sharing_one_proven_set_agree_with_python() -> None:
     """solve() with both searches taking short turns on one set: the same as in Python,
     whether the C searches share a ``ProvenSet`` (as solve makes them) or a ``set``."""
@@ -126,9 +142,11 @@ def test_searches_sharing_one_proven_set_agree_with_python() -> None:
     real_search = CORE.Search
     kinds: list[type] = []
 
-    def spy(st: search._State, prune_from: int, proven: object, jitter: list[int]) -> object:
+    def spy(
+        st: search._State, prune_from: int, proven: object, jitter: list[int], sleep: bool
+    ) -> object:
         kinds.append(type(proven))
-        return real_search(st, prune_from, proven, jitter)
+        return real_search(st, prune_from, proven, jitter, sleep=sleep)
 
     for deal in (25, 39, 44, 78, 104):
         position = Game.from_deal(deal, "C").position()
