@@ -144,7 +144,10 @@ async def test_a_restart_keeps_the_daily_deal_and_the_players(db_url: str, tmp_p
         for c in (again, taken):
             await c.ws.close()
     configured = ServeOptions(port=0, db=db_url, spool=tmp_path / "s.jsonl", daily_secret="s3")
-    later = date + dt.timedelta(days=7)
+    # A day nobody has chosen yet, and never the real today or tomorrow: a server chooses
+    # those in the background as it starts (on the real 2026-12-06, date + 7 days, the
+    # first server's choice with its own secret raced this one).
+    later = date - dt.timedelta(days=7)
     async with open_server(configured) as third:
         # A day once chosen stays chosen; new days follow the new secret.
         assert (await third.boards.dailies.get(date)).code == code
