@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import random
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -211,6 +212,9 @@ def test_verdicts_agree_when_the_searches_take_many_short_turns(
         assert replay(position, solution.moves).is_won()
 
 
+K = TypeVar("K")
+
+
 def winnable_positions(start: str, limit: int) -> dict[str, bool] | None:
     """Every position reachable from ``start`` with the engine's moves, and whether a win
     is reachable from it; None when there are more than ``limit`` positions."""
@@ -229,13 +233,18 @@ def winnable_positions(start: str, limit: int) -> dict[str, bool] | None:
             child.play(move)
             children[text].append(child.position())
             todo.append(child.position())
-    wins = {text: Game.from_position(text).is_won() for text in children}
+    return reaching({text: Game.from_position(text).is_won() for text in children}, children)
+
+
+def reaching(wins: dict[K, bool], children: dict[K, list[K]]) -> dict[K, bool]:
+    """``wins`` (which nodes are won) spread back along ``children``, by fixpoint: which
+    nodes reach a won one."""
     changed = True
     while changed:
         changed = False
-        for text, nexts in children.items():
-            if not wins[text] and any(wins[n] for n in nexts):
-                wins[text] = changed = True
+        for node, nexts in children.items():
+            if not wins[node] and any(wins[n] for n in nexts):
+                wins[node] = changed = True
     return wins
 
 
@@ -700,14 +709,7 @@ def winnable_keys(position: str, limit: int) -> dict[int, bool] | None:
 def _spread_wins(position: str, children: dict[int, list[int]]) -> dict[int, bool]:
     """Which keys reach a won position (the one with no cards left), by fixpoint."""
     won_key = search._State(parse_position(position.split(" ")[0] + " KKKK //////")).key
-    wins = {key: key == won_key for key in children}
-    changed = True
-    while changed:
-        changed = False
-        for key, nexts in children.items():
-            if not wins[key] and any(wins[n] for n in nexts):
-                wins[key] = changed = True
-    return wins
+    return reaching({key: key == won_key for key in children}, children)
 
 
 def sleepy_position(rnd: random.Random) -> str:
