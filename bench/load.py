@@ -1469,7 +1469,7 @@ def measure(
 ) -> RunFigures:
     """One run against one server, or against the nodes of a cluster (a list), the
     players spread over them by the bench or, with ``balancer``, connecting through it."""
-    cluster = isinstance(servers, list)
+    cluster = isinstance(servers, list) and not echo  # echo servers have no /metrics
     nodes = servers if isinstance(servers, list) else [servers]
     ctx = mp.get_context("spawn")
     per = math.ceil(args.players / args.procs / args.room_size) * args.room_size
@@ -1981,8 +1981,9 @@ def sizing(runs: list[RunFigures]) -> int | None:
     return math.ceil(TARGET_RACERS / (NODE_BUSY * 1e6 / per_move))
 
 
-def show_cluster_targets(runs: list[RunFigures]) -> None:
-    """Issue 26's targets, on the medians of these runs."""
+def show_cluster_targets(runs: list[RunFigures], echo_runs: list[RunFigures]) -> None:
+    """Issue 26's targets, on the medians of these runs (``echo_runs``: the same traffic
+    on as many bare echo servers, the platform's own cost of the spread)."""
     print()
     print("targets (issue 26; medians over the runs):")
     shares = [f.relayed_share for f in runs]
@@ -2026,6 +2027,13 @@ def show_cluster_targets(runs: list[RunFigures]) -> None:
         "  CPU per answered move over all nodes <= 1.15 x one node's: compare this run's"
         " with --nodes 1's (the same command)"
     )
+    if echo_runs:
+        echo_us = median_of([e.cpu_us_per_move for e in echo_runs])
+        print(
+            f"  the same traffic on {max(1, len(runs[0].nodes))} bare echo server(s): {echo_us} us"
+            " of CPU per message; its ratio to --nodes 1's is what this machine charges any"
+            " server for the spread (docs/performance.md)"
+        )
 
 
 def median_of(values: list[float]) -> str:
@@ -2164,11 +2172,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run_echo(args: argparse.Namespace) -> RunFigures:
-    echo = ServerProcess.echo_server(cpus=args.server_cpus)
+    """One measured run of the echo traffic against ``bench.echo``; with ``--nodes N``,
+    against N echo servers pinned as the nodes are, the players spread over them as
+    ``--direct`` spreads them: what spreading the same traffic over N processes on the
+    same cores costs the platform itself (docs/performance.md, "What the machine charges
+    for three processes")."""
+    servers = [ServerProcess.echo_server(cpus=args.server_cpus) for _ in range(max(1, args.nodes))]
     try:
-        return measure(echo, args, echo=True, label="echo server (bench.echo)")
+        if len(servers) == 1:
+            return measure(servers[0], args, echo=True, label="echo server (bench.echo)")
+        label = f"{len(servers)} echo servers (bench.echo), the players spread over them"
+        return measure(servers, args, echo=True, label=label)
     finally:
-        echo.kill()
+        for server in servers:
+            server.kill()
 
 
 def race_env(args: argparse.Namespace) -> dict[str, str]:
@@ -2417,7 +2434,7 @@ def main(argv: list[str] | None = None) -> int:
     print(line)
     if args.nodes:
         show_capacity([f for _, f in pairs])
-        show_cluster_targets([f for _, f in pairs])
+        show_cluster_targets([f for _, f in pairs], [e for e, _ in pairs if e is not None])
     print()
     print("targets (issue 7):")
     ratios = [

@@ -101,12 +101,13 @@ def haproxy_problem() -> str | None:
     return None if haproxy_binary() is not None else "haproxy is not installed"
 
 
-def short_run(*extra: str) -> str:
+def short_run(*extra: str, echo: bool = False) -> str:
     """``bench.load`` on a tiny cluster of two nodes, a few seconds: its output."""
     result = subprocess.run(
         [
             *(sys.executable, "-m", "bench.load", "--nodes", "2", "--players", "16"),
-            *("--rate", "4", "--duration", "2", "--warmup", "1", "--no-echo"),
+            *("--rate", "4", "--duration", "2", "--warmup", "1"),
+            *(() if echo else ("--no-echo",)),
             *("--probe-rooms", "8", *extra),
         ],
         cwd=ROOT,
@@ -135,6 +136,18 @@ def test_a_short_run_of_two_nodes_spread_directly_prints_each_node_and_the_relay
     assert "(--direct)" in out and "through HAProxy" not in out, out
     for line in ("room on another node", "the relay adds to a move's answer, p99"):
         assert line in out, out
+
+
+def test_with_two_nodes_the_echo_run_spreads_the_same_traffic_over_two_echo_servers() -> None:
+    """The platform's own cost of the spread (docs/performance.md): with ``--nodes 2`` the
+    echo run has two bare echo servers, every player answered, and the summary says what
+    a message cost them."""
+    needed(f"Redis at {DEFAULT_REDIS}", redis_problem())
+    needed("a cluster node", cluster_problem())
+    out = short_run("--direct", echo=True)
+    echo = out.split("2 echo servers (bench.echo), the players spread over them:")[1]
+    assert re.search(r"players 16/16 connected; .* 0 failures", echo), out
+    assert re.search(r"the same traffic on 2 bare echo server\(s\): [\d.]+ us of CPU", out), out
 
 
 def test_a_short_run_of_two_nodes_through_haproxy_follows_the_routes() -> None:
