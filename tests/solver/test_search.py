@@ -520,6 +520,30 @@ def test_a_card_whose_builders_go_up_when_turned_goes_up_at_once() -> None:
     assert solve(face_up).moves[0] != "3S>F"
 
 
+@pytest.mark.parametrize("rules", ["C", "CG"])
+def test_two_optional_foundation_moves_may_both_come_before_the_move_that_uses_them(
+    rules: str,
+) -> None:
+    """Why optional foundation moves cannot each be put off until just before a move
+    that depends on them (docs/solver.md, "Postponed foundation moves, tried"): the only
+    moves are TS>F (not safe: 9H is down) and TD>F (not safe: 9C is down), and after
+    either the only move is the other, which does not depend on it (another suit, another
+    column). Only then does 8H, turned up by the first, go onto 9C, uncovered by the
+    second; and the deal is won."""
+    position = f"{rules} 9697 9h8c7h8hTS/9CTD/kskhkdkcqsqhqdqcjsjhjdjcthTC////"
+    game = Game.from_position(position)
+    assert sorted(game.legal_moves()) == ["TD>F", "TS>F"]
+    for first, second in (("TS>F", "TD>F"), ("TD>F", "TS>F")):
+        after = game.copy()
+        after.play(first)
+        assert after.legal_moves() == [second]
+    assert exhaustive(position, 100_000) == "won"
+    solution = solve(position)
+    assert solution.verdict == "won"
+    assert set(solution.moves[:2]) == {"TS>F", "TD>F"} and solution.moves[2] == "8H>2"
+    assert replay(position, solution.moves).is_won()
+
+
 @pytest.mark.slow
 def test_verdicts_stay_right_where_the_second_safe_rule_applies() -> None:
     """Small positions where the second safe rule sends a card up at once: the verdict is
