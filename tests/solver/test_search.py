@@ -545,6 +545,28 @@ def test_two_optional_foundation_moves_may_both_come_before_the_move_that_uses_t
 
 
 @pytest.mark.slow
+def test_postponed_foundation_moves_in_runs_never_lose_a_win() -> None:
+    """The form of postponed foundation moves that docs/solver.md proves ("Postponed
+    foundation moves, tried"): on random small positions of every rule set, a search that
+    makes an optional foundation move only within a run that a later move uses gives the
+    verdict of a search of every move (bench.lazy_foundations, not part of the solver)."""
+    from bench import lazy_foundations
+
+    rnd = random.Random(32)
+    compared = lost = 0
+    while compared < 1_000:
+        position = lazy_foundations.small_position(rnd)
+        plain = lazy_foundations.reach(position, "all", cap=20_000, dead_ends=False)
+        if plain.verdict is None:
+            continue
+        runs = lazy_foundations.reach(position, "runs", cap=100_000, dead_ends=False)
+        assert runs.verdict == plain.verdict, position
+        compared += 1
+        lost += not plain.verdict
+    assert lost >= 10
+
+
+@pytest.mark.slow
 def test_verdicts_stay_right_where_the_second_safe_rule_applies() -> None:
     """Small positions where the second safe rule sends a card up at once: the verdict is
     the plain exhaustive search's, every winning line replays, and the card goes up
