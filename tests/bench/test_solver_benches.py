@@ -47,3 +47,9 @@ def test_bench_deals_reports_both_shuffles_and_the_cheats_search() -> None:
     for words in ("numbered (SplitMix64)", "seeded (SHA-256, rejection)", "found deal 1999"):
         assert words in out, out
     assert "True" in out
+
+
+def test_bench_lazy_foundations_compares_verdicts_on_small_positions() -> None:
+    out = run("bench.lazy_foundations", "--small", "40", "--seed", "3")
+    assert "small positions compared" in out and "strict wrong on" in out, out
+    assert "DISAGREE" not in out, out

@@ -520,6 +520,52 @@ def test_a_card_whose_builders_go_up_when_turned_goes_up_at_once() -> None:
     assert solve(face_up).moves[0] != "3S>F"
 
 
+@pytest.mark.parametrize("rules", ["C", "CG"])
+def test_two_optional_foundation_moves_may_both_come_before_the_move_that_uses_them(
+    rules: str,
+) -> None:
+    """Why optional foundation moves cannot each be put off until just before a move
+    that depends on them (docs/solver.md, "Postponed foundation moves, tried"): the only
+    moves are TS>F (not safe: 9H is down) and TD>F (not safe: 9C is down), and after
+    either the only move is the other, which does not depend on it (another suit, another
+    column). Only then does 8H, turned up by the first, go onto 9C, uncovered by the
+    second; and the deal is won."""
+    position = f"{rules} 9697 9h8c7h8hTS/9CTD/kskhkdkcqsqhqdqcjsjhjdjcthTC////"
+    game = Game.from_position(position)
+    assert sorted(game.legal_moves()) == ["TD>F", "TS>F"]
+    for first, second in (("TS>F", "TD>F"), ("TD>F", "TS>F")):
+        after = game.copy()
+        after.play(first)
+        assert after.legal_moves() == [second]
+    assert exhaustive(position, 100_000) == "won"
+    solution = solve(position)
+    assert solution.verdict == "won"
+    assert set(solution.moves[:2]) == {"TS>F", "TD>F"} and solution.moves[2] == "8H>2"
+    assert replay(position, solution.moves).is_won()
+
+
+@pytest.mark.slow
+def test_postponed_foundation_moves_in_runs_never_lose_a_win() -> None:
+    """The form of postponed foundation moves that docs/solver.md proves ("Postponed
+    foundation moves, tried"): on random small positions of every rule set, a search that
+    makes an optional foundation move only within a run that a later move uses gives the
+    verdict of a search of every move (bench.lazy_foundations, not part of the solver)."""
+    from bench import lazy_foundations
+
+    rnd = random.Random(32)
+    compared = lost = 0
+    while compared < 1_000:
+        position = lazy_foundations.small_position(rnd)
+        plain = lazy_foundations.reach(position, "all", cap=20_000, dead_ends=False)
+        if plain.verdict is None:
+            continue
+        runs = lazy_foundations.reach(position, "runs", cap=100_000, dead_ends=False)
+        assert runs.verdict == plain.verdict, position
+        compared += 1
+        lost += not plain.verdict
+    assert lost >= 10
+
+
 @pytest.mark.slow
 def test_verdicts_stay_right_where_the_second_safe_rule_applies() -> None:
     """Small positions where the second safe rule sends a card up at once: the verdict is
