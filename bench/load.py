@@ -38,7 +38,10 @@ same way, and the race server's throughput is also given as a ratio of the echo 
 and as the ratio of the two servers' CPU per message (the echo run is often limited by
 the players' core rather than the echo server's). ``--rounds N`` repeats the pair N times,
 echo then race, and gives the median ratios: the same machine can run 30 % faster or
-slower from one minute to the next.
+slower from one minute to the next. With ``--nodes N`` the echo run has N echo servers,
+pinned as the nodes are, the players spread over them: what spreading the same traffic
+over N processes costs the machine itself, the floor of the cluster's "N nodes over one"
+(docs/performance.md, "What the machine charges for three processes").
 
 With ``--nodes N`` the server is a cluster (docs/cluster.md): N ``yukon serve --redis``
 nodes, started one after the other on one fresh PostgreSQL database and the Redis at
@@ -2177,8 +2180,10 @@ def run_echo(args: argparse.Namespace) -> RunFigures:
     ``--direct`` spreads them: what spreading the same traffic over N processes on the
     same cores costs the platform itself (docs/performance.md, "What the machine charges
     for three processes")."""
-    servers = [ServerProcess.echo_server(cpus=args.server_cpus) for _ in range(max(1, args.nodes))]
+    servers: list[ServerProcess] = []
     try:
+        for _ in range(max(1, args.nodes)):
+            servers.append(ServerProcess.echo_server(cpus=args.server_cpus))
         if len(servers) == 1:
             return measure(servers[0], args, echo=True, label="echo server (bench.echo)")
         label = f"{len(servers)} echo servers (bench.echo), the players spread over them"
