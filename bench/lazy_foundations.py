@@ -70,34 +70,6 @@ class Reach:
     seen_settled: set[int] = field(default_factory=set, repr=False)
 
 
-def undo(state: search._State, key: int) -> None:
-    """Take back the last move of ``state``; ``key`` is its key before that move."""
-    card, src, dest, count, turned = state.journal.pop()
-    cols, loc, found = state.cols, state.loc, state.found
-    state.key = key
-    if src == 7:  # a take-back: the card goes back up
-        cols[dest].pop()
-        found[card // 13] += 1
-        loc[card] = 7
-        state.up += 1
-        return
-    col = cols[src]
-    if turned >= 0:
-        loc[turned] = 8
-        state.down[src] += 1
-    if dest == 7:
-        found[card // 13] -= 1
-        col.append(card)
-        loc[card] = src
-        state.up -= 1
-        return
-    group = cols[dest][-count:]
-    del cols[dest][-count:]
-    col.extend(group)
-    for x in group:
-        loc[x] = src
-
-
 def safe_moves(state: search._State) -> int:
     """Play the solver's safe foundation moves until none is left; how many."""
     needs = [(99, 99, 99, 99) if n is None else n for n in state.needs]
@@ -166,7 +138,7 @@ def reach(position: str, mode: str, cap: int = 10_000_000, dead_ends: bool = Tru
     while frames:
         key, pending, moves, i, length = frames[-1]
         while len(state.journal) > length:
-            undo(state, key)
+            state.undo(key)
         state.key = key
         if i == len(moves):
             frames.pop()

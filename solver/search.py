@@ -318,6 +318,35 @@ class _State:
         self.key = key
         self.journal.append((card, src, dest, n, turned))
 
+    def undo(self, key: int) -> None:
+        """Take back the last move (``play``'s inverse; the search inlines it); ``key``
+        is the position's key before that move. For tests and experiments that walk
+        the positions themselves."""
+        card, src, dest, count, turned = self.journal.pop()
+        cols, loc, found = self.cols, self.loc, self.found
+        self.key = key
+        if src == _FOUND:  # a take-back: the card goes back up
+            cols[dest].pop()
+            found[card // 13] += 1
+            loc[card] = _FOUND
+            self.up += 1
+            return
+        col = cols[src]
+        if turned >= 0:
+            loc[turned] = _DOWN
+            self.down[src] += 1
+        if dest == _FOUND:
+            found[card // 13] -= 1
+            col.append(card)
+            loc[card] = src
+            self.up -= 1
+            return
+        group = cols[dest][-count:]
+        del cols[dest][-count:]
+        col.extend(group)
+        for x in group:
+            loc[x] = src
+
     def legal(self) -> list[tuple[int, int]]:
         """Every legal move as (card, dest), exactly the engine's ``legal_moves``."""
         out: list[tuple[int, int]] = []

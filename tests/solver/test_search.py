@@ -695,35 +695,6 @@ def complete_search(position: str, *, sleep: bool, cap: int) -> tuple[bool | Non
     return None, nodes, proven
 
 
-def undo(state: search._State, key: int) -> None:
-    """Take back the last move of ``state`` (``_State.play``'s inverse), ``key`` its key
-    before that move."""
-    card, src, dest, count, turned = state.journal.pop()
-    cols, loc, found = state.cols, state.loc, state.found
-    state.key = key
-    if src == 7:  # a take-back: the card goes back up
-        cols[dest].pop()
-        found[card // 13] += 1
-        loc[card] = 7
-        state.up += 1
-        return
-    col = cols[src]
-    if turned >= 0:
-        loc[turned] = 8
-        state.down[src] += 1
-    if dest == 7:
-        found[card // 13] -= 1
-        col.append(card)
-        loc[card] = src
-        state.up -= 1
-        return
-    group = cols[dest][-count:]
-    del cols[dest][-count:]
-    col.extend(group)
-    for x in group:
-        loc[x] = src
-
-
 def winnable_keys(position: str, limit: int) -> dict[int, bool] | None:
     """Every position reachable from ``position`` by every legal move (``_State.legal``,
     which is the engine's ``legal_moves``; no safe moves, no pruning), by key, and whether
@@ -736,14 +707,14 @@ def winnable_keys(position: str, limit: int) -> dict[int, bool] | None:
         if i == len(moves):
             frames.pop()
             if frames:
-                undo(state, frames[-1][0])
+                state.undo(frames[-1][0])
             continue
         frames[-1] = (key, moves, i + 1)
         state.play(*moves[i])
         child = state.key
         children[key].append(child)
         if child in children:
-            undo(state, key)
+            state.undo(key)
             continue
         if len(children) >= limit:
             return None
