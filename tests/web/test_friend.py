@@ -11,6 +11,7 @@ screen goes to the artifacts. Then the smaller dead ends of the issue, one test 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +335,52 @@ async def touch(cdp: Any, kind: str, x: float = 0, y: float = 0) -> None:
     await cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
 
 
+#: A finger held this long is no tap: Chromium's long press (about half a second) may take
+#: it. The test's own process, starved on a loaded machine, can hold a 60 ms tap that long.
+HELD_TOO_LONG_S = 0.35
+
+#: What the page saw of each tap (clicks and long presses, by target), for the failure's
+#: message: a tap the browser never turned into a click is not one the page lost.
+WATCH_TAPS = """() => {
+  window.taps = [];
+  for (const kind of ["click", "contextmenu"])
+    document.addEventListener(
+      kind, (e) => window.taps.push(`${kind} ${e.target.id || e.target.tagName}`), true);
+}"""
+
+
+async def tap_undo(cdp: Any, page: Any, p: Player, n: int) -> None:
+    """Tap Undo for the ``n``-th undo as a finger does (down, 60 ms, up) and wait for it.
+    A tap that this process held past a long press (the machine stalled it) is no tap: if
+    no undo came of it, it is made again (at most twice); every tap's length and what the
+    page saw are in the failure's message."""
+    held: list[float] = []
+    for _ in range(3):
+        box = await page.locator("#undo").bounding_box()
+        assert box is not None
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        began = time.monotonic()
+        await touch(cdp, "touchStart", x, y)
+        await asyncio.sleep(0.06)
+        await touch(cdp, "touchEnd")
+        held.append(time.monotonic() - began)
+        if held[-1] < HELD_TOO_LONG_S:
+            break
+        try:
+            await p.until(lambda: len(p.of("undone")) == n, "the undo", timeout=2.0)
+            return
+        except AssertionError:
+            continue
+    try:
+        await p.until(lambda: len(p.of("undone")) == n, "the undo")
+    except AssertionError:
+        seen = await page.evaluate("() => window.taps")
+        lengths = ", ".join(f"{1000 * s:.0f} ms" for s in held)
+        raise AssertionError(
+            f"the first tap after drag {n} was lost: taps held {lengths}; the page saw {seen}"
+        ) from None
+
+
 async def test_the_first_tap_after_a_touch_drag_is_not_lost(browser: Any, tmp_path: Path) -> None:
     """Issue 28, item 16, checked with a real touch sequence (CDP touchStart, touchMoves a
     frame apart, touchEnd; then a tap of a finger's length on Undo): the first tap after a
@@ -358,6 +405,7 @@ async def test_the_first_tap_after_a_touch_drag_is_not_lost(browser: Any, tmp_pa
         await p.until(lambda: p.of("race"), "the race")
         await page.wait_for_selector(".board .pc.up")
         cdp = await context.new_cdp_session(page)
+        await page.evaluate(WATCH_TAPS)
         for n in range(1, 6):
             src = await p.card(card).bounding_box()
             dst = await p.dest(dest, card).bounding_box()
@@ -380,13 +428,7 @@ async def test_the_first_tap_after_a_touch_drag_is_not_lost(browser: Any, tmp_pa
                 arg=answer["seq"],
             )
             await page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r(0)))")
-            box = await page.locator("#undo").bounding_box()
-            assert box is not None
-            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            await touch(cdp, "touchStart", x, y)
-            await asyncio.sleep(0.06)
-            await touch(cdp, "touchEnd")
-            await p.until(lambda n=n: len(p.of("undone")) == n, "the undo of the first tap")
+            await tap_undo(cdp, page, p, n)
             await page.wait_for_selector(f'.board .pc.up[data-card="{card}"]')
             await page.wait_for_function(
                 "(s) => Number(document.querySelector('.board')?.dataset.seq) >= s",
