@@ -190,8 +190,14 @@ def test_a_short_run_without_the_look_up_joins_where_haproxy_puts_each_guest() -
     out = short_run("--no-lookup")
     assert "no look-up (--no-lookup)" in out and "the look-up (HTTP" not in out, out
     moved = re.search(r"joins that still needed a move: (\d+) of 24\n", out)
-    assert moved and int(moved.group(1)) >= 1, out
-    assert "the move adds to a join (on the room's node), p99" in out, out
+    assert moved, out
+    if int(moved.group(1)) == 0:
+        # Leastconn's own choice: when every racer followed its room to one node (the hosts
+        # reached the same node), each probe room's members all reach the other, emptier
+        # one, and no join needs a move (CI, 2026-12-06). Then one node has no racing room.
+        assert re.search(r"node \d: CPU +\d+ % of a core, 0 moves answered in its rooms", out), out
+    else:
+        assert "the move adds to a join (on the room's node), p99" in out, out
 
 
 # -- following a route (docs/protocol.md 4.25), against a real server ----------------------
