@@ -69,6 +69,12 @@ class Reach:
     seen: set[int] = field(default_factory=set, repr=False)
     seen_settled: set[int] = field(default_factory=set, repr=False)
 
+    def ended(self, verdict: bool | None, states: int) -> Reach:
+        """The search ended with ``verdict`` after ``states`` states: its counts, set."""
+        self.verdict, self.states = verdict, states
+        self.positions, self.settled = len(self.seen), len(self.seen_settled)
+        return self
+
 
 def safe_moves(state: search._State) -> int:
     """Play the solver's safe foundation moves until none is left; how many."""
@@ -156,13 +162,7 @@ def reach(position: str, mode: str, cap: int = 10_000_000, dead_ends: bool = Tru
         state.play(card, dest)
         after = safe_moves(state)
         if state.up == 52:
-            out.verdict = True
-            out.states, out.positions, out.settled = (
-                len(seen),
-                len(positions),
-                len(out.seen_settled),
-            )
-            return out
+            return out.ended(True, len(seen))
         now: Pending = frozenset()
         if mode != "all" and not after:
             if dest == 7:
@@ -190,16 +190,9 @@ def reach(position: str, mode: str, cap: int = 10_000_000, dead_ends: bool = Tru
         if not now:
             out.seen_settled.add(state.key)
         if len(seen) > cap:
-            out.states, out.positions, out.settled = (
-                len(seen),
-                len(positions),
-                len(out.seen_settled),
-            )
-            return out
+            return out.ended(None, len(seen))
         frames.append((state.key, now, state.legal(), 0, len(state.journal)))
-    out.verdict = False
-    out.states, out.positions, out.settled = len(seen), len(positions), len(out.seen_settled)
-    return out
+    return out.ended(False, len(seen))
 
 
 def small_position(rnd: random.Random) -> str:
