@@ -39,14 +39,14 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 if __package__ in (None, ""):  # run as ``python bench/lazy_foundations.py``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from protocol import CARD_TEXT, Game
-from protocol.cards import RANKS
-from protocol.position import parse_position
+from protocol import Game, Rules
+from protocol.position import format_position, parse_position
 from solver import search
 
 MODES = ("all", "runs", "strict")
@@ -195,11 +195,10 @@ def reach(position: str, mode: str, cap: int = 10_000_000, dead_ends: bool = Tru
     return out.ended(False, len(seen))
 
 
-def small_position(rnd: random.Random) -> str:
-    """A random small position of a random rule set: 6 to 14 cards in the tableau, often
-    one or two face up on face-down cards (optional foundation moves that turn cards)."""
-    rules = rnd.choice(RULE_SETS)
-    cards = rnd.randint(6, 14)
+def deal_small(rnd: random.Random, rules: str, cards: int, down: Callable[[list[int]], int]) -> str:
+    """A valid position of ``rules`` with ``cards`` cards left in the tableau, dealt at random
+    into the seven columns; ``down`` says how many of a column's cards lie face down (the
+    bench and the solver's tests want different mixes; the dealing is shared)."""
     heights = [0, 0, 0, 0]
     for _ in range(52 - cards):
         heights[rnd.choice([s for s in range(4) if heights[s] < 13])] += 1
@@ -208,17 +207,17 @@ def small_position(rnd: random.Random) -> str:
     columns: list[list[int]] = [[] for _ in range(7)]
     for card in left:
         columns[rnd.randrange(7)].append(card)
-    texts = []
-    for column in columns:
-        face_up = rnd.choice([1, 1, 2, len(column)])
-        down = max(0, len(column) - face_up)
-        texts.append(
-            "".join(
-                CARD_TEXT[c].lower() if i < down else CARD_TEXT[c] for i, c in enumerate(column)
-            )
-        )
-    foundations = "".join(RANKS[h - 1] if h else "-" for h in heights)
-    return f"{rules} {foundations} {'/'.join(texts)}"
+    return format_position(Rules.parse(rules), heights, columns, [down(c) for c in columns])
+
+
+def small_position(rnd: random.Random) -> str:
+    """A random small position of a random rule set: 6 to 14 cards in the tableau, often
+    one or two face up on face-down cards (optional foundation moves that turn cards)."""
+    rules = rnd.choice(RULE_SETS)
+    cards = rnd.randint(6, 14)
+    return deal_small(
+        rnd, rules, cards, lambda column: max(0, len(column) - rnd.choice([1, 1, 2, len(column)]))
+    )
 
 
 def check_small(count: int, seed: int) -> None:

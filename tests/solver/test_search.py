@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from bench import lazy_foundations
 from protocol import CARD_TEXT, Game, Rules
-from protocol.cards import RANKS
 from protocol.position import parse_position
 from protocol.rules import BUILDERS
 from solver import (
@@ -58,25 +58,9 @@ def walk(game: Game, rnd: random.Random, steps: int) -> Game:
 
 def small_position(rnd: random.Random, rules: str, cards: int) -> str:
     """A valid position with ``cards`` cards left in the tableau, dealt at random."""
-    heights = [0, 0, 0, 0]
-    for _ in range(52 - cards):
-        suit = rnd.choice([s for s in range(4) if heights[s] < 13])
-        heights[suit] += 1
-    left = [s * 13 + r for s in range(4) for r in range(heights[s], 13)]
-    rnd.shuffle(left)
-    columns: list[list[int]] = [[] for _ in range(7)]
-    for card in left:
-        columns[rnd.randrange(7)].append(card)
-    texts = []
-    for column in columns:
-        down = rnd.randrange(len(column)) if column else 0
-        texts.append(
-            "".join(
-                CARD_TEXT[c].lower() if i < down else CARD_TEXT[c] for i, c in enumerate(column)
-            )
-        )
-    foundations = "".join(RANKS[h - 1] if h else "-" for h in heights)
-    return f"{rules} {foundations} {'/'.join(texts)}"
+    return lazy_foundations.deal_small(
+        rnd, rules, cards, lambda column: rnd.randrange(len(column)) if column else 0
+    )
 
 
 def exhaustive(start: str, limit: int) -> str | None:
@@ -550,8 +534,6 @@ def test_postponed_foundation_moves_in_runs_never_lose_a_win() -> None:
     foundation moves, tried"): on random small positions of every rule set, a search that
     makes an optional foundation move only within a run that a later move uses gives the
     verdict of a search of every move (bench.lazy_foundations, not part of the solver)."""
-    from bench import lazy_foundations
-
     rnd = random.Random(32)
     compared = lost = 0
     while compared < 1_000:
