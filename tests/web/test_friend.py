@@ -361,7 +361,7 @@ async def tap_until(
 ) -> None:
     """Tap (``tap``) until ``done``. Under load, Chromium's emulated touch now and then makes
     no click at all of a tap (CI: the first tap after a drag, on Undo; a loaded run here: a
-    results row's replay; never in 160 drags and taps in a row with both cores busy). A
+    results row's replay; never in 200 drags and taps in a row on a loaded machine here). A
     page cannot act on a click it is never given: such a tap is made again, at most twice.
     A tap whose click reached the page and came to nothing is the page's fault and fails
     at once. The failure says what the page saw of each tap."""
