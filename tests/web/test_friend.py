@@ -11,12 +11,12 @@ screen goes to the artifacts. Then the smaller dead ends of the issue, one test 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from protocol import Game
 
@@ -166,7 +166,9 @@ async def test_the_friend_s_whole_path_on_a_phone(
         await tap_until(
             bob.page,
             bob.page.locator('button[aria-label="replay bob\'s run"]').tap,
-            bob.page.locator("#replay-title >> text=bob's run").is_visible,
+            lambda s: bob.page.wait_for_selector(
+                "#replay-title >> text=bob's run", timeout=s * 1000
+            ),
             "the replay's button",
         )
         await shot(bob, artifacts, "friend-7-replay")
@@ -357,39 +359,31 @@ WATCH_TAPS = """() => {
 
 
 async def tap_until(
-    page: Any, tap: Callable[[], Awaitable[object]], done: Callable[[], Awaitable[bool]], what: str
+    page: Any,
+    tap: Callable[[], Awaitable[object]],
+    wait: Callable[[float], Awaitable[object]],
+    what: str,
 ) -> None:
-    """Tap (``tap``) until ``done``. Under load, Chromium's emulated touch now and then makes
-    no click at all of a tap (CI: the first tap after a drag, on Undo; a loaded run here: a
-    results row's replay; never in 200 drags and taps in a row on a loaded machine here). A
-    page cannot act on a click it is never given: such a tap is made again, at most twice.
-    A tap whose click reached the page and came to nothing is the page's fault and fails
-    at once. The failure says what the page saw of each tap."""
+    """Tap (``tap``) until ``wait`` (given how many seconds it may wait) sees what the tap does.
+    Under load, Chromium's emulated touch now and then makes no click at all of a tap (CI: the
+    first tap after a drag, on Undo; a loaded run here: a results row's replay; never in 200
+    drags and taps in a row on a loaded machine here). A page cannot act on a click it is
+    never given: such a tap is made again, at most twice. A tap whose click reached the page
+    and came to nothing is the page's fault and fails at once. The failure says what the
+    page saw of each tap."""
     await page.evaluate(WATCH_TAPS)
     trails: list[list[str]] = []
     for _ in range(3):
         before = await page.evaluate("() => window.taps.length")
         await tap()
-        deadline = time.monotonic() + WAIT / 3
-        while time.monotonic() < deadline:
-            if await done():
-                return
-            await asyncio.sleep(0.05)
-        trails.append((await page.evaluate("() => window.taps"))[before:])
+        try:
+            await wait(WAIT / 3)
+            return
+        except (AssertionError, PlaywrightTimeout):
+            trails.append((await page.evaluate("() => window.taps"))[before:])
         if any(seen.startswith("click ") for seen in trails[-1]):
             break
-    if await done():
-        return
     raise AssertionError(f"{what}: no tap was taken; the page saw, tap by tap: {trails}")
-
-
-def undos(p: Player, n: int) -> Callable[[], Awaitable[bool]]:
-    """Whether ``p`` has had ``n`` undos, as ``tap_until`` asks it."""
-
-    async def done() -> bool:
-        return len(p.of("undone")) == n
-
-    return done
 
 
 async def touch_tap(cdp: Any, page: Any, selector: str) -> None:
@@ -450,7 +444,10 @@ async def test_the_first_tap_after_a_touch_drag_is_not_lost(browser: Any, tmp_pa
             await tap_until(
                 page,
                 lambda: touch_tap(cdp, page, "#undo"),
-                undos(p, n),
+                # One undo for each accepted drag: this one's too.
+                lambda s: p.until(
+                    lambda: len(p.of("undone")) == len(p.of("accepted")), "the undo", s
+                ),
                 f"the first tap after drag {n}",
             )
             await page.wait_for_selector(f'.board .pc.up[data-card="{card}"]')
