@@ -5,7 +5,7 @@ Run from the repository root::
     python -m bench.daily
     python -m bench.daily --days 365 --secret 'some secret' --rules C
 
-For ``--days`` consecutive dates from ``--first`` it runs ``server.daily.choose_daily``
+For ``--days`` consecutive dates from ``--first`` it runs ``server.domain.daily.choose_daily``
 (the server's own rule: the first candidate the solver proves won within
 ``DAILY_BUDGET_NODES`` positions) in this process, and reports how many candidates each
 date needed, the time per date (median, 95th percentile, max) and the par of the chosen
@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as ``python bench/daily.py``
 
 from bench.engine import cpu_model, percentile
 from protocol import Rules
-from server.daily import DAILY_BUDGET_NODES, choose_daily
+from server.domain.daily import DAILY_BUDGET_NODES, choose_daily
 
 
 def main(argv: list[str] | None = None) -> int:

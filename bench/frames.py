@@ -5,13 +5,13 @@ Run from the repository root::
     python -m bench.frames
 
 Times, with ``timeit`` (the fastest of 5 batches), a move's frame (a masked binary frame,
-as a client sends it) read by ``server.connection.Peer`` both ways: through websockets'
+as a client sends it) read by ``server.runtime.connection.Peer`` both ways: through websockets'
 Sans-I/O protocol (``Peer._parse``: ``receive_data`` + ``events_received``, what every
 frame took before) and straight from the bytes (``Peer._read``); and a 120-byte
 ``progress`` framed by websockets' ``send_binary`` (once per member before) and by
 ``binary_frame`` (once per room now). The peers are real ones over a transport that only
 records its writes, opened by a real handshake (``handshaken``, which
-tests/server/test_connection.py uses too); the handler does nothing.
+tests/server/runtime/test_connection.py uses too); the handler does nothing.
 
 This is a measurement, not a test: it never fails on timing and always exits 0.
 """
@@ -35,7 +35,7 @@ from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
 from protocol.messages import MoveMsg, encode
-from server.connection import Handler, Listener, Peer, binary_frame
+from server.runtime.connection import Handler, Listener, Peer, binary_frame
 
 N = 100_000
 

@@ -1368,12 +1368,12 @@ class RunFigures:
     #: Players closed with 1012 during the run (their room dropped by its node).
     closed_1012: int = 0
     #: With ``--nodes``, from the nodes' logs: races taken over from another node, rooms
-    #: fenced by the database, and nodes judged gone (``server.cluster``'s log lines).
+    #: fenced by the database, and nodes judged gone (``server.cluster.cluster``'s log lines).
     takeovers: int = 0
     fenced: int = 0
     judged_gone: int = 0
     #: Times a node's heartbeat thread withheld its heartbeat, its loop stalled past the
-    #: watchdog's limit (``server.heartbeat``; none on code without that thread).
+    #: watchdog's limit (``server.cluster.heartbeat``; none on code without that thread).
     withheld: int = 0
     #: Through the load balancer (``--nodes`` without ``--direct``): its process's CPU
     #: (a share of a core) over the window, whether the players followed routes, their

@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as ``python bench/web.py``: find ``server``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from server.app import ServeOptions, open_server
-from server.http import WebClient
+from server.pages.http import WebClient
 from server.rooms import HubConfig
 
 #: What the page's own timing says, in ms since navigation began; "drawn" is when the

@@ -1,7 +1,7 @@
 """The quick race in the terminal (docs/protocol.md 4.26): what a waiting player reads,
 and the lobby's line that shows it.
 
-``pool_lines`` is pure (the browser's ``server/web/quick.js`` says the same): how many
+``pool_lines`` is pure (the browser's ``server/pages/web/quick.js`` says the same): how many
 wait (alone: nobody is made up, and when others usually play), how long you have waited
 of the most, and the rating band, counted on from the last ``pool`` with the client's
 own clock (the band widens 25 a second, without limit from the longest wait).

@@ -302,7 +302,7 @@ class F:
 def from_fields(cls: type[Any], data: Mapping[Any, Any], prefix: str = "") -> Any:
     """An instance of ``cls`` (a record with a ``FIELDS`` table) from a decoded map, every
     field checked; ``MessageError`` names the first bad one. Shared with the cluster's own
-    messages between nodes (``server.rooms.bus``)."""
+    messages between nodes (``server.cluster.bus``)."""
     kwargs = {}
     for f in cls.FIELDS:
         if f.name in data:

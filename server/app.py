@@ -25,15 +25,15 @@ from sqlalchemy.engine import make_url
 from protocol import Rules
 from protocol.messages import NODE_ID_CHARS
 
-from .cluster import Cluster
-from .daily import DailyDeals
-from .executor import RaceServer
-from .http import HttpPages
-from .leaderboard import Leaderboards
-from .limits import Network
-from .relay import Relay, RelayDown
+from .cluster.cluster import Cluster
+from .cluster.relay import Relay, RelayDown
+from .domain.daily import DailyDeals
+from .domain.leaderboard import Leaderboards
+from .pages.http import HttpPages
 from .rooms import Hub, HubConfig
-from .solving import Lane, SolverPool
+from .runtime.executor import RaceServer
+from .runtime.limits import Network
+from .runtime.solving import Lane, SolverPool
 from .storage import migrate
 from .storage.journal import JournalWriter
 from .storage.spool import ResultWriter
@@ -63,7 +63,7 @@ class ServeOptions:
     certfile: Path | None = None
     keyfile: Path | None = None
     #: Reverse proxies whose ``X-Forwarded-For`` names the client's address for the
-    #: per-address limits (``server.limits``); from anyone else the header is ignored.
+    #: per-address limits (``server.runtime.limits``); from anyone else the header is ignored.
     trusted_proxies: tuple[Network, ...] = ()
     #: A node of a cluster (docs/cluster.md): its Redis (``redis://host:6379/0``), the
     #: prefix of its keys and channels there, and its id (None: made up at start).

@@ -757,7 +757,7 @@ def test_haproxy_balances_by_connections_and_checks_healthz() -> None:
 
 
 def test_haproxy_keeps_quiet_websockets_open_longer_than_the_ping_interval() -> None:
-    from server.connection import PING_INTERVAL, PING_TIMEOUT
+    from server.runtime.connection import PING_INTERVAL, PING_TIMEOUT
 
     defaults = haproxy_sections()["defaults"]
     tunnel = seconds(defaults["timeout tunnel"][0])
@@ -1211,7 +1211,7 @@ def test_haproxy_with_affinity_a_killed_rooms_node_loses_no_player_and_no_move(
     with every accepted move of both stored once."""
     from client.connection import Connection
     from protocol.messages import Accepted, Create, Join, MoveMsg, Race, Ready, Result, Room, Start
-    from tests.server.test_cluster import stored_results
+    from tests.server.cluster.test_cluster import stored_results
     from tests.server.wire import winning_line
 
     db = migrated(fresh_postgres, tmp_path)

@@ -148,14 +148,14 @@ def test_the_protocol_counts_the_client_types_it_lists() -> None:
 def test_the_daily_seed_example_is_what_the_code_computes() -> None:
     """Issue 28, item 20: docs/fairness.md's worked example of a daily deal's seed (key,
     message bytes, candidate numbering, HMAC, seed, code, and which candidate is the day's
-    deal) is what ``server.daily`` computes."""
+    deal) is what ``server.domain.daily`` computes."""
     import base64
     import datetime as dt
     import hashlib
     import hmac
 
     from protocol import GameCode, Rules
-    from server.daily import candidate_code, choose_daily
+    from server.domain.daily import candidate_code, choose_daily
 
     text = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
     block = text.split("<!-- daily seed example -->", 1)[1].split("<!-- end of", 1)[0]

@@ -175,7 +175,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         raise _UsageError("--password must be 1 to 128 characters")
     if (args.certfile is None) != (args.keyfile is None):
         raise _UsageError("--certfile and --keyfile go together")
-    from server.limits import parse_networks
+    from server.runtime.limits import parse_networks
 
     try:
         given = args.trusted_proxy if args.trusted_proxy is not None else [args.trusted_proxies]

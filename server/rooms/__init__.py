@@ -4,7 +4,7 @@
 event and the server's monotonic time and returns the effects to carry out
 (``effects.Send``, ``Close``, ``Persist``); nothing here awaits, reads a socket or a
 database, or looks at a clock of its own, so every path is tested with a fake clock.
-The websocket layer (``server.connection``) feeds it and calls ``tick`` at
+The websocket layer (``server.runtime.connection``) feeds it and calls ``tick`` at
 ``next_deadline()``.
 
 Session order, enforced here: ``hello`` first; then lobby messages (create, join,
@@ -40,7 +40,7 @@ The session side is split along its seams, one module each:
 - ``nodes``: a cluster's sessions away on other nodes, and guests of other nodes;
   ``lobbies``: rooms without a race, snapshotted and adopted by a node taking over.
 - ``postmortems``: post-mortems asked for, one per connection (``PostMortems``); the
-  I/O layer works them out (``server.replays``).
+  I/O layer works them out (``server.domain.replays``).
 
 The parts are collaborators, not mixins: each is an object built on the one ``Shared``
 (and on ``Play`` where it needs the rooms), and owns the state only its seam uses

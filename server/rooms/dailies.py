@@ -2,7 +2,7 @@
 
 ``ask`` reserves the room first (``Shared.daily_rooms``) and asks storage to number the
 attempt (``BeginDaily``); ``begun`` deals it, ``refused`` says why not. The deal itself
-and when its code goes public are ``server.daily``'s.
+and when its code goes public are ``server.domain.daily``'s.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from protocol import GameCode
 from protocol.commitment import commitment
 from protocol.messages import DailyDeal
 
-from ..daily import counts_on_board, next_daily_ms, parse_archive_date, utc_date
-from ..effects import BeginDaily
+from ..domain.daily import counts_on_board, next_daily_ms, parse_archive_date, utc_date
+from .effects import BeginDaily
 from .play import Play
 from .room import Room
 from .shared import Part, Shared
@@ -74,7 +74,7 @@ class Dailies(Part):
         archive: bool = False,
         now: float,
     ) -> None:
-        """The day's deal is known (``server.daily``) and storage numbered the attempt: deal
+        """The day's deal is known (``server.domain.daily``) and storage numbered the attempt: deal
         it now; the player's clock starts as it is sent. ``par`` goes to the player with it.
 
         Addressed by player, not connection: a player who reconnected meanwhile gets the deal

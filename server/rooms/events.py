@@ -2,10 +2,10 @@
 
 Every input of the room and race logic is one of these frozen dataclasses, named for what
 happened (a connection opened, a frame arrived, storage answered, the directory located a
-room, a node died), never a positional call: the I/O layer (``server.connection``,
-``server.cluster``) says what happened, and ``Hub.handle`` routes it to the part whose
+room, a node died), never a positional call: the I/O layer (``server.runtime.connection``,
+``server.cluster.cluster``) says what happened, and ``Hub.handle`` routes it to the part whose
 seam it is, with an exhaustive ``match`` (a new event that is not routed fails
-``mypy --strict``, not silently at run time). What another node says (``server.rooms.bus``:
+``mypy --strict``, not silently at run time). What another node says (``server.cluster.bus``:
 ``Attach``, ``Frame``, ``DetachMsg``, ``Shut``, ``Home``, ``Kick``, ``PasswordFail``) is
 an event too, the same objects whether they came over Redis (decoded) or from a hub in the
 same process: one vocabulary between the session side and the room side (issue 26; the
@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 from protocol import GameCode
 from protocol.messages import Error, Message
 
-from ..effects import GhostRun, LiveAction, LiveRace, RatingChange, Standing
+from .effects import GhostRun, LiveAction, LiveRace, RatingChange, Standing
 
 __all__ = [
     "AdoptLobby",

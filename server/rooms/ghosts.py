@@ -2,7 +2,7 @@
 
 ``ghost`` becomes a ``Query`` (it counts as one of the connection's reads, like a
 ``replay``): the I/O layer finds the run and checks that it may be raced
-(``server.replays``: a stored race whose deal is public, or a friend's run on today's
+(``server.domain.replays``: a stored race whose deal is public, or a friend's run on today's
 daily board once the asker's own counted attempt is over), and answers through
 ``answered`` with a ``GhostRun`` or the error. The room is a private one-player lobby on
 the run's deal; its races are practice (never on a board); the ``Room`` plays the ghost
@@ -17,7 +17,7 @@ import math
 from protocol import GameCode
 from protocol.messages import MAX_NAME, Error, Ghost
 
-from ..effects import GhostRun, Query, Send
+from .effects import GhostRun, Query, Send
 from .play import Play
 from .room import Room
 from .shared import Part, Shared

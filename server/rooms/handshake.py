@@ -20,9 +20,9 @@ from protocol.messages import (
     normalize_name,
 )
 
-from ..daily import next_daily_ms, utc_date
-from ..effects import Authenticate, Close, Effect, Forget, Handover, Resumed, Standing
-from ..limits import address_key
+from ..domain.daily import next_daily_ms, utc_date
+from ..runtime.limits import address_key
+from .effects import Authenticate, Close, Effect, Forget, Handover, Resumed, Standing
 from .password import Password
 from .play import Play
 from .shared import Part, Shared

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from protocol import Game
 from protocol.messages import HintAnswer
 
-from ..effects import Solve
-from ..race import Runner
+from ..domain.race import Runner
+from .effects import Solve
 from .play import Play
 from .room import Refusal, Room
 from .shared import Part, Shared

@@ -51,7 +51,10 @@ from protocol.messages import (
 from protocol.messages import Quick as QuickMsg
 from protocol.shuffle import SEED_BYTES
 
-from ..effects import (
+from ..cluster import bus
+from . import events as ev
+from .dailies import Dailies
+from .effects import (
     Effect,
     Forward,
     GhostRun,
@@ -62,9 +65,6 @@ from ..effects import (
     Send,
     Standing,
 )
-from . import bus
-from . import events as ev
-from .dailies import Dailies
 from .ghosts import Ghosts
 from .handshake import Handshake
 from .hints import Hints
@@ -152,7 +152,7 @@ class Hub:
 
     def handle(self, event: ev.HubEvent | bus.BusMessage, now: float) -> list[Effect]:
         """What happened (``server.rooms.events``), or what another node said
-        (``server.rooms.bus``), at ``now``: routed to the entry point whose event it is;
+        (``server.cluster.bus``), at ``now``: routed to the entry point whose event it is;
         its effects. A ``Deliver`` is the I/O layer's (frames to write), not the hub's."""
         match event:
             case ev.Received(conn, data):
@@ -556,7 +556,7 @@ class Hub:
         return self._flush()
 
     def quick_count(self, waiting: int, now: float) -> list[Effect]:
-        """A cluster's pool holds ``waiting`` players (issue 29; ``server.quickpool``)."""
+        """A cluster's pool holds ``waiting`` players (issue 29; ``server.cluster.quickpool``)."""
         self._begin(now)
         self._quick.count(waiting, now)
         return self._flush()
@@ -780,7 +780,7 @@ class Hub:
 
     def room_open(self, code: str) -> bool:
         """An ordinary room with this code is here: one that an invite link joins (a daily
-        or ghost room is private), for ``/r/CODE`` (``server.http``)."""
+        or ghost room is private), for ``/r/CODE`` (``server.pages.http``)."""
         room = self._rooms.get(code)
         return room is not None and not room.private
 

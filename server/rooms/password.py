@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from protocol.messages import Error, Hello
 
-from ..effects import PasswordFailed, Send
+from .effects import PasswordFailed, Send
 from .shared import Part, Shared
 from .state import CLOSE_POLICY, CLOSE_TRY_LATER, _Conn, _forget_oldest
 from .timers import TimerKind

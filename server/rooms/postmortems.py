@@ -2,7 +2,7 @@
 
 A ``postmortem`` becomes an ``Examine`` effect: the I/O layer finds the run in storage,
 checks that it may be shown, and has the solver's worker process work it out
-(``server.replays``); the answer comes back through ``Hub.postmortem_answered``. The
+(``server.domain.replays``); the answer comes back through ``Hub.postmortem_answered``. The
 limits are counted here, where every request passes, so that no connection can keep the
 solver's process busy with more than one run at a time.
 """
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from protocol.messages import Message, PostMortem
 
-from ..effects import Examine, Send
+from .effects import Examine, Send
 from .shared import Part, Shared
 from .state import _Conn, _Player
 
 __all__ = ["PostMortems", "QUEUE_LIMIT"]
 
 #: Post-mortems on their way at once, for the whole server (docs/limits.md); the I/O
-#: layer (``server.replays``) holds HTTP requests to the same number.
+#: layer (``server.domain.replays``) holds HTTP requests to the same number.
 QUEUE_LIMIT = 16
 
 

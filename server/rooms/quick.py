@@ -9,7 +9,7 @@ once: its players get ``room`` (``quick`` true), then ``countdown``, as in any r
 (docs/protocol.md 4.26). Leaving (``quick`` with ``leave``), disconnecting, or going
 into another room takes a player out of the pool.
 
-On a cluster the pool is the whole cluster's: see ``server.cluster`` (the pooler) and
+On a cluster the pool is the whole cluster's: see ``server.cluster.cluster`` (the pooler) and
 docs/cluster.md. This part then keeps only the players of this node, and forms the
 rooms the pooler placed here (``seat``).
 """
@@ -24,7 +24,7 @@ from protocol.messages import Create, Daily, Ghost, Join, Left, Message, Watch, 
 from protocol.messages import Pool as PoolMsg
 from protocol.messages import Quick as QuickMsg
 
-from ..effects import PoolEnter, PoolLeave, QuickInvite, Rate
+from .effects import PoolEnter, PoolLeave, QuickInvite, Rate
 from .play import Play
 from .pool import Group, Pool, PoolConfig, Waiter
 from .room import Room
@@ -83,7 +83,7 @@ class Quick(Part):
 
     @property
     def cluster(self) -> bool:
-        """A cluster's node: the pool is the cluster's (``server.quickpool`` matches)."""
+        """A cluster's node: the pool is the cluster's (``server.cluster.quickpool`` matches)."""
         return bool(self._shared.node)
 
     # -- requests ---------------------------------------------------------------------------

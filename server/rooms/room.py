@@ -52,8 +52,9 @@ from protocol.messages import (
     Room as RoomMsg,
 )
 
-from ..daily import code_public, code_public_at
-from ..effects import (
+from ..domain.daily import code_public, code_public_at
+from ..domain.race import Ghost, Race, Runner
+from .effects import (
     Effect,
     GhostRun,
     Journal,
@@ -63,7 +64,6 @@ from ..effects import (
     RaceRecord,
     RatingChange,
 )
-from ..race import Ghost, Race, Runner
 from .timers import TimerKind
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from protocol.messages import Error, Message
 
-from ..effects import Close, Effect, Send
+from .effects import Close, Effect, Send
 from .room import OVERTAKE, Room
 from .state import CLOSE_POLICY, CLOSE_RESTARTING, HubConfig, _Conn, _Player
 from .timers import TimerKind

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from protocol.messages import Hello
 
-from ..daily import DAILY_TIME_LIMIT_S
-from ..streaks import Streak
+from ..domain.daily import DAILY_TIME_LIMIT_S
+from ..domain.streaks import Streak
 
 if TYPE_CHECKING:
     from .room import Room

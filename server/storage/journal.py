@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Callable
 
-from ..effects import LiveAction, LiveRace
+from ..rooms.effects import LiveAction, LiveRace
 from .sql import SqlStore, describe_error
 
 __all__ = ["JournalWriter"]

@@ -2,7 +2,7 @@
 a rated race in the transaction that stores it, and the reads (current ratings, a
 player's page, streaks, the recomputation that checks every stored number).
 
-The numbers come from ``server.ratings`` (pure Glicko-2); this module only reads its
+The numbers come from ``server.domain.ratings`` (pure Glicko-2); this module only reads its
 inputs and keeps its outputs, so the same function recomputes them from stored results.
 """
 
@@ -19,15 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from protocol.messages import name_key
 
-from ..effects import RaceRecord, RatingChange, Standing
-from ..ratings import (
+from ..domain.ratings import (
     Rated,
     Rating,
     Runner,
     is_provisional,
     rate_race,
 )
-from ..streaks import Streak, streaks
+from ..domain.streaks import Streak, streaks
+from ..rooms.effects import RaceRecord, RatingChange, Standing
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
 
 __all__ = [

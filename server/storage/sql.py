@@ -34,8 +34,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from protocol import GameCode
 from protocol.messages import name_key, name_skeleton
 
-from ..daily import DailyChoice
-from ..effects import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
+from ..domain.daily import DailyChoice
+from ..rooms.effects import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
 from .direct import SqliteThread
 from .models import (
     ArchiveBest,

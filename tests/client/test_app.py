@@ -21,8 +21,8 @@ from client.widgets import BoardView, StandingsView, StatusLine
 from protocol import Game
 from protocol.messages import Create, Join, MoveMsg, Race, Ready, Resign, Result, Room, Start
 from server.app import ServeOptions, open_server
-from server.executor import RaceServer
 from server.rooms import HubConfig
+from server.runtime.executor import RaceServer
 
 from ..server.tcp_proxy import TcpProxy
 from ..server.wire import open_client, running_server, url

@@ -1,6 +1,6 @@
 """Replays and post-mortems in the terminal client (docs/protocol.md 4.22), against a
 real server on port 0: a run crafted to throw a won deal away (as
-tests/server/test_replays.py does) is judged on the results, opened from the results,
+tests/server/domain/test_replays.py does) is judged on the results, opened from the results,
 the history and the deal's board, stepped through (every position the engine's),
 played at 16x on a hand-set clock; today's daily is refused with the server's text."""
 
@@ -18,7 +18,7 @@ from client.state import Session
 from protocol import Game
 from protocol.messages import Error, PostMortem, PostMortemAnswer, Replay, ReplayPage
 
-from ..server.test_replays import DEAL, LOSING_AFTER, LOSING_MOVE, solver_line
+from ..server.domain.test_replays import DEAL, LOSING_AFTER, LOSING_MOVE, solver_line
 from ..server.wire import url
 from .helpers import CODE, Clock, until
 from .test_app import client_app, create_room, online, play_keys, screen_text, sees, server_at

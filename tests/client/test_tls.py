@@ -15,7 +15,7 @@ from client.config import TokenStore
 from client.connection import Connection
 from client.screens import TrustScreen
 from server.app import ServeOptions, open_server
-from server.executor import RaceServer
+from server.runtime.executor import RaceServer
 
 from ..server.test_private import make_certificate
 from .helpers import until

@@ -28,7 +28,7 @@ from protocol.messages import (
     Welcome,
 )
 from server.app import ServeOptions, open_server
-from server.daily import choose_daily, utc_date
+from server.domain.daily import choose_daily, utc_date
 from server.rooms import HubConfig
 
 from .tcp_proxy import TcpProxy

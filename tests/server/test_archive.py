@@ -23,10 +23,10 @@ from protocol.messages import (
     Room,
     Welcome,
 )
-from server.daily import next_daily_ms, parse_archive_date, utc_date
+from server.domain.daily import next_daily_ms, parse_archive_date, utc_date
 
+from .pages.test_http import board_rows, fetch
 from .test_app import DAY, NOON, Clock
-from .test_http import board_rows, fetch
 from .test_restart import until_journaled
 from .wire import Client, open_client, running_server
 

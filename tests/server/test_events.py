@@ -1,5 +1,5 @@
 """``Hub.handle``: every input of the hub as a typed event (``server.rooms.events``), and
-what another node says (``server.rooms.bus``), routed to its entry point.
+what another node says (``server.cluster.bus``), routed to its entry point.
 
 One hub on a fake clock, driven only through ``handle``: a player says hello, storage
 answers, a race is played and committed, a hint and a query are answered, the connection
@@ -29,10 +29,11 @@ from protocol.messages import (
     Welcome,
     encode,
 )
-from server.daily import next_daily_ms
-from server.effects import Authenticate, Close, Effect, Locate, Persist, Query, Send
-from server.rooms import Hub, HubConfig, bus
+from server.cluster.cluster import bus
+from server.domain.daily import next_daily_ms
+from server.rooms import Hub, HubConfig
 from server.rooms import events as ev
+from server.rooms.effects import Authenticate, Close, Effect, Locate, Persist, Query, Send
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()

@@ -1,4 +1,4 @@
-"""Ghost rooms (server/rooms/ghosts.py, the ghost in server/race.py): the hub on a fake
+"""Ghost rooms (server/rooms/ghosts.py, the ghost in server/domain/race.py): the hub on a fake
 clock. The I/O layer's part (finding the run, whether it may be raced) is played here by
 the test, as ``Clients`` plays storage's; tests/server/test_ghost_server.py runs it for
 real over sockets.
@@ -44,10 +44,10 @@ from protocol.messages import (
     Welcome,
 )
 from protocol.messages import Race as RaceMsg
-from server.effects import GhostRun, LiveRace, Query
+from server.rooms.effects import GhostRun, LiveRace, Query
 
-from .test_http import MIDNIGHT, TODAY, Clock
-from .test_replays import ask, wait_for_live_race
+from .domain.test_replays import ask, wait_for_live_race
+from .pages.test_http import MIDNIGHT, TODAY, Clock
 from .test_rooms import SALT, WIN_CODE, WIN_MOVES, Clients, error_codes, kinds, persists, to
 from .wire import Client, open_client, room_with, running_server, start_race, winning_line
 

@@ -1,7 +1,7 @@
 """Hints in rooms that allow them: the hub's part on a fake clock, then a real server.
 
 The hub asks for a solve (``Solve``) and the test answers it with the real solver, as
-``server.connection`` does in its worker process; the end-to-end test at the bottom plays a
+``server.runtime.connection`` does in its worker process; the end-to-end test at the bottom plays a
 whole deal from hints over a real socket, with the solver in that process.
 """
 
@@ -31,10 +31,10 @@ from protocol.messages import (
     Room,
     Welcome,
 )
-from server.effects import Effect, LiveAction, LiveRace, Solve
-from server.metrics import HINT_VERDICTS as VERDICTS
 from server.rooms import HubConfig
-from server.solving import Lane
+from server.rooms.effects import Effect, LiveAction, LiveRace, Solve
+from server.runtime.metrics import HINT_VERDICTS as VERDICTS
+from server.runtime.solving import Lane
 from solver import solve
 
 from .test_rooms import (
@@ -68,7 +68,7 @@ def work_out(cl: Clients, effects: Iterable[Effect]) -> list[Effect]:
                 job.player_id,
                 job.request,
                 verdict=solution.verdict,
-                moves=solution.best,  # as server.connection passes it
+                moves=solution.best,  # as server.runtime.connection passes it
                 now=cl.now,
             )
         )

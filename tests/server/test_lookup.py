@@ -7,7 +7,7 @@ the node that holds the open room, asked of either node or of the proxy, and nul
 the room is closed; a client that connects with that node's id and joins is served by the
 room's node from its first frame, where without the look-up the proxy would have sent it
 to the other node (leastconn), and the join would have been relayed and routed. (A server
-alone names no node: tests/server/test_http.py.)
+alone names no node: tests/server/pages/test_http.py.)
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Two hubs as two nodes of a cluster, wired by an in-memory relay, on one fake clock.
 
 Every input goes in as a typed event (``Hub.handle``: ``server.rooms.events``, and what
-another node says, ``server.rooms.bus``). The relay here does what ``server.relay`` does
+another node says, ``server.cluster.bus``). The relay here does what ``server.cluster.relay`` does
 over Redis, with the same messages: each
 hub's ``Handover``, ``Forward``, ``Detach``, ``Release`` and a guest's ``Send`` and
-``Close`` become ``server.rooms.bus`` messages (``bus.outgoing``), sent over a
+``Close`` become ``server.cluster.bus`` messages (``bus.outgoing``), sent over a
 ``bus.Transport``: ``OverBytes``, encoded to bytes and decoded again (the real codec, as
 over Redis), or ``InProcess``, the objects themselves; and handed to the other hub; the
 directory (``Locate``, the seat a hello finds) is read off the hubs. So the session/room
@@ -47,8 +47,12 @@ from protocol.messages import (
     decode_server,
     encode,
 )
-from server.daily import next_daily_ms
-from server.effects import (
+from server.cluster.cluster import bus
+from server.domain.daily import next_daily_ms
+from server.domain.streaks import Streak
+from server.rooms import Hub, HubConfig
+from server.rooms import events as ev
+from server.rooms.effects import (
     Authenticate,
     Close,
     Detach,
@@ -65,9 +69,6 @@ from server.effects import (
     Send,
     Standing,
 )
-from server.rooms import Hub, HubConfig, bus
-from server.rooms import events as ev
-from server.streaks import Streak
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()

@@ -8,8 +8,8 @@ from typing import Any
 from protocol.commitment import commitment
 from protocol.messages import Countdown, Create, Error, Left, Pool, Quick, Room
 from protocol.messages import Race as RaceMsg
-from server.effects import Effect, Rate
 from server.rooms import HubConfig
+from server.rooms.effects import Effect, Rate
 from server.rooms.pool import UNLIMITED_BAND
 
 from .test_rooms import SALT, Clients
@@ -210,7 +210,7 @@ def test_a_quick_race_rebuilt_after_a_restart_is_still_quick() -> None:
     """The journal keeps a quick race quick (``LiveRace.quick``, ``live_races.quick``): the
     process that rebuilds it (a restart, or the node taking it over) seats its runners in
     a quick, rated room, as before."""
-    from server.effects import LiveRace
+    from server.rooms.effects import LiveRace
 
     from .test_rooms import to
 

@@ -1,6 +1,6 @@
 """Issue 29's quick race on two hubs wired as two nodes (``test_nodes.Cluster``: the real
 bus codec, a fake clock): the cluster's pool as an in-memory stand-in for the Redis hash,
-matched by ``pool.match`` as ``server.quickpool``'s pooler does; the room placed on the
+matched by ``pool.match`` as ``server.cluster.quickpool``'s pooler does; the room placed on the
 longest waiter's node, the other node's player sent in as a ``join`` of theirs."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.messages import Countdown, Left, Pool, Quick, Race, Room
-from server.effects import Effect, PoolEnter, PoolLeave, QuickInvite, Rate
-from server.rooms import bus
+from server.cluster.cluster import bus
+from server.rooms.effects import Effect, PoolEnter, PoolLeave, QuickInvite, Rate
 from server.rooms.pool import PoolConfig, Waiter, match
 from server.rooms.quick import GATHER_S
 

@@ -25,7 +25,7 @@ from protocol.messages import (
     Room,
     Welcome,
 )
-from server.daily import utc_date
+from server.domain.daily import utc_date
 
 from .test_app import DAY, NOON, Clock
 from .wire import open_client, room_with, running_server, start_race

@@ -52,8 +52,10 @@ from protocol.messages import (
     encode,
 )
 from protocol.messages import Race as RaceMsg
-from server.daily import candidate_code, code_public, code_public_at, next_daily_ms
-from server.effects import (
+from server.domain.daily import candidate_code, code_public, code_public_at, next_daily_ms
+from server.domain.race import REPLY_MEMORY
+from server.rooms import CLOSE_POLICY, ROOM_ALPHABET, Hub, HubConfig
+from server.rooms.effects import (
     Authenticate,
     BeginDaily,
     Close,
@@ -68,8 +70,6 @@ from server.effects import (
     RaceRecord,
     Send,
 )
-from server.race import REPLY_MEMORY
-from server.rooms import CLOSE_POLICY, ROOM_ALPHABET, Hub, HubConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WINNING = (DATA / "winning-game.txt").read_text().split()

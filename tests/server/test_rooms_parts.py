@@ -7,7 +7,7 @@ but the shared state and what it is given, and can be tested so.
 from __future__ import annotations
 
 from protocol.messages import PROTOCOL_VERSION, Error, Hello
-from server.effects import Close, Send
+from server.rooms.effects import Close, Send
 from server.rooms.password import Password
 from server.rooms.play import Play
 from server.rooms.shared import Shared

@@ -26,8 +26,8 @@ from protocol.messages import (
     encode,
 )
 from server.app import ServeOptions, open_server
-from server.executor import RaceServer
 from server.rooms import HubConfig
+from server.runtime.executor import RaceServer
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 #: How long a test waits for a frame that must come. Not a timing goal (those live in

@@ -1,8 +1,8 @@
-// Drives server/web/dailydeck.js under Node (no DOM): the countdown counted from a
+// Drives server/pages/web/dailydeck.js under Node (no DOM): the countdown counted from a
 // message's next_daily_ms on a monotonic clock the script sets, whatever Date says; the
 // deck's settings kept per name in a stand-in localStorage; suits as letters; the
 // archive's link. Prints one JSON object of what it saw, for tests/web/test_dailydeck_js.py.
-import * as d from "../../server/web/dailydeck.js";
+import * as d from "../../server/pages/web/dailydeck.js";
 
 const out = {};
 // A wall clock days off changes nothing: only the message and the monotonic time count.

@@ -1,10 +1,10 @@
-// Runs server/web/deal.js on what tests/web/test_deal_js.py sends on stdin (one JSON
+// Runs server/pages/web/deal.js on what tests/web/test_deal_js.py sends on stdin (one JSON
 // document) and writes one JSON document to stdout. Input:
 //   {"codes": [code...], "runs": [{"code": code, "actions": [[ms, move]...]}...],
 //    "subtle": bool (false: WebCrypto is taken away, so the fallback SHA-256 runs)}
 // Output: {"codes": [initial view text...], "runs": [[view text, moves]...]...]}
-import { deal, positions } from "../../server/web/deal.js";
-import { formatView } from "../../server/web/rules.js";
+import { deal, positions } from "../../server/pages/web/deal.js";
+import { formatView } from "../../server/pages/web/rules.js";
 
 let text = "";
 for await (const chunk of process.stdin) text += chunk;

@@ -1,7 +1,7 @@
 // A stand-in for the browser's WebSocket (no network), shared by the checks of
-// server/web/net.js: each socket made is kept in `sockets`; the test plays the server's
+// server/pages/web/net.js: each socket made is kept in `sockets`; the test plays the server's
 // side (`open`, `deliver`, `drop`) and reads what the page sent (`sent`, decoded).
-import { encode, decode } from "../../server/web/vendor/msgpack.mjs";
+import { encode, decode } from "../../server/pages/web/vendor/msgpack.mjs";
 
 export const sockets = [];
 export class FakeSocket {

@@ -1,4 +1,4 @@
-// Drives server/web/net.js's invite-link look-up (`roomNode`) with stand-in answers, and
+// Drives server/pages/web/net.js's invite-link look-up (`roomNode`) with stand-in answers, and
 // its Link with a stand-in WebSocket (no network): which node the look-up gives, and where
 // the first sockets connect. Prints one JSON object of what it saw, for
 // tests/web/test_net_js.py.
@@ -27,7 +27,7 @@ globalThis.localStorage = {
   removeItem: (k) => store.delete(k),
 };
 
-const { Link, roomNode } = await import("../../server/web/net.js");
+const { Link, roomNode } = await import("../../server/pages/web/net.js");
 
 const asked = [];
 /** A stand-in fetch that answers `status` with `body` (a value, or a function that throws). */

@@ -1,11 +1,11 @@
-// Runs the vendored msgpack codec (server/web/vendor/msgpack.mjs) for
+// Runs the vendored msgpack codec (server/pages/web/vendor/msgpack.mjs) for
 // tests/web/test_vendor.py. Input on stdin, one JSON document:
 //   {"decode": [hex...]}  msgpack bytes that Python encoded
 // Output on stdout, one JSON document:
 //   {"decoded": [value...], "reencoded": [hex...], "encoded": hex}
 // A decoded value is written as JSON, bin as {"$bin": hex}. "encoded" is the sample
 // message below, built in JavaScript, for Python to decode.
-import { decode, encode } from "../../server/web/vendor/msgpack.mjs";
+import { decode, encode } from "../../server/pages/web/vendor/msgpack.mjs";
 
 const hex = (bytes) => Buffer.from(bytes).toString("hex");
 const fromHex = (text) => new Uint8Array(Buffer.from(text, "hex"));

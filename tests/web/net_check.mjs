@@ -1,4 +1,4 @@
-// Drives server/web/net.js's Link with a stand-in WebSocket (the browser's API, no
+// Drives server/pages/web/net.js's Link with a stand-in WebSocket (the browser's API, no
 // network): what it sends, where it connects, what reaches the app. Reads nothing; prints
 // one JSON object of what it saw, for tests/web/test_net_js.py.
 import { FakeSocket, sockets } from "./fake_socket.mjs";
@@ -15,7 +15,7 @@ globalThis.setTimeout = (fn) => {
   return 0;
 };
 
-const { Link, withNode } = await import("../../server/web/net.js");
+const { Link, withNode } = await import("../../server/pages/web/net.js");
 const seen = { messages: [], statuses: [] };
 const link = new Link({
   url: "ws://lb.example:8765/",

@@ -1,4 +1,4 @@
-"""Running Node for the tests of the browser client's JavaScript (``server/web/``).
+"""Running Node for the tests of the browser client's JavaScript (``server/pages/web/``).
 
 Node is found on ``PATH``. Without it a test is skipped on a developer's machine, but under
 ``CI=true`` it fails: CI must prove the JavaScript, not skip it.
@@ -17,7 +17,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-WEB = ROOT / "server" / "web"
+WEB = ROOT / "server" / "pages" / "web"
 
 
 def node_binary() -> str:

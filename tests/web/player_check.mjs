@@ -1,8 +1,8 @@
-// Runs server/web/player.js's pure helpers on what tests/web/test_player_js.py sends on
+// Runs server/pages/web/player.js's pure helpers on what tests/web/test_player_js.py sends on
 // stdin: {"charts": [ratings...], "ratings": [[rating, provisional]...], "changes": [n...],
 // "streaks": [[streak, best]...]}; writes {"charts": [[[x, y]...]...], "ratings": [text...],
 // "changes": [text...], "streaks": [text...]}.
-import { chartPoints, ratingText, changeText, streakText } from "../../server/web/player.js";
+import { chartPoints, ratingText, changeText, streakText } from "../../server/pages/web/player.js";
 
 let input = "";
 for await (const chunk of process.stdin) input += chunk;

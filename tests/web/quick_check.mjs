@@ -1,8 +1,8 @@
-// Runs server/web/quick.js's poolText and session.js's `pool` handling on what
+// Runs server/pages/web/quick.js's poolText and session.js's `pool` handling on what
 // tests/web/test_quick_js.py sends on stdin: {"texts": [[pool, now]...], "steps": [message...]}.
 // Output: {"texts": [[line...]...], "pools": [session.pool after each step]}.
-import { poolText } from "../../server/web/quick.js";
-import { Session } from "../../server/web/session.js";
+import { poolText } from "../../server/pages/web/quick.js";
+import { Session } from "../../server/pages/web/session.js";
 
 let input = "";
 for await (const chunk of process.stdin) input += chunk;

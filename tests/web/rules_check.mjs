@@ -1,4 +1,4 @@
-// Runs server/web/rules.js on what tests/web/test_rules_js.py sends on stdin (one JSON
+// Runs server/pages/web/rules.js on what tests/web/test_rules_js.py sends on stdin (one JSON
 // document) and writes one JSON document to stdout, so that one Node process checks
 // thousands of positions. Input:
 //   {"positions": [{"view": text, "cards": [card...], "move": text|null,
@@ -12,7 +12,7 @@
 //    "calls": [{"ok": value} | {"error": message}...]}
 // In "calls", a first argument named view is given as text and parsed first; a view that
 // comes back is formatted as text.
-import * as rules from "../../server/web/rules.js";
+import * as rules from "../../server/pages/web/rules.js";
 
 const VIEW_FIRST = new Set(["legalMoves", "destinations", "applyAccepted", "isWon", "isStuck",
   "formatView", "findCard"]);

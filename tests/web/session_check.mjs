@@ -1,4 +1,4 @@
-// Runs server/web/session.js on what tests/web/test_session_js.py sends on stdin (one JSON
+// Runs server/pages/web/session.js on what tests/web/test_session_js.py sends on stdin (one JSON
 // document) and writes one JSON document to stdout. Input:
 //   {"headlines": [[result, me]...], "names": [text...], "lists": [[name...]...],
 //    "scenarios": [{"me": name, "touch": bool, "steps": [step...]}...]}
@@ -6,7 +6,7 @@
 // argument...] (a player's action: the messages it sends) or ["look"]: {status, phase,
 // canFinish, finishing, state, foundations, lastSeq}. Output: {"headlines": [text...],
 // "names": [{ok, text}...], "lists": [text...], "scenarios": [[answer...]...]}.
-import { Session, headline, nameCheck, listed } from "../../server/web/session.js";
+import { Session, headline, nameCheck, listed } from "../../server/pages/web/session.js";
 
 function look(s) {
   const race = s.race;

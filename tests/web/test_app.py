@@ -26,8 +26,8 @@ from client.config import TokenStore
 from protocol import Game
 from protocol.messages import Create, MoveMsg, Race, Resign, Result, Room, Start
 from server.app import ServeOptions, open_server
-from server.executor import RaceServer
 from server.rooms import HubConfig
+from server.runtime.executor import RaceServer
 from solver import solve
 
 from ..client.helpers import keys_for, racing, until

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from server.executor import RaceServer
+from server.runtime.executor import RaceServer
 
 from ..server.wire import running_server
 from .test_app import CODE, Player, shot, start_alone

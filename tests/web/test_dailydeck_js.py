@@ -1,4 +1,4 @@
-"""``server/web/dailydeck.js`` under Node (issue 29): the countdown from the server's
+"""``server/pages/web/dailydeck.js`` under Node (issue 29): the countdown from the server's
 ``next_daily_ms`` on a monotonic clock, never ``Date``; each name's deck settings; suits
 as letters; the archive's link (``#archive=YYYY-MM-DD``)."""
 

@@ -1,4 +1,4 @@
-"""``server/web/deal.js`` deals what ``protocol/`` deals, and plays a run as the engine does.
+"""``server/pages/web/deal.js`` deals what ``protocol/`` deals, and plays a run as the engine does.
 
 The browser client replays a run from its game code and actions (docs/protocol.md 4.22)
 with its own JavaScript deal, so it must agree with the Python shuffle on every code:

@@ -1,4 +1,4 @@
-"""``server/web/net.js`` follows a ``route`` (docs/protocol.md 4.25) as the protocol asks.
+"""``server/pages/web/net.js`` follows a ``route`` (docs/protocol.md 4.25) as the protocol asks.
 
 Run under Node with a stand-in WebSocket (``net_check.mjs``): the hello says ``follow``;
 on ``route`` a new socket opens at once with ``?node=`` while the old one serves on (make

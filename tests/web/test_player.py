@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.http import rating_chart
+from server.pages.http import rating_chart
 
 from .test_app import CODE, Player, server_at, shot
 

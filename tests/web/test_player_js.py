@@ -1,10 +1,10 @@
-"""``server/web/player.js``'s pure helpers, run under Node: the rating history's chart is
-drawn as the server's ``/players/NAME`` draws it (``server.http.rating_chart``), and the
+"""``server/pages/web/player.js``'s pure helpers, run under Node: the rating history's chart is
+drawn as the server's ``/players/NAME`` draws it (``server.pages.http.rating_chart``), and the
 words beside names (a provisional rating, a change, a streak)."""
 
 from __future__ import annotations
 
-from server.http import rating_chart
+from server.pages.http import rating_chart
 
 from .node import HERE, run_node
 

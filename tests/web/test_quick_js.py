@@ -1,4 +1,4 @@
-"""``server/web/quick.js`` and the `pool` message in ``session.js``, run under Node: what a
+"""``server/pages/web/quick.js`` and the `pool` message in ``session.js``, run under Node: what a
 waiting player reads (alone: no bots, when others usually play; the count; the wait and
 the band counted on with the page's clock), and that a quick room ends the wait."""
 

@@ -1,6 +1,6 @@
 """The browser client's replays (docs/protocol.md 4.22) in headless Chromium.
 
-A run crafted to throw a won deal away (as tests/server/test_replays.py does) is opened
+A run crafted to throw a won deal away (as tests/server/domain/test_replays.py does) is opened
 from the results, stepped through and checked position by position against the engine,
 played at 16x, and judged by the post-mortem; its shared link plays in a fresh browser
 that never registered a name; a running race and today's daily are refused with the
@@ -18,7 +18,7 @@ import pytest
 
 from protocol import Game
 
-from ..server.test_replays import DEAL, LOSING_AFTER, LOSING_MOVE, solver_line
+from ..server.domain.test_replays import DEAL, LOSING_AFTER, LOSING_MOVE, solver_line
 from .test_app import CODE, WAIT, Player, check_fairness, hidden_cards, server_at, shot, start_alone
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

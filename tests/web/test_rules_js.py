@@ -1,4 +1,4 @@
-"""``server/web/rules.js`` agrees with the Python engine, position by position.
+"""``server/pages/web/rules.js`` agrees with the Python engine, position by position.
 
 The browser client highlights where a card may go and keeps its copy of the view in step
 with ``accepted`` messages using its own JavaScript rules. If they drifted from

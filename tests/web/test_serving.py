@@ -17,12 +17,12 @@ from urllib.parse import urljoin
 import pytest
 
 from protocol.messages import Create, Room
-from server.http import CONTENT_TYPES, IMMUTABLE, WebClient
+from server.pages.http import CONTENT_TYPES, IMMUTABLE, WebClient
 
 from ..server.wire import open_client, running_server
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-WEB = ROOT / "server" / "web"
+WEB = ROOT / "server" / "pages" / "web"
 #: The whole client stays under this: the page and every file served under /static (its
 #: modules, the lazily imported replay ones included, stylesheet, vendored library).
 #: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
@@ -198,12 +198,12 @@ async def test_no_path_reaches_anything_but_the_client_files(tmp_path: Path) -> 
 
 def test_every_client_file_is_package_data() -> None:
     """A non-editable install ships what pyproject's package-data globs name: each file
-    under server/web (and the page's template) must match one of them, and the installed
+    under server/pages/web (and the page's template) must match one of them, and the installed
     package's loader finds exactly the files in the tree."""
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    globs = data["tool"]["setuptools"]["package-data"]["server"]
+    globs = data["tool"]["setuptools"]["package-data"]["server.pages"]
     files = [
-        p.relative_to(ROOT / "server").as_posix()
+        p.relative_to(ROOT / "server" / "pages").as_posix()
         for p in WEB.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     ]
@@ -219,7 +219,7 @@ def test_every_client_file_is_package_data() -> None:
     assert set(served) == {
         f.removeprefix("web/") for f in files if "." + f.rpartition(".")[2] in CONTENT_TYPES
     }
-    root = resources.files("server") / "web"
+    root = resources.files("server.pages") / "web"
     assert (root / "app.js").is_file()
 
 

@@ -1,4 +1,4 @@
-"""``server/web/session.js``'s pure logic for issue 28, run under Node.
+"""``server/pages/web/session.js``'s pure logic for issue 28, run under Node.
 
 The headline of the results (told from the ranks alone, so that it never contradicts the
 table), the name box's count and refusal, the lobby's lines as lists (a rematch is one line,

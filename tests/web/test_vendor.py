@@ -1,7 +1,7 @@
 """The vendored msgpack codec of the browser client is the pinned upstream file, and it
 speaks the same msgpack as the server's Python ``msgpack``.
 
-``server/web/vendor/fetch-msgpack`` downloads and checks the file against the npm registry;
+``server/pages/web/vendor/fetch-msgpack`` downloads and checks the file against the npm registry;
 these tests are offline: the committed file must be the pinned bundle wrapped by that
 script, byte for byte, and Node must decode what Python encodes (and re-encode it to the
 same bytes) and encode what Python decodes to the same message.

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from server.effects import LiveRace, RaceRecord, Standing
-from server.ratings import PROVISIONAL_RACES
+from server.domain.ratings import PROVISIONAL_RACES
+from server.rooms.effects import LiveRace, RaceRecord, Standing
 from server.storage.models import PlayerRating, RatingRow
 from server.storage.sql import SqlStore
 
