@@ -15,7 +15,7 @@ import signal
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from protocol import Rules
 from protocol.messages import NODE_ID_CHARS
 
 from .cluster.cluster import Cluster
+from .cluster.node import Node, NodeHost
 from .cluster.relay import Relay, RelayDown
 from .domain.daily import DailyDeals
 from .domain.leaderboard import Leaderboards
@@ -168,6 +169,14 @@ async def open_server(
             lambda: hub.live_elapsed(asyncio.get_running_loop().time()),
             on_fenced=(lambda fenced: _cluster(server).fenced(fenced)) if relay else None,
         )
+        cluster: Callable[[NodeHost], Node] | None = None
+        if relay is not None:
+            redis = relay
+
+            def cluster(host: NodeHost) -> Node:
+                """This node of the cluster over Redis, hosted by the server built next."""
+                return Cluster(host, redis, store)
+
         server = RaceServer(
             hub,
             store,
@@ -175,7 +184,7 @@ async def open_server(
             boards,
             journal,
             solver=solver,
-            relay=relay,
+            node=cluster,
             pages=HttpPages,
             trusted_proxies=options.trusted_proxies,
         )

@@ -30,7 +30,7 @@ from .quickpool import ClusterPool
 from .relay import NODE_TTL_MS, RENEW_EVERY_S, Relay, RelayDown
 
 if TYPE_CHECKING:
-    from ..runtime.executor import RaceServer
+    from .node import NodeHost
 
 __all__ = ["Cluster"]
 
@@ -47,7 +47,7 @@ GRACE_AFTER_OUTAGE_S = 2 * RENEW_EVERY_S + NODE_TTL_MS / 1000
 class Cluster:
     """A node's side of the cluster: its relay, leases and takeovers."""
 
-    def __init__(self, server: RaceServer, relay: Relay, store: SqlStore) -> None:
+    def __init__(self, server: NodeHost, relay: Relay, store: SqlStore) -> None:
         self.server = server
         self.hub = server.hub
         self.relay = relay

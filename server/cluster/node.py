@@ -18,19 +18,41 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from ..domain.replays import live_ghost
 from ..rooms import events as ev
-from ..rooms.effects import ClusterEffect, Locate, PasswordFailed, Resumed
+from ..rooms.effects import ClusterEffect, Effect, Locate, PasswordFailed, Resumed
+from ..rooms.hub import Hub
+from ..runtime.metrics import Metrics
 from ..storage.sql import SqlStore
 
-if TYPE_CHECKING:
-    from ..runtime.executor import RaceServer
-
-__all__ = ["Alone", "Node"]
+__all__ = ["Alone", "Node", "NodeHost"]
 
 log = logging.getLogger("yukon.node")
+
+
+class NodeHost(Protocol):
+    """What a node needs of the server that hosts it (``server.runtime.executor``'s
+    ``RaceServer`` is one): the hub, its effects carried out, tasks kept, frames delivered
+    to its own connections, moves counted. A node sees no more of the server than this, so
+    the cluster's code never imports the executor (``server.app`` builds both)."""
+
+    hub: Hub
+    metrics: Metrics
+
+    def apply(self, effects: Iterable[Effect]) -> None:
+        """Carry out the hub's effects, in order."""
+
+    def keep(self, task: asyncio.Task[None]) -> None:
+        """Hold a reference to ``task`` until it ends (its failure is logged)."""
+
+    def deliver(self, conn: int, data: bytes, *, progress: bool) -> None:
+        """A frame for this node's connection ``conn``, sent by its room's node."""
+
+    def count_moves(self, effects: list[Effect], conn: int, arrived: float, done: float) -> None:
+        """Count the moves ``effects`` accepted for ``conn`` in the node's figures."""
 
 
 class Node(Protocol):
@@ -79,7 +101,7 @@ class Alone:
 
     node = ""
 
-    def __init__(self, server: RaceServer, store: SqlStore) -> None:
+    def __init__(self, server: NodeHost, store: SqlStore) -> None:
         self.server = server
         self.hub = server.hub
         self.store = store

@@ -30,7 +30,7 @@ from . import bus
 from .relay import Relay, RelayDown
 
 if TYPE_CHECKING:
-    from ..runtime.executor import RaceServer
+    from .node import NodeHost
 
 __all__ = ["ClusterPool"]
 
@@ -64,7 +64,7 @@ return 0
 class ClusterPool:
     """A node's side of the cluster's pool (see the module docstring)."""
 
-    def __init__(self, server: RaceServer, relay: Relay) -> None:
+    def __init__(self, server: NodeHost, relay: Relay) -> None:
         self.server = server
         self.hub = server.hub
         self.relay = relay

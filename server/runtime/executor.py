@@ -38,9 +38,8 @@ from protocol.messages import (
 )
 from solver import Solution, solve
 
-from ..cluster.cluster import Cluster
-from ..cluster.node import Alone, Node
-from ..cluster.relay import Relay, RelayDown
+from ..cluster.node import Alone, Node, NodeHost
+from ..cluster.relay import RelayDown
 from ..domain.daily import NoWinnableDealError, utc_date
 from ..domain.leaderboard import Leaderboards
 from ..domain.ratings import DEFAULT_RATING
@@ -123,8 +122,9 @@ def _asked(peer: Peer) -> str:
 class RaceServer:
     """Runs a ``Hub`` behind the websocket transport and carries out its effects.
 
-    ``solver`` runs hints and post-mortems (``server.runtime.solving``); ``relay`` makes this
-    server a node of a cluster (its ``Cluster`` is built here); ``pages`` builds the
+    ``solver`` runs hints and post-mortems (``server.runtime.solving``); ``node`` builds this
+    server's place in its cluster from it (``server.app`` passes a ``Cluster`` over Redis;
+    none: ``Alone``, a cluster of one); ``pages`` builds the
     plain-HTTP handler of the same port from this server (``server.pages.http.HttpPages``).
     """
 
@@ -137,7 +137,7 @@ class RaceServer:
         journal: JournalWriter | None = None,
         *,
         solver: SolverPool | None = None,
-        relay: Relay | None = None,
+        node: Callable[[NodeHost], Node] | None = None,
         pages: Callable[[RaceServer], HttpHandler] | None = None,
         trusted_proxies: tuple[Network, ...] = (),
     ) -> None:
@@ -181,9 +181,9 @@ class RaceServer:
         self._usual: tuple[float, str | None] | None = None
         self.query_queue = QUERY_QUEUE
         #: This server's place in its cluster (``server.cluster.node``): a node of a cluster over
-        #: Redis with ``relay`` (``server.cluster.cluster``, docs/cluster.md), or a cluster of one.
-        #: Either carries out the hub's cluster effects; nothing here asks which it is.
-        self.node: Node = Cluster(self, relay, store) if relay is not None else Alone(self, store)
+        #: Redis (``server.cluster.cluster``, docs/cluster.md), or a cluster of one. Either
+        #: carries out the hub's cluster effects; nothing here asks which it is.
+        self.node: Node = node(self) if node is not None else Alone(self, store)
 
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> None:
         """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
