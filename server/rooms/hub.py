@@ -53,6 +53,7 @@ from protocol.shuffle import SEED_BYTES
 
 from ..cluster import bus
 from . import events as ev
+from .config import HubConfig
 from .dailies import Dailies
 from .effects import (
     Effect,
@@ -76,7 +77,7 @@ from .quick import ENTERING, Quick
 from .restarts import Restarts
 from .room import Room, RoomState
 from .shared import Shared
-from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player
+from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, _Conn, _Player
 from .timers import TimerKind
 
 __all__ = ["Hub"]

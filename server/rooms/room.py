@@ -29,7 +29,7 @@ import enum
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from protocol import GameCode, Rules
 from protocol.commitment import commitment
@@ -54,6 +54,7 @@ from protocol.messages import (
 
 from ..domain.daily import code_public, code_public_at
 from ..domain.race import Ghost, Race, Runner
+from .config import HubConfig
 from .effects import (
     Effect,
     GhostRun,
@@ -65,9 +66,6 @@ from .effects import (
     RatingChange,
 )
 from .timers import TimerKind
-
-if TYPE_CHECKING:
-    from .state import HubConfig
 
 __all__ = [
     "OVERTAKE",
