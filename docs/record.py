@@ -54,8 +54,9 @@ if __package__ in (None, ""):
 from protocol import Game
 from protocol.messages import decode_client, encode
 from server.app import ServeOptions, open_server
+from server.domain.records import LiveAction, LiveRace
 from server.rooms import Hub, HubConfig
-from server.rooms.effects import Authenticate, Journal, LiveAction, LiveRace, Send
+from server.rooms.effects import Authenticate, Journal, Send
 
 DOC = Path(__file__).resolve().parent / "protocol.md"
 SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4", "7.6", "4.26")

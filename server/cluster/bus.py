@@ -47,8 +47,9 @@ from protocol.messages import (
     to_fields,
 )
 
+from ..domain.records import Standing
 from ..domain.streaks import Streak
-from ..rooms.effects import Detach, Effect, Forward, Handover, QuickInvite, Release, Standing
+from ..rooms.effects import Detach, Effect, Forward, Handover, QuickInvite, Release
 
 if TYPE_CHECKING:
     from ..rooms.hub import Hub

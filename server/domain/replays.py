@@ -42,7 +42,7 @@ from protocol.messages import (
 )
 from solver.postmortem import PostMortem, postmortem
 
-from ..rooms.effects import GhostRun, LiveRace
+from ..domain.records import GhostRun, LiveRace
 from ..rooms.postmortems import QUEUE_LIMIT
 from ..runtime.solving import Lane, SolverPool
 from ..storage.sql import SqlStore, StoredRun

@@ -50,9 +50,9 @@ from protocol.times import format_ms
 
 from ..domain.daily import code_public, code_public_at, day_begun, next_daily_ms, utc_date
 from ..domain.leaderboard import player_page
+from ..domain.records import Standing
 from ..domain.replays import message_json
 from ..rooms import ROOM_ALPHABET
-from ..rooms.effects import Standing
 from ..runtime.connection import Peer
 from ..runtime.executor import RaceServer
 from ..storage.ratings import PlayerStats

@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 from protocol import GameCode
 from protocol.messages import Error, Message
 
-from .effects import GhostRun, LiveAction, LiveRace, RatingChange, Standing
+from ..domain.records import GhostRun, LiveAction, LiveRace, RatingChange, Standing
 
 __all__ = [
     "AdoptLobby",

@@ -17,7 +17,8 @@ import math
 from protocol import GameCode
 from protocol.messages import MAX_NAME, Error, Ghost
 
-from .effects import GhostRun, Query, Send
+from ..domain.records import GhostRun
+from .effects import Query, Send
 from .play import Play
 from .room import Room
 from .shared import Part, Shared

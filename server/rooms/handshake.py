@@ -21,8 +21,9 @@ from protocol.messages import (
 )
 
 from ..domain.daily import next_daily_ms, utc_date
+from ..domain.records import Standing
 from ..runtime.limits import address_key
-from .effects import Authenticate, Close, Effect, Forget, Handover, Resumed, Standing
+from .effects import Authenticate, Close, Effect, Forget, Handover, Resumed
 from .password import Password
 from .play import Play
 from .shared import Part, Shared

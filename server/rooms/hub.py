@@ -52,20 +52,11 @@ from protocol.messages import Quick as QuickMsg
 from protocol.shuffle import SEED_BYTES
 
 from ..cluster import bus
+from ..domain.records import GhostRun, LiveAction, LiveRace, RatingChange, Standing
 from . import events as ev
 from .config import HubConfig
 from .dailies import Dailies
-from .effects import (
-    Effect,
-    Forward,
-    GhostRun,
-    LiveAction,
-    LiveRace,
-    Query,
-    RatingChange,
-    Send,
-    Standing,
-)
+from .effects import Effect, Forward, Query, Send
 from .ghosts import Ghosts
 from .handshake import Handshake
 from .hints import Hints

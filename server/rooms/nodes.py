@@ -19,7 +19,8 @@ import logging
 
 from protocol.messages import CLOSE_REPLACED, Route
 
-from .effects import Detach, Release, Send, Standing
+from ..domain.records import Standing
+from .effects import Detach, Release, Send
 from .handshake import Handshake, handover
 from .play import Play
 from .shared import Part, Shared

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 from protocol.messages import Create, Left, Message
 
-from .effects import Locate, Persist, RaceRecord, RatingChange, Send
+from ..domain.records import RaceRecord, RatingChange
+from .effects import Locate, Persist, Send
 from .room import Refusal, Room, RoomState
 from .shared import Part, Shared
 from .state import _Conn, _Player

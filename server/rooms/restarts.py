@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from .effects import GhostRun, LiveAction, LiveRace
+from ..domain.records import GhostRun, LiveAction, LiveRace
 from .play import Play
 from .room import Room, RoomState
 from .shared import Part, Shared

@@ -54,17 +54,9 @@ from protocol.messages import (
 
 from ..domain.daily import code_public, code_public_at
 from ..domain.race import Ghost, Race, Runner
+from ..domain.records import GhostRun, LiveAction, LiveRace, PlayerResult, RaceRecord, RatingChange
 from .config import HubConfig
-from .effects import (
-    Effect,
-    GhostRun,
-    Journal,
-    LiveAction,
-    LiveRace,
-    PlayerResult,
-    RaceRecord,
-    RatingChange,
-)
+from .effects import Effect, Journal
 from .timers import TimerKind
 
 __all__ = [

@@ -44,6 +44,7 @@ from ..cluster.relay import Relay, RelayDown
 from ..domain.daily import NoWinnableDealError, utc_date
 from ..domain.leaderboard import Leaderboards
 from ..domain.ratings import DEFAULT_RATING
+from ..domain.records import LiveRace, Standing
 from ..domain.replays import Replays
 from ..rooms import Hub
 from ..rooms.effects import (
@@ -57,7 +58,6 @@ from ..rooms.effects import (
     Forward,
     Handover,
     Journal,
-    LiveRace,
     Locate,
     PasswordFailed,
     Persist,
@@ -70,7 +70,6 @@ from ..rooms.effects import (
     Resumed,
     Send,
     Solve,
-    Standing,
 )
 from ..rooms.pool import usual_window
 from ..storage.journal import JournalWriter

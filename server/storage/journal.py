@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Callable
 
-from ..rooms.effects import LiveAction, LiveRace
+from ..domain.records import LiveAction, LiveRace
 from .sql import SqlStore, describe_error
 
 __all__ = ["JournalWriter"]

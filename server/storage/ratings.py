@@ -26,8 +26,8 @@ from ..domain.ratings import (
     is_provisional,
     rate_race,
 )
+from ..domain.records import RaceRecord, RatingChange, Standing
 from ..domain.streaks import Streak, streaks
-from ..rooms.effects import RaceRecord, RatingChange, Standing
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
 
 __all__ = [

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 
-from ..rooms.effects import PlayerResult, RaceRecord, RatingChange
+from ..domain.records import PlayerResult, RaceRecord, RatingChange
 from .sql import FencedError, SqlStore, describe_error
 
 #: Errors that mean the database refused this record, not that it is away.

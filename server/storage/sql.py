@@ -35,7 +35,7 @@ from protocol import GameCode
 from protocol.messages import name_key, name_skeleton
 
 from ..domain.daily import DailyChoice
-from ..rooms.effects import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
+from ..domain.records import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
 from .direct import SqliteThread
 from .models import (
     ArchiveBest,

@@ -44,7 +44,8 @@ from protocol.messages import (
     Welcome,
 )
 from protocol.messages import Race as RaceMsg
-from server.rooms.effects import GhostRun, LiveRace, Query
+from server.domain.records import GhostRun, LiveRace
+from server.rooms.effects import Query
 
 from .domain.test_replays import ask, wait_for_live_race
 from .pages.test_http import MIDNIGHT, TODAY, Clock

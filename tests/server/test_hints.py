@@ -31,8 +31,9 @@ from protocol.messages import (
     Room,
     Welcome,
 )
+from server.domain.records import LiveAction, LiveRace
 from server.rooms import HubConfig
-from server.rooms.effects import Effect, LiveAction, LiveRace, Solve
+from server.rooms.effects import Effect, Solve
 from server.runtime.metrics import HINT_VERDICTS as VERDICTS
 from server.runtime.solving import Lane
 from solver import solve

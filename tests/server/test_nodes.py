@@ -49,6 +49,7 @@ from protocol.messages import (
 )
 from server.cluster.cluster import bus
 from server.domain.daily import next_daily_ms
+from server.domain.records import LiveAction, LiveRace, Standing
 from server.domain.streaks import Streak
 from server.rooms import Hub, HubConfig
 from server.rooms import events as ev
@@ -60,14 +61,11 @@ from server.rooms.effects import (
     Forward,
     Handover,
     Journal,
-    LiveAction,
-    LiveRace,
     Locate,
     PasswordFailed,
     Persist,
     Release,
     Send,
-    Standing,
 )
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -210,7 +210,7 @@ def test_a_quick_race_rebuilt_after_a_restart_is_still_quick() -> None:
     """The journal keeps a quick race quick (``LiveRace.quick``, ``live_races.quick``): the
     process that rebuilds it (a restart, or the node taking it over) seats its runners in
     a quick, rated room, as before."""
-    from server.rooms.effects import LiveRace
+    from server.domain.records import LiveRace
 
     from .test_rooms import to
 

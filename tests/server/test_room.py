@@ -27,8 +27,9 @@ from protocol.messages import (
 )
 from protocol.messages import Race as RaceMsg
 from protocol.messages import Room as RoomMsg
+from server.domain.records import LiveAction, LiveRace, RaceRecord
 from server.rooms import HubConfig
-from server.rooms.effects import Effect, Journal, LiveAction, LiveRace, RaceRecord
+from server.rooms.effects import Effect, Journal
 from server.rooms.room import TRANSITIONS, IllegalTransition, Refusal, Room, RoomState
 
 from .test_rooms import SALT, STUCK_CODE, STUCK_MOVE, WIN_CODE, WIN_MOVES

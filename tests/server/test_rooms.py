@@ -54,6 +54,7 @@ from protocol.messages import (
 from protocol.messages import Race as RaceMsg
 from server.domain.daily import candidate_code, code_public, code_public_at, next_daily_ms
 from server.domain.race import REPLY_MEMORY
+from server.domain.records import LiveAction, LiveRace, RaceRecord
 from server.rooms import CLOSE_POLICY, ROOM_ALPHABET, Hub, HubConfig
 from server.rooms.effects import (
     Authenticate,
@@ -63,11 +64,8 @@ from server.rooms.effects import (
     Forget,
     Handover,
     Journal,
-    LiveAction,
-    LiveRace,
     Persist,
     Query,
-    RaceRecord,
     Send,
 )
 

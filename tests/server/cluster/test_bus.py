@@ -14,8 +14,9 @@ import pytest
 
 from protocol.messages import MAX_FRAME
 from server.cluster.cluster import bus
+from server.domain.records import Standing
 from server.domain.streaks import Streak
-from server.rooms.effects import Detach, Forward, Handover, Journal, Locate, Release, Standing
+from server.rooms.effects import Detach, Forward, Handover, Journal, Locate, Release
 
 MESSAGES: list[Any] = [
     bus.Attach("node-1", 7, 42, "ann", "tok", 1_700_000_000.5, "10.0.0.1", b"\x81\xa1t", True),

@@ -35,7 +35,8 @@ from protocol.messages import (
     Undone,
 )
 from server.domain.daily import code_public_at
-from server.rooms.effects import Examine, PlayerResult, Query, RaceRecord
+from server.domain.records import PlayerResult, RaceRecord
+from server.rooms.effects import Examine, Query
 from server.rooms.postmortems import QUEUE_LIMIT
 from server.runtime.solving import Lane
 from solver import solve

@@ -46,9 +46,9 @@ from protocol.messages import (
 )
 from server.app import ServeOptions, open_server
 from server.domain.daily import code_public_at
+from server.domain.records import PlayerResult, RaceRecord
 from server.pages.http import PAGE_SIZE, DailyPage, HttpPages, format_time, render_board_html
 from server.rooms import HubConfig
-from server.rooms.effects import PlayerResult, RaceRecord
 from server.runtime.executor import RaceServer
 from server.storage.sql import BoardEntry
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from server.domain.records import PlayerResult, RaceRecord
 from server.pages.http import rating_chart
-from server.rooms.effects import PlayerResult, RaceRecord
 
 from ..wire import running_server
 from .test_http import NOON, TODAY, Clock, add_daily_results, fetch

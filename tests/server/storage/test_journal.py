@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
-from server.rooms.effects import LiveAction, LiveRace
+from server.domain.records import LiveAction, LiveRace
 from server.storage import migrate
 from server.storage.journal import JournalWriter
 from server.storage.sql import SqlStore

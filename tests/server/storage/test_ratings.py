@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from server.domain.ratings import PROVISIONAL_RACES
-from server.rooms.effects import LiveRace, RaceRecord, Standing
+from server.domain.records import LiveRace, RaceRecord, Standing
 from server.storage.models import PlayerRating, RatingRow
 from server.storage.sql import SqlStore
 

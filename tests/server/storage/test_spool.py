@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from server.rooms.effects import PlayerResult, RaceRecord
+from server.domain.records import PlayerResult, RaceRecord
 from server.storage.models import MoveRow, RaceRow, ResultRow
 from server.storage.spool import ResultWriter, record_from_json, record_to_json
 from server.storage.sql import Identity, SqlStore, describe_error

@@ -22,7 +22,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection
 
 from protocol.messages import normalize_name
-from server.rooms.effects import LiveAction, LiveRace, PlayerResult, RaceRecord
+from server.domain.records import LiveAction, LiveRace, PlayerResult, RaceRecord
 from server.storage import migrate
 from server.storage.models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, board_key
 from server.storage.sql import Board, BoardEntry, Identity, NameTakenError, SqlStore, hash_token
