@@ -24,6 +24,8 @@ which the session answers to its connection as an ``error``.
 The session side is split along its seams, one module each:
 
 - ``hub``: ``Hub``, the entry points; each routes its event to the part whose seam it is.
+- ``queries``: what ``Hub`` answers without an event (figures, the directory's questions),
+  its base: read from the tables, nothing changed.
 - ``config``: ``HubConfig``, the numbers that shape a server (both sides read it).
 - ``state``: the session's records: connections and players.
 - ``timers``: ``TimerKind``, what each of the hub's timers is for (``Hub.tick`` matches
