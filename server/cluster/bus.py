@@ -13,8 +13,9 @@ Each is a frozen dataclass with a field table, encoded like the wire protocol's 
 (``protocol.messages``: one msgpack map, ``t`` its type) with ``v``, the version of this
 set: a node that reads another version, an unknown type or a field out of bounds raises
 ``BusError`` and drops the message, never a traceback. ``outgoing`` turns a hub's cluster
-effect into the message for another node, ``incoming`` hands a message to the hub's entry
-point for it (``Hub.handle``: each message is one of its events). A ``Transport`` carries
+effect into the message for another node; the receiving node hands a message to its hub
+itself (``hub.handle(message, now)``: each message is one of the hub's events), so this
+module is a leaf that knows the hub's effects but not the hub. A ``Transport`` carries
 them: ``OverBytes`` encodes each for a transport of bytes (Redis: ``server.cluster.relay``, on
 the channel of the node it is for; the other side decodes it), ``InProcess`` hands the
 object itself to a node in the same process, without encoding. The fake-clock tests
@@ -29,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import Any, ClassVar, Protocol, TypeAlias
 
 import msgpack
 
@@ -51,9 +52,6 @@ from ..domain.records import Standing
 from ..domain.streaks import Streak
 from ..rooms.effects import Detach, Effect, Forward, Handover, QuickInvite, Release
 
-if TYPE_CHECKING:
-    from ..rooms.hub import Hub
-
 __all__ = [
     "BUS_VERSION",
     "Attach",
@@ -73,7 +71,6 @@ __all__ = [
     "Transport",
     "decode",
     "encode",
-    "incoming",
     "outgoing",
 ]
 
@@ -399,10 +396,3 @@ def outgoing(node: str, effect: Effect) -> tuple[str, BusMessage] | None:
         case QuickInvite(to, player, room):
             return to, QuickJoin(player, room)
     return None
-
-
-def incoming(hub: Hub, message: BusMessage, now: float) -> list[Effect]:
-    """Hand a message from another node to the hub, at ``now`` (``Hub.handle``: each
-    message is one of its events); its effects. ``Deliver`` is not the hub's (the I/O
-    layer writes its frames): none."""
-    return hub.handle(message, now)

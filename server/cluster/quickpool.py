@@ -156,7 +156,7 @@ class ClusterPool:
             seat = bus.QuickSeat(tuple(ids), gateways)
             log.info("quick pool: a room of %d placed on node %s", len(ids), gateways[0])
             if gateways[0] == self.node:
-                self.server.apply(bus.incoming(self.hub, seat, self._now()))
+                self.server.apply(self.hub.handle(seat, self._now()))
             else:
                 self.relay.publish(gateways[0], bus.encode(seat))
 

@@ -24,7 +24,10 @@ which the session answers to its connection as an ``error``.
 The session side is split along its seams, one module each:
 
 - ``hub``: ``Hub``, the entry points; each routes its event to the part whose seam it is.
-- ``state``: ``HubConfig`` and the session's records: connections and players.
+- ``queries``: what ``Hub`` answers without an event (figures, the directory's questions),
+  its base: read from the tables, nothing changed.
+- ``config``: ``HubConfig``, the numbers that shape a server (both sides read it).
+- ``state``: the session's records: connections and players.
 - ``timers``: ``TimerKind``, what each of the hub's timers is for (``Hub.tick`` matches
   on it exhaustively).
 - ``shared``: ``Shared``, the state the parts share (the tables, the timers, the effects
@@ -48,7 +51,8 @@ The parts are collaborators, not mixins: each is an object built on the one ``Sh
 ``Hub``, and nothing in a ``Room`` points to a part.
 """
 
+from .config import HubConfig
 from .hub import Hub
-from .state import CLOSE_POLICY, ROOM_ALPHABET, HubConfig
+from .state import CLOSE_POLICY, ROOM_ALPHABET
 
 __all__ = ["CLOSE_POLICY", "ROOM_ALPHABET", "Hub", "HubConfig"]

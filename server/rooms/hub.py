@@ -54,6 +54,7 @@ from protocol.shuffle import SEED_BYTES
 from ..cluster import bus
 from ..domain.records import GhostRun, LiveAction, LiveRace, RatingChange, Standing
 from . import events as ev
+from .config import HubConfig
 from .dailies import Dailies
 from .effects import Effect, Forward, Query, Send
 from .ghosts import Ghosts
@@ -63,11 +64,12 @@ from .lobbies import Lobbies
 from .nodes import CLOSE_RESTARTING, Nodes
 from .play import Play
 from .postmortems import PostMortems
+from .queries import Queries
 from .quick import ENTERING, Quick
 from .restarts import Restarts
-from .room import Room, RoomState
+from .room import Room
 from .shared import Shared
-from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, HubConfig, _Conn, _Player
+from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, _Conn, _Player
 from .timers import TimerKind
 
 __all__ = ["Hub"]
@@ -75,8 +77,9 @@ __all__ = ["Hub"]
 log = logging.getLogger("yukon.rooms")
 
 
-class Hub:
-    """Every connection, player and room of one server; see the package docstring."""
+class Hub(Queries):
+    """Every connection, player and room of one server; see the package docstring. Its
+    questions (figures, the directory's) are ``Queries``'; its events are here."""
 
     def __init__(
         self,
@@ -124,20 +127,6 @@ class Hub:
         self._close = shared.close
         self._flush = shared.flush
         self._move = play.move
-
-    # -- figures for logs and metrics -----------------------------------------------------
-
-    @property
-    def connections(self) -> int:
-        return len(self._conns)
-
-    @property
-    def rooms(self) -> int:
-        return len(self._rooms)
-
-    @property
-    def races_running(self) -> int:
-        return sum(1 for r in self._rooms.values() if r.state == RoomState.RACING)
 
     # -- every event, typed -----------------------------------------------------------------
 
@@ -766,54 +755,6 @@ class Hub:
                 self._error(c, "unavailable", text)
         return self._flush()
 
-    def has_room(self, code: str) -> bool:
-        return code in self._rooms
-
-    def room_open(self, code: str) -> bool:
-        """An ordinary room with this code is here: one that an invite link joins (a daily
-        or ghost room is private), for ``/r/CODE`` (``server.pages.http``)."""
-        room = self._rooms.get(code)
-        return room is not None and not room.private
-
-    def seated(self, player_id: int) -> bool:
-        """The player is in a room here (a cluster's resume needs no directory then)."""
-        p = self._shared.players.get(player_id)
-        return p is not None and p.room is not None
-
-    def peers(self) -> set[str]:
-        """The other nodes this one relays for: owners of its away sessions, gateways of
-        its guests (their heartbeats are watched)."""
-        found = {p.away for p in self._shared.players.values() if p.away is not None}
-        found.update(node for node, _ in self._shared.guests)
-        return found
-
-    def guest_conn(self, route: tuple[str, int]) -> int | None:
-        """The guest here that stands for the session ``route`` (its gateway and its
-        connection there), if any."""
-        return self._shared.guests.get(route)
-
-    def route(self, conn: int) -> tuple[str, int] | None:
-        """Where a guest's frames go: its gateway and its connection there."""
-        return self._shared.routes.get(conn)
-
-    def seats(self) -> dict[str, list[int]]:
-        """Every room here with its members' player ids (the directory's leases and seats)."""
-        return {code: [m.id for m in r.members()] for code, r in self._rooms.items()}
-
-    def watchers(self) -> dict[str, list[tuple[int, str]]]:
-        """Every room here that has spectators, with their ids and names (a takeover
-        seats them again: ``restore``)."""
-        return {
-            code: [(m.id, m.name) for m in r.spectators]
-            for code, r in self._rooms.items()
-            if r.spectators
-        }
-
-    def lobbies(self) -> dict[str, dict[str, Any]]:
-        """Snapshots of the rooms here that have no race running (``Lobbies.snapshots``):
-        the directory keeps them, so that a node taking over adopts them."""
-        return self._lobbies.snapshots()
-
     def adopt_lobby(
         self, code: str, snapshot: dict[str, Any], now: float, *, owner: str = ""
     ) -> list[Effect]:
@@ -822,10 +763,6 @@ class Hub:
         self._begin(now)
         self._lobbies.adopt(code, snapshot, now, owner=owner)
         return self._flush()
-
-    def race_uids(self) -> dict[str, str]:
-        """Each running race's uid by room code (the journal's fencing)."""
-        return {code: r.uid for code, r in self._rooms.items() if r.race is not None and r.uid}
 
     def drop_room(self, code: str, now: float) -> list[Effect]:
         """This node lost room ``code`` (its lease was taken, or the database fenced its

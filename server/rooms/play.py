@@ -1,6 +1,6 @@
 """The session's side of rooms: which room a player's request is for, and the room table.
 
-Each request of a player in a room goes to their ``Room`` (``room.py``), whose refusal,
+Each request of a player in a room goes to their ``Room`` (the ``room`` package), whose refusal,
 if any, is answered here to the connection as an ``error``. Here live what a room must
 not see: the connections, the table of rooms by code and the codes drawn for new ones,
 the rooms counted per address, the cluster's ``Locate`` of a room on another node, and

@@ -3,7 +3,7 @@
 A player who says ``quick`` is looked up (``Rate``: their rating, and when others usually
 play), then waits in the pool (``pool.Pool``: the matching rule, pure) and is told so
 (``pool``); everyone waiting is told again when the number waiting changes, at most once
-a second. A room the pool forms is an ordinary ``Room`` (``room.py``) with a deal drawn
+a second. A room the pool forms is an ordinary ``Room`` (the ``room`` package) with a deal drawn
 in secret and its commitment, every player seated and ready, and its countdown begun at
 once: its players get ``room`` (``quick`` true), then ``countdown``, as in any room
 (docs/protocol.md 4.26). Leaving (``quick`` with ``leave``), disconnecting, or going

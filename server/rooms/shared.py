@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 from protocol.messages import Error, Message
 
+from .config import HubConfig
 from .effects import Close, Effect, Send
 from .room import OVERTAKE, Room
-from .state import CLOSE_POLICY, CLOSE_RESTARTING, HubConfig, _Conn, _Player
+from .state import CLOSE_POLICY, CLOSE_RESTARTING, _Conn, _Player
 from .timers import TimerKind
 
 __all__ = ["Part", "Shared"]

@@ -1,5 +1,5 @@
-"""The hub's state: its numbers (``HubConfig``), and the session's records: connections
-and players.
+"""The hub's state: the session's records, connections and players, and the numbers
+the session names (room codes, close codes). The hub's configuration is ``config.HubConfig``.
 
 Plain records: the parts of the hub (see the package docstring) read and change them,
 each for its own seam. A part's own records (a password check's address, a hint on its
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from protocol.messages import Hello
 
-from ..domain.daily import DAILY_TIME_LIMIT_S
 from ..domain.streaks import Streak
 
 if TYPE_CHECKING:
@@ -29,7 +28,6 @@ __all__ = [
     "CLOSE_TRY_LATER",
     "ROOM_ALPHABET",
     "ROOM_CODE_LENGTH",
-    "HubConfig",
 ]
 
 #: Room codes use letters and digits that cannot be misread aloud: no 0/O, no 1/I.
@@ -50,79 +48,6 @@ REPLACED_KEPT_S = 10.0
 #: Addresses remembered for per-address limits and password failures, each; beyond, the
 #: oldest are forgotten (an attacker rotating addresses must not grow them without bound).
 _MAX_REMEMBERED = 10_000
-
-
-@dataclass(frozen=True)
-class HubConfig:
-    """The numbers that shape a server; docs/protocol.md documents each default, and
-    docs/operations.md which number of the protocol each field is."""
-
-    resume_window_s: float = 60.0
-    hello_timeout_s: float = 10.0
-    countdown_s: float = 3.0
-    #: Token bucket per connection: burst size and messages per second.
-    bucket_capacity: float = 40.0
-    bucket_rate: float = 20.0
-    #: More than this many malformed messages within ``strike_window_s`` closes the connection.
-    strike_limit: int = 10
-    strike_window_s: float = 60.0
-    max_rooms: int = 10_000
-    #: Connections beyond this are closed at once with 1013 (try again later).
-    max_connections: int = 10_000
-    #: A daily attempt's time limit, in seconds.
-    daily_time_limit: int = DAILY_TIME_LIMIT_S
-    #: A player registered less than this long (seconds) before a daily attempt begins
-    #: plays it as practice (``--daily-min-age``); 0: every first attempt counts.
-    daily_min_age_s: float = 0.0
-    #: A private server: every hello must carry this password. None: open to all.
-    password: str | None = None
-    #: After this many wrong passwords from one address, each further answer waits
-    #: ``2 ** (failures - free)`` seconds, up to ``password_max_delay_s``, and the
-    #: address's next password check waits as long: an address's checks are judged one
-    #: at a time, so guessing in parallel is no faster than one guess after another.
-    password_free_failures: int = 3
-    password_max_delay_s: float = 30.0
-    #: Failures are forgotten after this long without one.
-    password_memory_s: float = 600.0
-    #: Wrong passwords the whole server takes per ``password_global_window_s`` (a token
-    #: bucket). Once they are spent, every check from an address that has not given the
-    #: right password before waits its turn, one per ``window / failures`` seconds: many
-    #: addresses guessing together are no faster than that.
-    password_global_failures: int = 60
-    password_global_window_s: float = 60.0
-    #: A check that would wait longer than this, or that finds ``password_queue`` checks
-    #: of its address already waiting, is refused at once (``password_busy``, 1013).
-    password_max_wait_s: float = 60.0
-    password_queue: int = 8
-    #: How long an address that gave the right password skips the server-wide wait.
-    password_trust_s: float = 86_400.0
-    #: Per-address limits; an address is an IPv4 address or an IPv6 /64 (``limits``), and
-    #: 0 means no limit. Connections open at once; beyond: close 1013.
-    max_connections_per_address: int = 64
-    #: Names registered (hellos with a name) per ``registration_window_s``.
-    max_registrations_per_address: int = 20
-    registration_window_s: float = 3600.0
-    #: Rooms (daily rooms included) that players from one address created and that exist.
-    max_rooms_per_address: int = 16
-    #: ``board``/``history`` requests of one connection being answered at once; one more
-    #: is refused (``too_many_queries``) rather than queued.
-    max_queries_per_connection: int = 2
-    #: Positions the solver may search for one hint before it answers "unknown": a fixed
-    #: count, so the same position always gets the same answer (docs/solver.md, "Hints").
-    hint_budget_nodes: int = 100_000
-    #: Hints being worked out at once, for every player together; beyond it a hint is
-    #: refused (``unavailable``) rather than queued behind them.
-    hint_queue_limit: int = 32
-    #: How long the ``progress`` a move produces waits for a newer one in its room
-    #: (docs/protocol.md, section 4.11). 0: after every move at once, to every member.
-    progress_hold_s: float = 0.1
-    #: The quick-race pool (docs/protocol.md 4.26; ``yukon serve --quick-min --quick-max
-    #: --quick-wait``): players a room forms with, the longest anyone waits while another
-    #: waits too, and how long a room smaller than the most waits to fill.
-    quick_min_players: int = 2
-    quick_max_players: int = 4
-    quick_max_wait_s: float = 20.0
-    quick_fill_s: float = 6.0
 
 
 @dataclass(eq=False)

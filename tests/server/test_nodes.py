@@ -143,7 +143,7 @@ class Cluster:
             for conn in got.conns:
                 self.inbox[(to, conn)].append(decode_server(got.data))
             return
-        self.apply(to, bus.incoming(self.hubs[to], got, self.now))
+        self.apply(to, self.hubs[to].handle(got, self.now))
 
     def apply(self, node: str, effects: list[Effect]) -> None:
         hub = self.hubs[node]
@@ -803,7 +803,7 @@ def test_a_rating_the_owner_knows_is_kept_and_one_it_lacks_is_taken() -> None:
     route = ("B", 9_999)
     # An older node's attach: no standing fields at all.
     older = bus.Attach("B", route[1], pid, "bob", "tok-bob", 0.0, "10.0.0.1", None)
-    cl.apply("A", bus.incoming(owner, bus.decode(bus.encode(older)), cl.now))
+    cl.apply("A", owner.handle(bus.decode(bus.encode(older)), cl.now))
     cl.send(bob, Join(code))
     players = {p.name: p for p in cl.last(bob, Room).players}
     assert players["bob"].rating == 1612  # known without a rating: the gateway's taken
@@ -811,7 +811,7 @@ def test_a_rating_the_owner_knows_is_kept_and_one_it_lacks_is_taken() -> None:
     # Another handover of bob's (another session of his on B) says 1500: A keeps the
     # rating it knows, as it would one a rated race on A moved, which B never saw.
     stale = bus.Attach("B", 9_998, pid, "bob", "tok-bob", 0.0, "10.0.0.1", None, rating=1500)
-    cl.apply("A", bus.incoming(owner, bus.decode(bus.encode(stale)), cl.now))
+    cl.apply("A", owner.handle(bus.decode(bus.encode(stale)), cl.now))
     # That session is bob's now (the older one replaced), resynced into the room:
     players = {p.name: p for p in cl.last(("B", 9_998), Room).players}
     assert players["bob"].rating == 1612

@@ -1,4 +1,4 @@
-"""A room alone (server/rooms/room.py): no hub, no connections, a fake clock.
+"""A room alone (server/rooms/room/): no hub, no connections, a fake clock.
 
 The room is driven through its own methods with an ``Outside`` that records what the room
 delivers to whom, the effects it emits, the races it persists and the timers it sets; the

@@ -7,11 +7,12 @@ but the shared state and what it is given, and can be tested so.
 from __future__ import annotations
 
 from protocol.messages import PROTOCOL_VERSION, Error, Hello
+from server.rooms.config import HubConfig
 from server.rooms.effects import Close, Send
 from server.rooms.password import Password
 from server.rooms.play import Play
 from server.rooms.shared import Shared
-from server.rooms.state import CLOSE_POLICY, HubConfig, _Conn
+from server.rooms.state import CLOSE_POLICY, _Conn
 
 
 def test_the_password_lets_the_right_one_on_and_refuses_a_wrong_one() -> None:
