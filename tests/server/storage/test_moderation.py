@@ -297,3 +297,28 @@ async def test_refunds_read_from_stored_rated_races(store: SqlStore, mod: Modera
     await mod.mark(name="cyd", kind="boost", reason="r", **BY)
     assert {r.player_id for r in await mod.refunds(name="cheat", now=NOW)} == {bob.player_id}
     assert await mod.refunds(name="dee", now=NOW) == []
+
+
+async def test_0014_goes_down_with_its_rows_and_leaves_the_rest(
+    store: SqlStore, mod: ModerationStore
+) -> None:
+    """Down to 0013 drops the moderation tables, rows and all, without touching the
+    players and results they refer to (SQLite copies no table here, so nothing cascades),
+    and up again they are back, empty."""
+    from server.storage import migrate
+    from server.storage.models import ResultRow
+
+    from .test_sql import count_rows
+
+    a, b = await register(store, "ann", "bob")
+    await store.record_race(race(res(a, rank=1), res(b, rank=2), uid="race-d"))
+    await mod.enqueue(kind="flag", player_id=a.player_id, race="race-d", now=T0)
+    await mod.mark(name="ann", kind="engine", reason="r", **BY)
+    await mod.void(race="race-d", reason="r", **BY)
+    await mod.set_state(action="close", name="bob", reason="r", **BY)
+    assert await migrate.downgrade(store, "0013") == "0013"
+    assert await count_rows(store, ResultRow) == 2
+    assert await store.find_player(token=a.token) == a
+    assert await migrate.upgrade(store) == migrate.head()
+    assert await mod.log() == [] and await mod.queue() == []
+    assert (await mod.account(name="ann", now=NOW)).marks == ()
