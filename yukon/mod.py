@@ -166,10 +166,13 @@ def _account_text(account: Account) -> str:
 
 
 def _account_json(account: Account) -> dict[str, Any]:
+    """``show --json``: times as ISO 8601 UTC, as ``log --json`` and ``queue --json``."""
+    from server.storage.moderation import iso
+
     return {
         "player": account.name,
         "id": account.player_id,
-        "registered": account.registered,
+        "registered": iso(account.registered),
         "closed": account.closed,
         "muted": account.muted,
         "hidden": account.hidden,
@@ -179,7 +182,7 @@ def _account_json(account: Account) -> dict[str, Any]:
                 "kind": m.kind,
                 "reason": m.reason,
                 "by": m.by,
-                "at": m.at,
+                "at": iso(m.at),
                 "entry": m.entry,
                 "in_force": m.in_force,
                 "lifted_by": m.undone_entry,
@@ -191,7 +194,7 @@ def _account_json(account: Account) -> dict[str, Any]:
         "runs": [
             {
                 "race": r.race,
-                "finished_at": r.finished_at,
+                "finished_at": iso(r.finished_at),
                 "rules": r.rules,
                 "outcome": r.outcome,
                 "rank": r.rank,

@@ -52,6 +52,7 @@ __all__ = [
     "Account",
     "MARK_KINDS",
     "QUEUE_KINDS",
+    "iso",
 ]
 
 #: What goes into the review queue (``ReviewItem``): a rule flagged a run, a player
@@ -131,7 +132,7 @@ class LogEntry:
     def as_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "at": _iso(self.at),
+            "at": iso(self.at),
             "operator": self.operator,
             "action": self.action,
             "player": self.name,
@@ -166,7 +167,7 @@ class QueueItem:
         return {
             "id": self.id,
             "kind": self.kind,
-            "at": _iso(self.at),
+            "at": iso(self.at),
             "player": self.name,
             "reporter": self.reporter,
             "other": self.other,
@@ -175,7 +176,7 @@ class QueueItem:
             "evidence": self.evidence,
             "note": self.note,
             "state": self.state,
-            "closed_at": None if self.closed_at is None else _iso(self.closed_at),
+            "closed_at": None if self.closed_at is None else iso(self.closed_at),
             "closed_by": self.closed_by,
         }
 
@@ -233,7 +234,8 @@ def _opt_ts(at: dt.datetime | None) -> float | None:
     return None if at is None else _ts(at)
 
 
-def _iso(ts: float) -> str:
+def iso(ts: float) -> str:
+    """A time as the JSON of ``yukon mod`` gives it: ISO 8601, UTC, to the second."""
     return _utc(ts).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
