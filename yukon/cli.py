@@ -746,6 +746,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("upgrade", "current", "recompute-ratings"))
     _add_db_option(p)
     p.set_defaults(func=cmd_db)
+
+    from .mod import add_mod_parser  # issue 40: the operator's command (docs/fairplay.md)
+
+    add_mod_parser(sub, _add_db_option)
     return parser
 
 

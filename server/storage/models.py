@@ -382,3 +382,8 @@ class PlayerRating(Base):
     #: Rated races finished (the rating is provisional below ``ratings.PROVISIONAL_RACES``).
     races: Mapped[int] = mapped_column(Integer)
     rated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+# Issue 40's tables (fair play and moderation, migration 0014) are in a module of their
+# own; importing it here puts them in ``Base.metadata`` for Alembic and the tests.
+from . import moderation_models as _moderation_models  # noqa: E402, F401

@@ -31,6 +31,13 @@ TABLES = {
     "live_actions",
     "ratings",
     "player_ratings",
+    # issue 40: fair play and moderation (0014)
+    "moderation_log",
+    "account_marks",
+    "review_queue",
+    "account_states",
+    "voided_results",
+    "rating_refunds",
 }
 INDEXES = {"ix_results_daily_board", "ix_results_code_board", "ix_results_player_finished"}
 AT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
