@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from protocol.messages import name_key, name_skeleton, normalize_name
 
-from ..ratings import Game
+from ..domain.ratings import Game
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
 from .moderation_models import (
     MARK_KINDS,

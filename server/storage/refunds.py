@@ -30,7 +30,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..ratings import DEFAULT_RATING, SCALE, Game
+from ..domain.ratings import DEFAULT_RATING, SCALE, Game
 
 __all__ = [
     "REFUND_RACES",

@@ -1,5 +1,5 @@
 """The refund arithmetic of an engine or boost mark (server/storage/refunds.py), pure: the
-cost of one game from a race rated by ``server.ratings``, the cap per race, the ceiling of
+cost of one game from a race rated by ``server.domain.ratings``, the cap per race, the ceiling of
 peak + 20, the last 40 races of 5 days, and who gets nothing."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from server.ratings import Rated, Rating, Runner, rate_race
+from server.domain.ratings import Rated, Rating, Runner, rate_race
 from server.storage.refunds import (
     PEAK_MARGIN,
     REFUND_CAP,
