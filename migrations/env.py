@@ -15,11 +15,11 @@ from alembic import context
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from server.storage.models import Base
+from server.storage.schema import metadata
 from server.storage.sql import DEFAULT_URL, normalize_url
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def _url() -> str:

@@ -19,14 +19,15 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    MetaData,
     String,
     Text,
     UniqueConstraint,
     false,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .declarative import Base
 
 __all__ = [
     "Base",
@@ -43,18 +44,6 @@ __all__ = [
     "PlayerRating",
     "board_key",
 ]
-
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING)
 
 
 class Player(Base):
@@ -382,8 +371,3 @@ class PlayerRating(Base):
     #: Rated races finished (the rating is provisional below ``ratings.PROVISIONAL_RACES``).
     races: Mapped[int] = mapped_column(Integer)
     rated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-
-
-# Issue 40's tables (fair play and moderation, migration 0014) are in a module of their
-# own; importing it here puts them in ``Base.metadata`` for Alembic and the tests.
-from . import moderation_models as _moderation_models  # noqa: E402, F401

@@ -1,7 +1,7 @@
 """The tables of fair play and moderation (issue 40, migration 0014), as SQLAlchemy models.
 
-Kept apart from ``models.py`` (which imports this module, so that every table is in
-``Base.metadata`` for Alembic and for the test that compares models and migrations).
+Kept apart from ``models.py``; ``schema.py`` imports both, so that every table is in
+``Base.metadata`` for Alembic and for the test that compares models and migrations.
 
 The design is lichess's Modlog: every operator action is one row of ``moderation_log``
 (who, when, what, to whom, why, and what it changed), and an undo is one more row that
@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .models import Base
+from .declarative import Base
 
 __all__ = [
     "MARK_KINDS",

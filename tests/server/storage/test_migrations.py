@@ -14,7 +14,8 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from server.storage import migrate
-from server.storage.models import Base, board_key
+from server.storage.models import board_key
+from server.storage.schema import metadata
 from server.storage.sql import NameTakenError, SqlStore
 
 TABLES = {
@@ -38,6 +39,8 @@ TABLES = {
     "account_states",
     "voided_results",
     "rating_refunds",
+    # issue 40 item 6: the daily's log (0015)
+    "daily_log",
 }
 INDEXES = {"ix_results_daily_board", "ix_results_code_board", "ix_results_player_finished"}
 AT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
@@ -70,7 +73,7 @@ async def differences(store: SqlStore) -> list[Any]:
                 "render_as_batch": conn.dialect.name == "sqlite",
             },
         )
-        return list(compare_metadata(context, Base.metadata))
+        return list(compare_metadata(context, metadata))
 
     result: list[Any] = await store.run_sync(compare)
     return result

@@ -25,6 +25,7 @@ from protocol.messages import normalize_name
 from server.domain.records import LiveAction, LiveRace, PlayerResult, RaceRecord
 from server.storage import migrate
 from server.storage.models import DailyAttempt, MoveRow, Player, RaceRow, ResultRow, board_key
+from server.storage.schema import metadata
 from server.storage.sql import Board, BoardEntry, Identity, NameTakenError, SqlStore, hash_token
 
 DAY = dt.date(2026, 11, 29)
@@ -215,7 +216,7 @@ async def test_plaintext_token_is_stored_nowhere(store: SqlStore) -> None:
 
     def every_value(conn: Connection) -> list[str]:
         out: list[str] = []
-        for table in Player.metadata.sorted_tables:
+        for table in metadata.sorted_tables:
             for row in conn.execute(select(table)):
                 out.extend(str(v) for v in row)
         return out
