@@ -106,7 +106,8 @@ class ChainCheck:
     head: Head | None
     #: Why the chain is bad, naming the entry (empty when ok).
     problem: str = ""
-    #: Whether the chain extends the head the caller gave (True when none was given).
+    #: Whether the chain is good and extends the head the caller gave (a good chain
+    #: extends no head at all).
     extends: bool = True
 
 
@@ -201,10 +202,10 @@ def verify_chain(entries: Sequence[Any], head: Head | None = None) -> ChainCheck
     previous: Mapping[str, Any] | None = None
     for index, raw in enumerate(entries):
         if previous is None and isinstance(raw, Mapping) and raw.get("n") != 0:
-            return ChainCheck(False, None, "the chain does not start at entry 0")
+            return ChainCheck(False, None, "the chain does not start at entry 0", False)
         problem = _problem(index, raw, previous)
         if problem:
-            return ChainCheck(False, None, problem)
+            return ChainCheck(False, None, problem, False)
         previous = raw
     if previous is None:
         return ChainCheck(True, None, "", head is None)
