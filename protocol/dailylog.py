@@ -5,7 +5,7 @@ only to the players who saw it before the start. The daily's log extends that to
 archive: every day's entry carries the hash of the entry before it, so an operator who
 wanted to swap a past day's deal, or quietly drop a result from a past board, would have to
 rewrite every later entry, and every client that verified the chain once keeps its head and
-notices (docs/rules.md section 10, docs/protocol.md 4.29).
+notices (docs/protocol.md 4.29).
 
 An entry is a JSON object with exactly these keys:
 
