@@ -32,10 +32,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from protocol import GameCode
+from protocol.dailylog import EntryKind
 from protocol.messages import name_key, name_skeleton
 
 from ..domain.daily import DailyChoice
 from ..domain.records import LiveAction, LiveRace, RaceRecord, RatingChange, Standing
+from . import dailylog
 from .direct import SqliteThread
 from .models import (
     ArchiveBest,
@@ -514,28 +516,42 @@ class SqlStore(RatingsStore):
         )
 
     async def save_daily_deal(self, choice: DailyChoice, *, now: float) -> DailyChoice:
-        """Keep ``choice`` for its date, unless one was kept first: return the kept one."""
+        """Keep ``choice`` for its date, unless one was kept first: return the kept one.
+
+        A day with a commitment is appended to the daily's log in the same transaction
+        (docs/protocol.md 4.29); should another process take the log's next place at the
+        same moment, the transaction is tried again from the new head."""
         rules = str(choice.code.rules)
-        try:
-            async with self.engine.begin() as conn:
-                await conn.execute(
-                    insert(_daily_deals).values(
-                        daily_date=choice.date,
-                        rules=rules,
-                        code=str(choice.code),
-                        candidate=choice.candidate,
-                        par=choice.par,
-                        line=" ".join(choice.line),
-                        nodes=choice.nodes,
-                        chosen_at=_utc(now),
-                        salt=choice.salt,
+        for _ in range(8):
+            try:
+                async with self.engine.begin() as conn:
+                    await conn.execute(
+                        insert(_daily_deals).values(
+                            daily_date=choice.date,
+                            rules=rules,
+                            code=str(choice.code),
+                            candidate=choice.candidate,
+                            par=choice.par,
+                            line=" ".join(choice.line),
+                            nodes=choice.nodes,
+                            chosen_at=_utc(now),
+                            salt=choice.salt,
+                        )
                     )
-                )
-            return choice
-        except IntegrityError:  # another server process chose first
-            kept = await self.daily_deal(date=choice.date, rules=rules)
-            assert kept is not None
-            return kept
+                    if choice.commitment is not None:
+                        await dailylog.append_in(
+                            conn,
+                            EntryKind.DAY,
+                            choice.date.isoformat(),
+                            now,
+                            {"commitment": choice.commitment, "rules": rules},
+                        )
+                return choice
+            except IntegrityError:  # another server process chose first, or took the log's place
+                kept = await self.daily_deal(date=choice.date, rules=rules)
+                if kept is not None:
+                    return kept
+        raise RuntimeError(f"the daily deal of {choice.date} could not be kept")
 
     # -- results ------------------------------------------------------------------------------
 
