@@ -33,7 +33,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
@@ -45,6 +45,7 @@ import jinja2
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from protocol.dailylog import LogEntry
 from protocol.messages import MAX_RACE_ID, Error
 from protocol.times import format_ms
 
@@ -55,6 +56,7 @@ from ..domain.replays import message_json
 from ..rooms import ROOM_ALPHABET
 from ..runtime.connection import Peer
 from ..runtime.executor import RaceServer
+from ..storage import dailylog
 from ..storage.ratings import PlayerStats
 from ..storage.sql import Board, BoardEntry, RoomRace, describe_error
 
@@ -86,12 +88,12 @@ MAX_PAGE_NUMBER = 999_999
 #: The Prometheus text exposition format, version 0.0.4.
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-_PATHS = ("/healthz", "/metrics", "/leaderboard")
+_PATHS = ("/healthz", "/metrics", "/leaderboard", "/daily/log")
 #: ``/r/<room code>``: an invite link, the client page, which then joins that room.
 _INVITE = re.compile(r"/r/(.*)")  # anything under /r/: a player's page, even a bad one
 _ROOM_CODE = re.compile(f"[{ROOM_ALPHABET}]{{5}}", re.IGNORECASE)
 _STATIC = "/static/"
-_NOT_FOUND = "try / (the game), /leaderboard, /healthz or /metrics"
+_NOT_FOUND = "try / (the game), /leaderboard, /daily/log, /healthz or /metrics"
 #: The client's file types, by ending. Only these files of ``server/pages/web`` are served;
 #: others there (a vendored library's licence, the script that fetched it) are not.
 CONTENT_TYPES = {
@@ -562,6 +564,22 @@ def render_player_html(stats: PlayerStats) -> str:
     )
 
 
+# -- /daily/log (docs/protocol.md 4.29) ------------------------------------------------------
+
+
+def daily_log_json(entries: Sequence[LogEntry]) -> dict[str, Any]:
+    """``/daily/log?format=json``: every entry, entry 0 first, and the head."""
+    head = {"n": entries[-1].n, "hash": entries[-1].hash} if entries else None
+    return {"entries": [e.to_json() for e in entries], "head": head}
+
+
+def render_daily_log_html(entries: Sequence[LogEntry]) -> str:
+    """The log as a page (``templates/dailylog.html``), newest first; no script."""
+    return _TEMPLATES.get_template("dailylog.html").render(
+        entries=list(reversed(entries)), count=len(entries)
+    )
+
+
 # -- the handler ---------------------------------------------------------------------------
 
 
@@ -636,6 +654,8 @@ class HttpPages:
                 return await self.replay(path, query, request.headers.get("If-None-Match"))
             if path.startswith(PLAYER_PREFIX):
                 return await self.player(path, query)
+            if path == "/daily/log":
+                return await self.daily_log(query)
             return await self.leaderboard(query)
         except HttpError as exc:
             extra = [("Allow", exc.allow)] if exc.allow else []
@@ -787,6 +807,26 @@ class HttpPages:
         return _response(
             HTTPStatus.OK,
             render_board_html(page).encode(),
+            "text/html; charset=utf-8",
+            cache="no-cache",
+            extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],
+        )
+
+    async def daily_log(self, query: str) -> Response:
+        """The daily's log: append-only, so a browser may keep a copy, but always asks
+        again (``no-cache``) since it grows."""
+        fmt = _single(parse_qs(query, max_num_fields=10), "format") or "html"
+        if fmt not in ("html", "json"):
+            raise HttpError(HTTPStatus.BAD_REQUEST, "format is html or json")
+        entries = await self._database(dailylog.entries(self.server.store.engine), "the log")
+        if fmt == "json":
+            body = json.dumps(daily_log_json(entries), separators=(",", ":")).encode()
+            return _response(
+                HTTPStatus.OK, body, "application/json; charset=utf-8", cache="no-cache"
+            )
+        return _response(
+            HTTPStatus.OK,
+            render_daily_log_html(entries).encode(),
             "text/html; charset=utf-8",
             cache="no-cache",
             extra=[("Content-Security-Policy", _CSP), ("Referrer-Policy", "no-referrer")],

@@ -536,7 +536,7 @@ async def test_bad_requests_get_clear_answers(tmp_path: Path) -> None:
         for path in ("/nope", "/leaderboard/", "/leaderboard.json", "/healthz/x", "/METRICS"):
             reply = await fetch(server, path)
             assert reply.status == 404, path
-            assert "try / (the game), /leaderboard, /healthz or /metrics" in reply.text
+            assert "try / (the game), /leaderboard, /daily/log, /healthz or /metrics" in reply.text
 
         for method, path in (
             ("POST", "/leaderboard"),
