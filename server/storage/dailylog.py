@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
 from sqlalchemy import DateTime, Integer, String, Table, Text, insert, select
@@ -25,7 +25,7 @@ from protocol.dailylog import EntryKind, LogEntry, make_entry
 
 from .declarative import Base
 
-__all__ = ["DailyLogRow", "append", "append_in", "entries", "log_time"]
+__all__ = ["DailyLogRow", "append", "append_in", "days_in_log", "entries", "log_time"]
 
 #: Attempts at an append that lost its place to another process's append.
 _TRIES = 8
@@ -70,8 +70,31 @@ async def append_in(
     now: float,
     body: Mapping[str, str | int | None],
 ) -> LogEntry:
-    """Append one entry inside the caller's transaction (an IntegrityError on ``n`` means
-    another process appended first: the caller's transaction is to be retried)."""
+    """Append one entry inside the caller's transaction, after the caller's own writes.
+
+    On PostgreSQL another process may take the next place between the read of the head
+    and the insert: the insert is made in a savepoint and tried again from the new head.
+    On SQLite a transaction that has written holds the file's write lock, so nobody can.
+    """
+    if conn.dialect.name != "postgresql":
+        return await _append_once(conn, kind, day, now, body)
+    for attempt in range(_TRIES):
+        try:
+            async with conn.begin_nested():
+                return await _append_once(conn, kind, day, now, body)
+        except IntegrityError:
+            if attempt == _TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _append_once(
+    conn: AsyncConnection,
+    kind: EntryKind,
+    day: str,
+    now: float,
+    body: Mapping[str, str | int | None],
+) -> LogEntry:
     last = (await conn.execute(select(_log).order_by(_log.c.n.desc()).limit(1))).first()
     entry = make_entry(_entry(last) if last is not None else None, kind, day, log_time(now), body)
     await conn.execute(
@@ -117,3 +140,12 @@ async def entries(
         query = query.limit(limit)
     async with engine.connect() as conn:
         return [_entry(row) for row in await conn.execute(query)]
+
+
+async def days_in_log(conn: AsyncConnection, days: Iterable[str]) -> list[str]:
+    """Which of ``days`` have a day entry: the days whose boards the log vouches for."""
+    wanted = sorted(set(days))
+    if not wanted:
+        return []
+    query = select(_log.c.day).where(_log.c.kind == EntryKind.DAY.value, _log.c.day.in_(wanted))
+    return sorted({str(d) for (d,) in await conn.execute(query)})

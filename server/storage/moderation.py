@@ -26,9 +26,11 @@ from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from protocol.dailylog import EntryKind
 from protocol.messages import name_key, name_skeleton, normalize_name
 
 from ..domain.ratings import Game
+from . import dailylog
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
 from .moderation_models import (
     MARK_KINDS,
@@ -80,6 +82,16 @@ STATE_ACTIONS: dict[str, tuple[str, bool, str, str]] = {
     "reopen": ("closed", False, "not_closed", "is not closed"),
     "mute": ("muted", True, "already_muted", "is already muted"),
     "unmute": ("muted", False, "not_muted", "is not muted"),
+}
+
+
+#: What undoing each action that changes a board does to it, as the daily's log says it.
+_BOARD_INVERSES = {
+    "mark": "unmark",
+    "unmark": "mark",
+    "void": "unvoid",
+    "close": "reopen",
+    "reopen": "close",
 }
 
 
@@ -623,6 +635,40 @@ class ModerationStore:
         assert found is not None
         return found
 
+    @staticmethod
+    async def _log_boards(
+        conn: AsyncConnection,
+        action: str,
+        now: float,
+        *,
+        who: _Who | None = None,
+        race_id: int | None = None,
+        voids_of: int | None = None,
+    ) -> None:
+        """Append to the daily's log (docs/protocol.md 4.29) one board entry per past day
+        whose board this action changes: the days of ``who``'s counted daily results (a
+        mark, a close and their undos), or of the results the void of entry ``voids_of``
+        covers. Only days the log holds a day entry for; never the operator's reason."""
+        r = _results.c
+        if voids_of is not None:
+            query = (
+                select(r.daily_date)
+                .join(_voids, _voids.c.result_id == r.id)
+                .where(_voids.c.log_id == voids_of)
+            )
+        else:
+            assert who is not None
+            query = select(r.daily_date).where(r.player_id == who.id)
+        query = query.where(r.daily_date.is_not(None), r.practice.is_(False)).distinct()
+        touched = [d.isoformat() for (d,) in await conn.execute(query)]
+        body: dict[str, str | int | None] = {
+            "action": action,
+            "player": None if who is None else who.name,
+            "race": race_id,
+        }
+        for day in await dailylog.days_in_log(conn, touched):
+            await dailylog.append_in(conn, EntryKind.BOARD, day, now, body)
+
     async def enqueue(
         self,
         *,
@@ -702,6 +748,7 @@ class ModerationStore:
                     details={"kind": kind, "closed": open_items},
                 )
                 await self._insert_mark(conn, who.id, kind, reason, operator, now, entry)
+                await self._log_boards(conn, "mark", now, who=who)
                 if open_items:
                     await conn.execute(
                         update(_queue)
@@ -782,6 +829,7 @@ class ModerationStore:
                 details={"kind": kind, "mark": int(mark.id)},
             )
             await self._lift(conn, int(mark.id), operator, now, entry)
+            await self._log_boards(conn, "unmark", now, who=who)
         return await self._done(entry)
 
     async def rename(
@@ -851,6 +899,8 @@ class ModerationStore:
                 conn, action=action, operator=operator, reason=reason, now=now, who=who
             )
             await self._put_state(conn, who.id, column, value, now, entry)
+            if column == "closed":
+                await self._log_boards(conn, action, now, who=who)
         return await self._done(entry)
 
     @staticmethod
@@ -929,6 +979,7 @@ class ModerationStore:
                         log_id=entry,
                     )
                 )
+            await self._log_boards(conn, "void", now, who=who, race_id=int(race_id), voids_of=entry)
         return await self._done(entry)
 
     async def dismiss(self, *, item: int, reason: str, operator: str, now: float) -> LogEntry:
@@ -1008,6 +1059,16 @@ class ModerationStore:
                     undoes=entry,
                 )
                 await undo(conn, row, who, new, operator, now)
+                inverse = _BOARD_INVERSES.get(str(row.action))
+                if inverse is not None:
+                    await self._log_boards(
+                        conn,
+                        inverse,
+                        now,
+                        who=who,
+                        race_id=None if row.race_id is None else int(row.race_id),
+                        voids_of=int(row.id) if row.action == "void" else None,
+                    )
         except IntegrityError:  # another operator undid it, or acted, at the same moment
             raise ModerationError(
                 "already_undone", f"entry {entry} was undone or overtaken meanwhile"

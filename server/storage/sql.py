@@ -54,6 +54,7 @@ from .models import (
     board_key,
 )
 from .ratings import RatingsStore, lock_players, rate, stored_changes
+from .visibility import on_the_boards
 
 __all__ = [
     "SqlStore",
@@ -1176,6 +1177,9 @@ class SqlStore(RatingsStore):
         """
         t = table.c
         rid = t.id if id_column is None else id_column
+        # Marked, closed and hidden accounts and voided results are read past, never
+        # deleted (visibility.py): lifting the mark or the void brings the row back.
+        scope = and_(scope, on_the_boards(t.player_id, rid))
         key = t.board_key
         order = (key, rid)
         async with self.engine.connect() as conn:
