@@ -22,7 +22,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from protocol.messages import Finish, Message, MoveMsg, Undo, Welcome
+from protocol.messages import DailyDeal, Finish, Message, MoveMsg, Undo, Welcome
 
 from .closed import room_state
 from .config import (
@@ -36,6 +36,7 @@ from .config import (
     TokenStore,
 )
 from .connection import BACKOFF, Connection, Link, LinkStatus
+from .dailylog import HeadMemory, check_day
 from .host import Host
 from .screens import (
     AlertScreen,
@@ -195,6 +196,8 @@ class YukonApp(App[None]):
         if self.hinted is not None:
             with contextlib.suppress(OSError):
                 self.session.hinted_rooms = self.hinted.load(self.key)
+        #: The last verified head of the server's daily's log (docs/protocol.md 4.29).
+        self.log_heads = HeadMemory(store.directory) if store is not None else None
         #: Each name's deck (four colours, suits as letters), beside the tokens (issue 29).
         self.decks = DeckMemory(store.directory) if store is not None else None
         self._asking_name = False
@@ -286,6 +289,14 @@ class YukonApp(App[None]):
         if self.session.out_of_step:
             self.session.out_of_step = False
             self.link.reconnect()
+        if isinstance(message, DailyDeal) and message.archive:
+            self.run_worker(self._check_day(message.date, message.commitment))
+        self.sync()
+
+    async def _check_day(self, date: str, commitment: str | None) -> None:
+        """A past day from the archive: check it against the daily's log, and say so."""
+        verdict = await check_day(self.url, date, commitment, self.log_heads, cafile=self.cafile)
+        self.session.say(verdict.text, "good" if verdict.good else "error")
         self.sync()
 
     def _load_deck(self, name: str) -> None:

@@ -991,9 +991,10 @@ class WebClient:
     INVITE = "/r/"
     #: ``respond``'s name for the page at a replay link, ``/replay/<race>/<player>``.
     REPLAY = "/replay/"
-    #: Modules loaded only when a replay opens (``import()``), not preloaded by the page:
-    #: a race never needs them, so the first load does not carry them.
-    LAZY = frozenset({"replay.js", "deal.js"})
+    #: Modules loaded only when needed (``import()``: a replay opens, a past day is
+    #: checked against the daily's log), not preloaded by the page: a race never needs
+    #: them, so the first load does not carry them.
+    LAZY = frozenset({"replay.js", "deal.js", "dailylog.js"})
 
     def __init__(self, files: Mapping[str, bytes]) -> None:
         for name in files:

@@ -1,7 +1,7 @@
 // Runs server/pages/web/dailylog.js on what tests/web/test_dailylog_js.py sends: chains (as
 // served) with optional kept heads, and values to write canonically. Prints one JSON document:
 // {"chains": [{ok, head, problem, extends}...], "canonical": [text | {"error": message}...],
-//  "days": [{good, text, commitment}...]}.
+//  "days": [{good, text}...]} (days are checked in order, on one kept head).
 import * as log from "../../server/pages/web/dailylog.js";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -24,7 +24,8 @@ const canonical = input.canonical.map((v) => {
 const days = [];
 const storage = new Memory();
 for (const d of input.days) {
-  days.push(await log.checkDay(d.date, async () => {
+  days.push(await log.checkDay(d.date, d.commitment, async (path) => {
+    if (path !== "daily/log?format=json") throw new Error(`asked for ${path}`);
     if (d.served === "fail") throw new Error("offline");
     return d.served;
   }, storage));

@@ -194,6 +194,11 @@ async def test_a_past_day_from_the_archive_in_the_browser(
         await page.wait_for_selector(".race-head >> text=(archive, practice)")
         room = alice.of("room")[-1]
         assert room["code"] == str(choice.code)  # public: nothing of today's is shown
+        # The day is checked against the daily's log (docs/protocol.md 4.29), whose head
+        # the browser keeps.
+        await page.wait_for_selector(".status >> text=2026-11-28 checked: in the daily's log")
+        head = await page.evaluate("JSON.parse(localStorage.getItem('yukon.dailylog.head'))")
+        assert head["n"] >= 0 and len(head["hash"]) == 64
         await page.keyboard.press("r")
         await page.keyboard.press("y")
         await alice.until(lambda: alice.of("result"), "the result")

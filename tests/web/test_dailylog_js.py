@@ -109,21 +109,27 @@ def test_a_past_day_is_checked_against_the_head_the_browser_kept() -> None:
         if e.n == day.n:
             body["commitment"] = "0" * 64
         rebuilt.append(make_entry(rebuilt[-1] if rebuilt else None, e.kind, e.date, e.at, body))
+    good = day.body["commitment"]
     days = [
-        {"date": day.date, "served": served},
-        {"date": "1999-01-01", "served": served},
-        {"date": day.date, "served": forged},
-        {"date": day.date, "served": {"entries": [x.to_json() for x in rebuilt]}},
-        {"date": day.date, "served": "fail"},
+        {"date": day.date, "commitment": good, "served": served},
+        {"date": day.date, "commitment": "1" * 64, "served": served},
+        {"date": "1999-01-01", "commitment": good, "served": served},
+        {"date": day.date, "commitment": good, "served": forged},
+        {
+            "date": day.date,
+            "commitment": "0" * 64,
+            "served": {"entries": [x.to_json() for x in rebuilt]},
+        },
+        {"date": day.date, "commitment": good, "served": "fail"},
+        {"date": day.date, "commitment": good, "served": served},
     ]
     got = run_node(CHECK, {"chains": [], "canonical": [], "days": days})["days"]
-    assert got[0]["good"] and got[0]["commitment"] == day.body["commitment"]
-    assert not got[1]["good"] and "not in the daily's log" in got[1]["text"]
-    assert not got[2]["good"] and "edited" in got[2]["text"]
-    assert (
-        not got[3]["good"]
-        and got[3]["text"].startswith("WARNING")
-        and "does not extend" in got[3]["text"]
-    )
-    assert not got[4]["good"] and "could not be fetched" in got[4]["text"]
+    assert got[0]["good"] and "chain intact" in got[0]["text"]
+    assert not got[1]["good"] and "NOT the one" in got[1]["text"]
+    assert not got[2]["good"] and "not in the daily's log" in got[2]["text"]
+    assert not got[3]["good"] and "edited" in got[3]["text"]
+    assert not got[4]["good"] and got[4]["text"].startswith("WARNING")
+    assert "does not extend" in got[4]["text"]
+    assert not got[5]["good"] and "could not be fetched" in got[5]["text"]
+    assert got[6]["good"]  # the kept head was never replaced by the forged chain's
     assert json.dumps(got)  # plain JSON all the way

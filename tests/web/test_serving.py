@@ -28,8 +28,9 @@ WEB = ROOT / "server" / "pages" / "web"
 #: 150 KiB until issue 28 (finish, the name's link and count, touch labels, rematch for
 #: all, the friend's dead ends) brought it from 151 to 166 KB; issue 29 (the quick race's
 #: box, the player's page and chart, ratings and streaks, the archive, the countdown and
-#: the deck's settings) to about 193 KB.
-BUDGET = 200 * 1024
+#: the deck's settings) to about 193 KB; issue 40's check of the daily's log (dailylog.js,
+#: 5.6 KB, loaded with ``import()`` only when a past day is played) to about 201 KB.
+BUDGET = 205 * 1024
 
 
 @dataclass

@@ -229,6 +229,7 @@ export class Client {
     if (msg.t === "race" && !s.race && s.room) this.restoreLog(msg, now);
     const out = s.receive(msg, now);
     dailydeck.heard(msg, now); // the countdown, from the server's clock (4.28)
+    if (msg.t === "daily_deal" && msg.archive) this.checkArchiveDay(msg);
     switch (msg.t) {
       case "welcome":
         dailydeck.loadDeck(localStorage, msg.name);
@@ -297,6 +298,20 @@ export class Client {
     }
     this.syncUrl();
     this.render(msg);
+  }
+
+  /** A past day from the archive, checked against the daily's log (docs/protocol.md 4.29). */
+  async checkArchiveDay(msg) {
+    const base = `${location.origin}${appBase(location.pathname)}`;
+    // Loaded only here: most visits never play a past day.
+    const { checkDay } = await import("./dailylog.js");
+    const verdict = await checkDay(msg.date, msg.commitment, async (path) => {
+      const r = await fetch(`${base}${path}`, { cache: "no-cache" });
+      if (!r.ok) throw new Error(`the server answered ${r.status}`);
+      return r.json();
+    });
+    this.session.say(verdict.text, verdict.good ? "good" : "error");
+    this.render();
   }
 
   error(msg) {

@@ -1,8 +1,6 @@
-// The daily's log, checked in the browser as protocol/dailylog.py checks it (docs/protocol.md
-// 4.29): each entry names the hash of the one before, and its own hash is SHA-256 of its
-// canonical JSON (keys sorted, no spaces, ASCII with \uXXXX escapes, no floats) without
-// "hash". A client keeps the head it verified (in localStorage) and warns when a later chain
-// no longer extends it: that is how an operator's quiet rewrite of a past day shows.
+// The daily's log, checked as protocol/dailylog.py checks it (docs/protocol.md 4.29): each
+// entry names the hash of the one before; its own is SHA-256 of its canonical JSON. The
+// head verified is kept in localStorage: a later chain that does not extend it is a warning.
 import { sha256Hex } from "./commit.js";
 
 export const GENESIS = "0".repeat(64);
@@ -13,7 +11,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const HEAD_KEY = "yukon.dailylog.head";
 
-/** The canonical JSON text of a value (as Python's json.dumps(sort_keys, ensure_ascii)). */
+/** Canonical JSON, as Python's json.dumps(sort_keys=True, ensure_ascii=True), no floats. */
 export function canonical(value) {
   if (value === null || typeof value === "string" || typeof value === "boolean") {
     return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
@@ -35,27 +33,22 @@ export async function entryHash(e) {
 
 const isInt = (v) => typeof v === "number" && Number.isInteger(v);
 
+const isValue = (v) => v === null || typeof v === "string" || isInt(v);
+const isText = (v, re) => typeof v === "string" && re.test(v);
+
 async function problem(e, previous) {
   if (!e || typeof e !== "object" || Array.isArray(e)) return "an entry is not an object";
-  if (Object.keys(e).sort().join() !== KEYS.join()) return `entry ${e.n}: wrong keys`;
+  const at = `entry ${e.n}`;
+  if (Object.keys(e).sort().join() !== KEYS.join()) return `${at}: wrong keys`;
   if (!isInt(e.n) || e.n < 0) return "an entry's n is not a whole number";
-  if (previous && e.n !== previous.n + 1) return `entry ${e.n}: follows entry ${previous.n}`;
-  if (!KINDS.has(e.kind)) return `entry ${e.n}: unknown kind`;
-  if (typeof e.date !== "string" || !DATE.test(e.date)) return `entry ${e.n}: bad date`;
-  if (typeof e.at !== "string" || !AT.test(e.at)) return `entry ${e.n}: bad time`;
-  const body = e.body;
-  if (!body || typeof body !== "object" || Array.isArray(body)) return `entry ${e.n}: bad body`;
-  if (!Object.values(body).every((v) => v === null || typeof v === "string" || isInt(v))) {
-    return `entry ${e.n}: bad body`;
-  }
-  if (typeof e.prev !== "string" || typeof e.hash !== "string" || !HEX64.test(e.hash)) {
-    return `entry ${e.n}: bad hash`;
-  }
-  if (!previous && e.prev !== GENESIS) return "entry 0 does not start the chain";
-  if (previous && e.prev !== previous.hash) {
-    return `entry ${e.n} does not name entry ${e.n - 1}'s hash: the chain was rewritten`;
-  }
-  if ((await entryHash(e)) !== e.hash) return `entry ${e.n}'s hash does not match its contents: it was edited`;
+  if (previous && e.n !== previous.n + 1) return `${at}: follows entry ${previous.n}`;
+  const b = e.body;
+  const bad = !KINDS.has(e.kind) || !isText(e.date, DATE) || !isText(e.at, AT) ||
+    !b || typeof b !== "object" || Array.isArray(b) || !Object.values(b).every(isValue) ||
+    typeof e.prev !== "string" || !isText(e.hash, HEX64);
+  if (bad) return `${at}: malformed`;
+  if (e.prev !== (previous ? previous.hash : GENESIS)) return `${at} does not name the hash before it: the chain was rewritten`;
+  if ((await entryHash(e)) !== e.hash) return `${at}'s hash does not match its contents: it was edited`;
   return "";
 }
 
@@ -102,23 +95,25 @@ export function keepHead(head, storage = globalThis.localStorage) {
 }
 
 /**
- * What to say about a past day: fetch /daily/log, verify it against the kept head, find the
- * day's entry and check its commitment. {good, text, commitment}: `commitment` is the day's
- * entry's, for the caller to check the revealed code and salt against (commit.js checkDeal).
+ * What to say about a past day played from the archive: fetch the log (`fetchJson` is given
+ * the path relative to the server's root), verify it against the kept head, find the day's
+ * entry and compare its commitment with the one the run was dealt under: {good, text}.
  */
-export async function checkDay(date, fetchJson, storage = globalThis.localStorage) {
+export async function checkDay(date, commitment, fetchJson, storage = globalThis.localStorage) {
   let served;
   try {
-    served = await fetchJson("/daily/log?format=json");
+    served = await fetchJson("daily/log?format=json");
   } catch {
-    return { good: false, text: "the daily's log could not be fetched: this day is unchecked", commitment: null };
+    return { good: false, text: "the daily's log could not be fetched: this day is unchecked" };
   }
-  const kept = keptHead(storage);
-  const check = await verifyChain(served?.entries, kept);
-  if (!check.ok) return { good: false, text: `the daily's log is broken: ${check.problem}`, commitment: null };
-  if (!check.extends) return { good: false, text: `WARNING: ${check.problem}`, commitment: null };
+  const check = await verifyChain(served?.entries, keptHead(storage));
+  if (!check.ok) return { good: false, text: `the daily's log is broken: ${check.problem}` };
+  if (!check.extends) return { good: false, text: `WARNING: ${check.problem}` };
   keepHead(check.head, storage);
   const day = served.entries.find((e) => e.kind === "day" && e.date === date);
-  if (!day) return { good: false, text: `${date} is not in the daily's log`, commitment: null };
-  return { good: true, text: `${date} is in the daily's log (entry ${day.n}, chain checked)`, commitment: day.body.commitment };
+  if (!day) return { good: false, text: `${date} is not in the daily's log: this day is unchecked` };
+  if (!commitment || day.body.commitment !== commitment) {
+    return { good: false, text: `WARNING: ${date}'s deal is NOT the one the daily's log committed to` };
+  }
+  return { good: true, text: `${date} checked: in the daily's log (entry ${day.n}), chain intact` };
 }
