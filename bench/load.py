@@ -251,8 +251,16 @@ class ServerProcess:
         # caller's ``env`` sets them (the drills of bench/faults.py that test them do).
         unlimited = {
             f"YUKON_MAX_{what}_PER_ADDRESS": "0"
-            for what in ("CONNECTIONS", "REGISTRATIONS", "ROOMS")
+            for what in (
+                "CONNECTIONS",
+                "REGISTRATIONS",
+                "ROOMS",
+                "OPENS",
+                "ROOM_MISSES",
+                "ATTEMPTS",
+            )
         }
+        unlimited["YUKON_MAX_ATTEMPTS_PER_PLAYER"] = "0"
         return cls(argv, env={**unlimited, **(env or {})}, cpus=cpus, log_path=log_path)
 
     @classmethod

@@ -214,6 +214,10 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
             max_connections_per_address=args.max_connections_per_address,
             max_registrations_per_address=args.max_registrations_per_address,
             max_rooms_per_address=args.max_rooms_per_address,
+            max_opens_per_address=args.max_opens_per_address,
+            max_room_misses_per_address=args.max_room_misses_per_address,
+            max_attempts_per_player=args.max_attempts_per_player,
+            max_attempts_per_address=args.max_attempts_per_address,
             daily_min_age_s=args.daily_min_age * 3600,
             quick_min_players=args.quick_min,
             quick_max_players=args.quick_max,
@@ -653,6 +657,38 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="rooms players from one address may have open; beyond, too_many_rooms"
         " (YUKON_MAX_ROOMS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-opens-per-address",
+        type=_count,
+        default=_env("MAX_OPENS_PER_ADDRESS", "60"),
+        metavar="N",
+        help="new connections one address may open per 10 s; beyond, 1013"
+        " (YUKON_MAX_OPENS_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-room-misses-per-address",
+        type=_count,
+        default=_env("MAX_ROOM_MISSES_PER_ADDRESS", "30"),
+        metavar="N",
+        help="room codes naming no room one address may try per 10 minutes (join, watch,"
+        " invite links); beyond, too_many_guesses (YUKON_MAX_ROOM_MISSES_PER_ADDRESS)",
+    )
+    p.add_argument(
+        "--max-attempts-per-player",
+        type=_count,
+        default=_env("MAX_ATTEMPTS_PER_PLAYER", "30"),
+        metavar="N",
+        help="daily attempts (practice and the archive's) a player may begin per hour;"
+        " beyond, too_many_attempts (YUKON_MAX_ATTEMPTS_PER_PLAYER)",
+    )
+    p.add_argument(
+        "--max-attempts-per-address",
+        type=_count,
+        default=_env("MAX_ATTEMPTS_PER_ADDRESS", "120"),
+        metavar="N",
+        help="daily attempts players from one address may begin per hour; beyond,"
+        " too_many_attempts (YUKON_MAX_ATTEMPTS_PER_ADDRESS)",
     )
     p.add_argument(
         "--trusted-proxy",

@@ -56,6 +56,7 @@ from ..domain.replays import message_json
 from ..rooms import ROOM_ALPHABET
 from ..runtime.connection import Peer
 from ..runtime.executor import RaceServer
+from ..runtime.limits import address_key, client_address
 from ..storage import dailylog
 from ..storage.ratings import PlayerStats
 from ..storage.sql import Board, BoardEntry, RoomRace, describe_error
@@ -88,6 +89,8 @@ MAX_PAGE_NUMBER = 999_999
 #: The Prometheus text exposition format, version 0.0.4.
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+#: Post-mortems one address may have asked for over HTTP and not yet had answered.
+POSTMORTEMS_PER_ADDRESS = 2
 _PATHS = ("/healthz", "/metrics", "/leaderboard", "/daily/log")
 #: ``/r/<room code>``: an invite link, the client page, which then joins that room.
 _INVITE = re.compile(r"/r/(.*)")  # anything under /r/: a player's page, even a bad one
@@ -606,17 +609,19 @@ class HttpPages:
         self.ping_timeout = ping_timeout
         #: A browser should hear "unavailable" rather than wait on a stalled database.
         self.query_timeout = query_timeout
+        #: Post-mortems asked over HTTP and not yet answered, by address key.
+        self._postmortems: dict[str, int] = {}
 
     async def __call__(self, connection: Peer, request: Request) -> Response | None:
         """One response per request (a websocket upgrade never comes here: see
         ``connection.Peer._request``). ``HEAD`` gets ``GET``'s status and headers without
         the body: link previews and uptime probes send it."""
-        response = await self._get(request)
+        response = await self._get(connection, request)
         if request.method == "HEAD":
             return Response(response.status_code, response.reason_phrase, response.headers, b"")
         return response
 
-    async def _get(self, request: Request) -> Response:
+    async def _get(self, connection: Peer, request: Request) -> Response:
         # Origin-form ("/path?query") is all a browser, a probe or Prometheus sends.
         path, _, query = request.path.partition("?")
         try:
@@ -629,7 +634,10 @@ class HttpPages:
                         allow="GET, HEAD",
                     )
                 return await self.invite(
-                    invite.group(1), query, request.headers.get("If-None-Match")
+                    invite.group(1),
+                    query,
+                    request.headers.get("If-None-Match"),
+                    key=address_key(self._address(connection, request)),
                 )
             web = self._web_route(path)
             if (
@@ -651,7 +659,12 @@ class HttpPages:
             if path == "/metrics":
                 return self.metrics()
             if path.startswith(REPLAY_PREFIX):
-                return await self.replay(path, query, request.headers.get("If-None-Match"))
+                return await self.replay(
+                    path,
+                    query,
+                    request.headers.get("If-None-Match"),
+                    key=address_key(self._address(connection, request)),
+                )
             if path.startswith(PLAYER_PREFIX):
                 return await self.player(path, query)
             if path == "/daily/log":
@@ -682,7 +695,18 @@ class HttpPages:
             )
         return None
 
-    async def invite(self, raw: str, query: str, if_none_match: str | None) -> Response:
+    def _address(self, connection: Peer, request: Request) -> str:
+        """The client's address, as the websocket side counts it (a trusted proxy's
+        forwarded one behind a proxy)."""
+        address = connection.remote_address[0] if connection.remote_address else ""
+        proxies = self.server.trusted_proxies
+        if not proxies:
+            return address
+        return client_address(address, request.headers.get_all("X-Forwarded-For"), proxies)
+
+    async def invite(
+        self, raw: str, query: str, if_none_match: str | None, *, key: str = ""
+    ) -> Response:
         """``/r/CODE``, a room's invite link (docs/protocol.md 1.6). An open room: the
         client's page, which joins it. A closed one (or a malformed code): a page that says
         so and shows the room's last race, with a replay link per runner, before any name
@@ -697,10 +721,23 @@ class HttpPages:
                 return _json(HTTPStatus.NOT_FOUND, {"error": "no_such_room", "text": text})
             return _page(HTTPStatus.NOT_FOUND, render_room_html(None, None, text))
         code = raw.upper()
+        hub, now = self.server.hub, self.server.listener.loop.time()
+        wait = hub.guess_wait(key, now)
+        if wait > 0:  # guessing codes costs here as it does on the websocket (5.5)
+            text = (
+                "too many room codes that name no room from your address:"
+                f" try again in {max(1, round(wait))} s"
+            )
+            if fmt == "json":
+                return _json(
+                    HTTPStatus.TOO_MANY_REQUESTS, {"error": "too_many_guesses", "text": text}
+                )
+            return _page(HTTPStatus.TOO_MANY_REQUESTS, render_room_html(None, None, text))
         if fmt == "html":
             is_open, _ = await self._room_node(code)
             if is_open:
                 return self.web.respond(WebClient.INVITE, if_none_match)
+            hub.room_missed(key, now)
             return _page(
                 HTTPStatus.NOT_FOUND, render_room_html(code, await self._last_race(code), None)
             )
@@ -709,9 +746,13 @@ class HttpPages:
             # race is not asked of the database, which was most of the look-up's time.
             is_open, node = await self._room_node(code)
             last = None if is_open else await self._last_race(code)
-            return _json(HTTPStatus.OK, room_json(code, is_open, last, node))
-        # Both questions at once: the slower of the directory and the database, not both.
-        (is_open, node), last = await asyncio.gather(self._room_node(code), self._last_race(code))
+        else:
+            # Both questions at once: the slower of the directory and the database.
+            (is_open, node), last = await asyncio.gather(
+                self._room_node(code), self._last_race(code)
+            )
+        if not is_open:
+            hub.room_missed(key, now)
         return _json(HTTPStatus.OK, room_json(code, is_open, last, node))
 
     async def _room_node(self, code: str) -> tuple[bool, str | None]:
@@ -900,7 +941,9 @@ class HttpPages:
             page, archived=True, archive_rows=archive.rows, archive_total=archive.total
         )
 
-    async def replay(self, path: str, query: str, if_none_match: str | None = None) -> Response:
+    async def replay(
+        self, path: str, query: str, if_none_match: str | None = None, *, key: str = ""
+    ) -> Response:
         """``/replay/<race>/<player>[/postmortem]?format=json``: a run's replay (every
         action) or its post-mortem as JSON, the wire's ``replay_page`` and
         ``postmortem_answer`` fields; an error as ``{"error": code, "text": ...}``.
@@ -927,7 +970,24 @@ class HttpPages:
             return self.web.respond(WebClient.REPLAY, if_none_match)
         replays = self.server.replays
         if what == "postmortem":
-            answer = await replays.postmortem(race, player)
+            # The server's 16 post-mortems are shared with every player: one address may
+            # hold at most POSTMORTEMS_PER_ADDRESS of them (docs/protocol.md 5.5).
+            held = self._postmortems.get(key, 0)
+            if key and held >= POSTMORTEMS_PER_ADDRESS:
+                text = f"{held} post-mortems from your address are being worked out: wait for them"
+                body = json.dumps({"error": "too_many_queries", "text": text}).encode()
+                return _response(
+                    HTTPStatus.TOO_MANY_REQUESTS, body, "application/json; charset=utf-8"
+                )
+            self._postmortems[key] = held + 1
+            try:
+                answer = await replays.postmortem(race, player)
+            finally:
+                left = self._postmortems.get(key, 1) - 1
+                if left > 0:
+                    self._postmortems[key] = left
+                else:
+                    self._postmortems.pop(key, None)
         else:
             answer = await replays.replay_whole(race, player)
         if isinstance(answer, Error):

@@ -66,6 +66,20 @@ class HubConfig:
     registration_window_s: float = 3600.0
     #: Rooms (daily rooms included) that players from one address created and that exist.
     max_rooms_per_address: int = 16
+    #: New connections opened from one address per ``opens_window_s`` (a reconnect loop
+    #: is bounded, and so are its log lines); beyond: close 1013.
+    max_opens_per_address: int = 60
+    opens_window_s: float = 10.0
+    #: Room codes asked for (``join``, ``watch``, an invite link over HTTP) that name no
+    #: open room, per address per ``room_miss_window_s``; beyond, ``too_many_guesses``
+    #: without looking the code up, so guessing codes costs (issue 40, item 8).
+    max_room_misses_per_address: int = 30
+    room_miss_window_s: float = 600.0
+    #: Daily attempts (today's practice and the archive's days) begun per player and per
+    #: address per ``attempt_window_s``; beyond: ``too_many_attempts``.
+    max_attempts_per_player: int = 30
+    max_attempts_per_address: int = 120
+    attempt_window_s: float = 3600.0
     #: ``board``/``history`` requests of one connection being answered at once; one more
     #: is refused (``too_many_queries``) rather than queued.
     max_queries_per_connection: int = 2

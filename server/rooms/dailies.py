@@ -50,6 +50,8 @@ class Dailies(Part):
         if p.daily_pending:
             self._error(c, "wrong_state", "your daily deal is on its way")
             return
+        if not self._attempts_left(c, p, now):
+            return
         # Every refusal comes before storage numbers the attempt: the room is reserved now.
         if self._play.rooms_full():
             self._error(c, "server_full", "this server has no room for another room; try later")
@@ -61,6 +63,25 @@ class Dailies(Part):
         self._daily_rooms[p.id] = code
         p.daily_pending = True
         self._out.append(BeginDaily(c.id, p.id, date, archive=archive is not None))
+
+    def _attempts_left(self, c: _Conn, p: _Player, now: float) -> bool:
+        """May the player begin one more attempt (``max_attempts_per_player`` and
+        ``..._per_address`` per ``attempt_window_s``)? Counts it if so: every attempt
+        is stored, so practice without end is storage without end (issue 40, item 8)."""
+        mine, theirs = self._shared.player_attempts, self._shared.address_attempts
+        who = str(p.id)
+        if mine.full(who, now) or (c.key and theirs.full(c.key, now)):
+            wait = max(mine.retry_after(who, now), theirs.retry_after(c.key, now) if c.key else 0)
+            self._error(
+                c,
+                "too_many_attempts",
+                f"too many daily attempts in the last hour: try again in {max(1, round(wait))} s",
+            )
+            return False
+        mine.add(who, now)
+        if c.key:
+            theirs.add(c.key, now)
+        return True
 
     def begun(
         self,

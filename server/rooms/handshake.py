@@ -63,6 +63,8 @@ class Handshake(Part):
         self._addr_regs: dict[str, deque[float]] = {}
         #: Addresses refused a connection since they were last below their limit (logged).
         self._addr_full: set[str] = set()
+        #: Addresses refused for opening too often since their last accepted one (logged).
+        self._addr_fast: set[str] = set()
 
     def connect(self, conn: int, now: float, *, address: str = "", asked: str = "") -> list[Effect]:
         """A new connection (from ``address``, asking for node ``asked``: ``?node=``); it
@@ -78,6 +80,13 @@ class Handshake(Part):
                 self._addr_full.add(key)
                 log.warning("%s holds %d connections: refusing more", key, held)
             return [Close(conn, CLOSE_TRY_LATER, "too many connections from your address")]
+        opens = self._shared.opens
+        if key and not opens.spend(key, now):
+            if key not in self._addr_fast:  # one line per address while it keeps at it
+                self._addr_fast.add(key)
+                log.warning("%s opens connections too often: refusing them", key)
+            return [Close(conn, CLOSE_TRY_LATER, "connecting too often from your address")]
+        self._addr_fast.discard(key)
         self._addr_conns[key] = held + 1
         self._conns[conn] = _Conn(conn, now, c.bucket_capacity, now, address, key=key, asked=asked)
         self._timer(now + c.hello_timeout_s, TimerKind.HELLO, conn)

@@ -594,6 +594,16 @@ class Hub(Queries):
 
     # -- restarts ---------------------------------------------------------------------------
 
+    def guess_wait(self, key: str, now: float) -> float:
+        """Seconds before address ``key`` may look another room code up (0: now): the
+        budget ``join`` and ``watch`` spend, which the invite link's page spends too."""
+        return self._shared.room_misses.retry_after(key, now) if key else 0.0
+
+    def room_missed(self, key: str, now: float) -> None:
+        """An invite link over HTTP named no open room: one guess of ``key``'s budget."""
+        if key:
+            self._shared.room_misses.add(key, now)
+
     def live_elapsed(self, now: float) -> dict[str, int]:
         """Each running race's clock, for the journal's checkpoints."""
         return self._restarts.live_elapsed(now)

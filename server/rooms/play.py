@@ -188,6 +188,16 @@ class Play(Part):
             return
         if not self._may_enter(c, p, now):
             return
+        misses = self._shared.room_misses
+        if c.key and misses.full(c.key, now):
+            # Not even looked up: a guesser over budget learns nothing more.
+            wait = max(1, round(misses.retry_after(c.key, now)))
+            self._error(
+                c,
+                "too_many_guesses",
+                f"too many room codes that name no room from your address: try again in {wait} s",
+            )
+            return
         room = self._rooms.get(code.strip().upper())
         if room is None and self._shared.ask_directory(c, located=located):
             # Not here: the directory knows which node holds it (``Nodes.located``).
@@ -196,9 +206,16 @@ class Play(Part):
                 self._out.append(Locate(c.id, code.strip().upper(), self._shared.frame))
             return
         if room is None or room.private:
-            self._error(c, "no_such_room", f"there is no room {code.strip()[:16]!r}")
+            self.no_such_room(c, code, now)
             return
         self.refuse(c, room.enter(p, now, spectator=spectator))
+
+    def no_such_room(self, c: _Conn, code: str, now: float) -> None:
+        """A code that names no open room here (nor, on a cluster, anywhere): a miss
+        counted against the address's budget of guesses (``too_many_guesses``)."""
+        if c.key:
+            self._shared.room_misses.add(c.key, now)
+        self._error(c, "no_such_room", f"there is no room {code.strip()[:16]!r}")
 
     def ready(self, c: _Conn, p: _Player, ready: bool, now: float) -> None:
         room = p.room

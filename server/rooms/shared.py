@@ -21,6 +21,7 @@ from .effects import Close, Effect, Send
 from .room import OVERTAKE, Room
 from .state import CLOSE_POLICY, CLOSE_RESTARTING, _Conn, _Player
 from .timers import TimerKind
+from .windows import SlidingCounts
 
 __all__ = ["Part", "Shared"]
 
@@ -68,6 +69,17 @@ class Shared:
         #: reserved before storage numbers the attempt, so that no refusal can come after
         #: the numbering and turn a counted attempt into practice.
         self.daily_rooms: dict[int, str] = {}
+        #: Per-address and per-player budgets counted in time (``windows``; 5.5).
+        self.opens = SlidingCounts(config.max_opens_per_address, config.opens_window_s)
+        self.room_misses = SlidingCounts(
+            config.max_room_misses_per_address, config.room_miss_window_s
+        )
+        self.player_attempts = SlidingCounts(
+            config.max_attempts_per_player, config.attempt_window_s
+        )
+        self.address_attempts = SlidingCounts(
+            config.max_attempts_per_address, config.attempt_window_s
+        )
         #: Deadlines, a heap of (when, order, kind, what); ``Hub.tick`` fires them.
         self.timers: list[tuple[float, int, TimerKind, object]] = []
         self._timer_seq = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -82,6 +83,7 @@ async def running_server(
     *,
     resume_window_s: float = 5.0,
     hint_budget_nodes: int = HubConfig.hint_budget_nodes,
+    config: dict[str, Any] | None = None,
     **hub_options: Any,
 ) -> AsyncIterator[RaceServer]:
     """The server as ``yukon serve`` wires it, on port 0, with a real database (and a
@@ -90,7 +92,8 @@ async def running_server(
     # A bigger token bucket than the default lets scripted players move as fast as they can.
     # Every test client comes from 127.0.0.1: no per-address limits here (tests of them
     # set their own).
-    config = HubConfig(
+    changes = config or {}
+    hub = HubConfig(
         countdown_s=0.2,
         resume_window_s=resume_window_s,
         bucket_capacity=200,
@@ -98,8 +101,14 @@ async def running_server(
         max_connections_per_address=0,
         max_registrations_per_address=0,
         max_rooms_per_address=0,
+        max_opens_per_address=0,
+        max_room_misses_per_address=0,
+        max_attempts_per_player=0,
+        max_attempts_per_address=0,
         hint_budget_nodes=hint_budget_nodes,
     )
+    # A test of a limit sets it (``config``: HubConfig fields).
+    hub = dataclasses.replace(hub, **changes)
     # The solver on a thread: a worker process per test server would cost more than the
     # daily deals it chooses (tests/server/test_app.py runs the process pool for real).
     options = ServeOptions(
@@ -107,7 +116,7 @@ async def running_server(
         port=0,
         db=db_url,
         spool=tmp_path / "spool.jsonl",
-        hub=config,
+        hub=hub,
         solver_processes=0,
     )
     async with open_server(options, hub_options=hub_options) as srv:

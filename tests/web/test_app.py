@@ -89,6 +89,10 @@ async def server_at(tmp_path: Path, **config: Any) -> AsyncIterator[RaceServer]:
         max_connections_per_address=0,
         max_registrations_per_address=0,
         max_rooms_per_address=0,
+        max_opens_per_address=0,
+        max_room_misses_per_address=0,
+        max_attempts_per_player=0,
+        max_attempts_per_address=0,
         **config,
     )
     options = ServeOptions(
