@@ -451,8 +451,14 @@ class Finish:
 
 @dataclass(frozen=True, slots=True)
 class Resign:
+    """Give up the race. With a ``seq`` (numbered like a move) it is journaled with it and
+    answered with ``race``, so that a client resends it after a resume like a move and a
+    resign accepted just before a crash is never lost (docs/protocol.md 4.10, 4.19); nil
+    (an older client): no answer but ``progress``, and not resent."""
+
     TYPE: ClassVar[str] = "resign"
-    FIELDS: ClassVar[tuple[F, ...]] = ()
+    FIELDS: ClassVar[tuple[F, ...]] = (F("seq", Opt(Int(1, _U31)), False),)
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,7 +214,8 @@ class Race:
 
     @staticmethod
     def finished_by(runner: Runner, seq: int) -> bool:
-        """``seq`` was a ``finish`` that played its moves (its answer is the race state)."""
+        """``seq`` was a ``finish`` that played its moves, or a numbered ``resign``: its
+        answer is the race state."""
         kept = runner.replies.get(seq)
         return kept is not None and kept[0] == FINISH_REPLY
 
@@ -278,8 +279,15 @@ class Race:
             ),
         )
 
-    def resign(self, runner: Runner, now: float) -> None:
+    def resign(self, runner: Runner, now: float, seq: int | None = None) -> None:
+        """The runner gives up; with a ``seq`` it is remembered as that seq's answer (the
+        race state, as for ``finish``), so that a resend is answered, not refused."""
         self._finish(runner, PlayerState.RESIGNED, self.elapsed_ms(now))
+        if seq is not None:
+            runner.last_seq = seq
+            runner.replies[seq] = (FINISH_REPLY,)
+            if len(runner.replies) > REPLY_MEMORY:
+                runner.replies.popitem(last=False)
 
     def abandon(self, runner: Runner, now: float) -> None:
         """A player who stayed disconnected past the resume window."""

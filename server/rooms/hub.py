@@ -405,7 +405,7 @@ class Hub(Queries):
         elif isinstance(msg, Start):
             self._play.start(c, p, now)
         elif isinstance(msg, Resign):
-            self._play.resign(c, p, now)
+            self._play.resign(c, p, msg.seq, now)
         elif isinstance(msg, Leave):
             self._play.leave(c, p, now)
         elif isinstance(msg, Rematch):

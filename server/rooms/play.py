@@ -247,12 +247,12 @@ class Play(Part):
             return
         self.refuse(c, room.finish(p, seq, now))
 
-    def resign(self, c: _Conn, p: _Player, now: float) -> None:
+    def resign(self, c: _Conn, p: _Player, seq: int | None, now: float) -> None:
         room = p.room
         if room is None:
-            self._error(c, "not_in_room", "you are not in a room")
+            self._error(c, "not_in_room", "you are not in a room", seq=seq)
             return
-        self.refuse(c, room.resign(p, now))
+        self.refuse(c, room.resign(p, now, seq))
 
     def leave(self, c: _Conn, p: _Player, now: float) -> None:
         room = p.room

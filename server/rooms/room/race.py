@@ -191,18 +191,30 @@ class RoomRace(RoomViews[M]):
         runner = race.runners.get(p.name)
         return runner is None or runner.done
 
-    def resign(self, p: M, now: float) -> Refusal | None:
-        runner = self.runner(p, None)
-        if isinstance(runner, Refusal):
-            return runner
+    def resign(self, p: M, now: float, seq: int | None = None) -> Refusal | None:
+        """Runner ``p`` gives up. With a ``seq`` it is checked and numbered as a move is
+        (a resend is answered again with the race state, not refused), journaled with it,
+        and answered with ``race``; without one (an older client), as it always was."""
+        if seq is not None:
+            numbered = self._new_action(p, seq, now)
+            if not isinstance(numbered, Runner):
+                return numbered
+            runner = numbered
+        else:
+            plain = self.runner(p, None)
+            if isinstance(plain, Refusal):
+                return plain
+            runner = plain
+            self.enforce_limit(now)
+            if runner.done:
+                return Refusal("finished", f"your race is over ({runner.state.value})")
         race = self.race
         assert race is not None
-        self.enforce_limit(now)
-        if runner.done:
-            return Refusal("finished", f"your race is over ({runner.state.value})")
-        race.resign(runner, now)
-        self.journal(p.id, None, "resign", race.elapsed_ms(now))
+        race.resign(runner, now, seq)
+        self.journal(p.id, seq, "resign", race.elapsed_ms(now))
         log.info("room %s: %s resigned", self.code, p.name)
+        if seq is not None:
+            self.send(p, self.race_msg(runner, now))
         self.progress(now)
         self.check_over()
         return None

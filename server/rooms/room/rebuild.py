@@ -86,7 +86,7 @@ class Room(RoomLobby[M]):
             runner = race.runners[names[a.player_id]]
             at = started + a.at_ms / 1000
             if a.action == "resign":
-                race.resign(runner, at)
+                race.resign(runner, at, a.seq)
             elif a.action == "hint":
                 runner.hinted = True
             elif a.action in ("abandon", "leave"):
