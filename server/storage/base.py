@@ -12,11 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, cast
 
-from sqlalchemy import (
-    Table,
-    event,
-    select,
-)
+from sqlalchemy import Table, event, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from .direct import SqliteThread

@@ -12,23 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import (
-    Table,
-    and_,
-    func,
-    select,
-    tuple_,
-    union_all,
-)
+from sqlalchemy import Table, and_, func, select, tuple_, union_all
 
-from .base import (
-    StoreBase,
-    _archive_bests,
-    _bests,
-    _players,
-    _races,
-    _results,
-)
+from .base import StoreBase, _archive_bests, _bests, _players, _races, _results
 
 __all__ = ["BoardsStore", "BoardEntry", "Board"]
 

@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import (
-    func,
-    insert,
-    select,
-)
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from protocol import GameCode
 
 from ..domain.daily import DailyChoice
-from .base import (
-    StoreBase,
-    _attempts,
-    _daily_deals,
-    _utc,
-)
+from .base import StoreBase, _attempts, _daily_deals, _utc
 
 __all__ = ["DailiesStore"]
 

@@ -15,22 +15,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import (
-    Table,
-    bindparam,
-    select,
-)
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..domain.records import LiveAction, LiveRace
-from .base import (
-    StoreBase,
-    _live,
-    _live_actions,
-    _races,
-    _utc,
-)
+from .base import StoreBase, _live, _live_actions, _races, _utc
 from .direct import SqliteThread
 
 __all__ = ["LiveStore"]

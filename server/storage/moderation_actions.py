@@ -32,9 +32,7 @@ from .moderation_base import (
     _voids,
     _Who,
 )
-from .moderation_models import (
-    MARK_KINDS,
-)
+from .moderation_models import MARK_KINDS
 
 __all__ = ["ModerationActions"]
 

@@ -13,22 +13,13 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import (
-    delete,
-    insert,
-    select,
-)
+from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from protocol.messages import name_key, name_skeleton
 
 from ..domain.records import Standing
-from .base import (
-    StoreBase,
-    _players,
-    _settings,
-    _utc,
-)
+from .base import StoreBase, _players, _settings, _utc
 from .ratings import RatingsStore
 
 __all__ = ["PlayersStore", "NameTakenError", "Identity", "hash_token"]

@@ -12,12 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import (
-    Table,
-    func,
-    insert,
-    select,
-)
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -38,9 +33,7 @@ from .base import (
     _results,
     _utc,
 )
-from .models import (
-    board_key,
-)
+from .models import board_key
 from .ratings import lock_players, rate, stored_changes
 
 __all__ = [
