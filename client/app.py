@@ -4,7 +4,7 @@ Every server message goes to ``Session.receive``; every key or click becomes a s
 call whose messages ``send`` passes to the connection; after either, ``sync`` shows the
 screen of the session's phase (lobby, room, race, watch, results) and redraws it.
 
-The app imports its screens (screens.py), which import their widgets (widgets.py); those
+The app imports its screens (screens/), which import their widgets (widgets.py); those
 two see the app only as the ``Host`` of host.py, and never import this module.
 """
 

@@ -1,8 +1,8 @@
 """What the screens and widgets use of the app that runs them: the ``Host``.
 
 ``YukonApp`` (app.py) is the host; screens and widgets reach it through ``host(self)``
-and never import app.py, so the client's imports run one way: app.py imports screens.py,
-screens.py imports widgets.py, and all three import this module. What the player does
+and never import app.py, so the client's imports run one way: app.py imports screens/,
+screens/ imports widgets.py, and all three import this module. What the player does
 goes up as calls of ``send`` and ``sync`` (and as Textual messages, such as a click on
 the board); what is drawn is read from ``session`` and the link's state.
 """

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from protocol.messages import Player, PlayerPage
 from protocol.times import format_ms
 
-from .screens import Base, Hints, Title
+from .chrome import Base, Hints, Title
 from .state import rating_text
 from .widgets import Live, StatusLine
 

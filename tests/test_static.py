@@ -95,29 +95,38 @@ def test_client_never_imports_server() -> None:
 
 
 def client_modules_imported(name: str) -> set[str]:
-    """The ``client`` modules that ``client/NAME.py`` imports, wherever the import is:
-    at the top, in a function, or under ``if TYPE_CHECKING``."""
-    tree = ast.parse((ROOT / "client" / f"{name}.py").read_text())
+    """The ``client`` modules that ``client/NAME.py`` (or every file of the package
+    ``client/NAME/``) imports, wherever the import is: at the top, in a function, or under
+    ``if TYPE_CHECKING``. ``client.screens.lobby`` counts as ``client.screens`` too."""
+    package = ROOT / "client" / name
+    paths = sorted(package.rglob("*.py")) if package.is_dir() else [package.with_suffix(".py")]
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: from .app import X, from . import app
-                base = "client" + (f".{node.module}" if node.module else "")
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return {m for m in found if m.split(".")[0] == "client"}
+    for path in paths:
+        here = path.relative_to(ROOT).with_suffix("").parts[:-1]  # the file's package
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from .app import X, from ..chrome import Base
+                    parent = ".".join(here[: len(here) - node.level + 1])
+                    base = parent + (f".{node.module}" if node.module else "")
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+    prefixes = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 2)}
+    return {m for m in prefixes if m.split(".")[0] == "client"}
 
 
 def test_client_imports_run_one_way() -> None:
-    """app.py imports screens.py, which imports widgets.py; never back, so each reads on
-    its own. Screens and widgets reach the app as the ``Host`` of host.py."""
+    """app.py imports screens/, which imports widgets.py; never back, so each reads on
+    its own. Screens and widgets reach the app as the ``Host`` of host.py; the chrome the
+    screens share (chrome.py) and the player's page (player.py) import no screen."""
     never = {
-        "widgets": {"client.screens", "client.app"},
+        "widgets": {"client.screens", "client.chrome", "client.player", "client.app"},
         "screens": {"client.app"},
-        "host": {"client.widgets", "client.screens", "client.app"},
+        "chrome": {"client.screens", "client.player", "client.app"},
+        "player": {"client.screens", "client.app"},
+        "host": {"client.widgets", "client.screens", "client.chrome", "client.app"},
     }
     for name, forbidden in never.items():
         wrong = client_modules_imported(name) & forbidden
