@@ -24,6 +24,8 @@ FOUNDATION = 0
 #: What a ``finish`` (docs/protocol.md 4.24) is in ``RaceBoard.pending`` and ``played``,
 #: where a move is its text and an undo None: sent again as a ``finish`` after a drop.
 FINISH = "finish"
+#: ``pending``'s and ``played``'s mark for a numbered ``resign`` (answered with ``race``).
+RESIGN = "resign"
 
 _RANKS = "A23456789TJQK"
 
@@ -130,10 +132,11 @@ class RaceBoard:
         )
 
     def finished_by(self, race: Race, now: float) -> None:
-        """The ``race`` that answers my ``finish``: the server's position after the moves
-        it played for me (every card home); ``hinted`` stays as it was."""
-        self.pending.pop(race.seq, None)
-        self.played.append((race.seq, FINISH))
+        """The ``race`` that answers my ``finish`` (the server's position after the moves
+        it played for me, every card home) or my numbered ``resign`` (my state resigned):
+        kept among what was played, so a resync resends it; ``hinted`` stays as it was."""
+        mark = self.pending.pop(race.seq, FINISH)
+        self.played.append((race.seq, mark))
         played, pending = self.played, self.pending
         self._load(race, now)
         self._changed()

@@ -55,7 +55,16 @@ from protocol.messages import Player as PlayerMsg
 from protocol.times import format_ms
 
 from .cards import label, move_label
-from .race_board import DONE_STATES, DOUBLE_TAP_S, FINISH, FOUNDATION, Pick, RaceBoard, Status
+from .race_board import (
+    DONE_STATES,
+    DOUBLE_TAP_S,
+    FINISH,
+    FOUNDATION,
+    RESIGN,
+    Pick,
+    RaceBoard,
+    Status,
+)
 from .replay import ReplayRun
 from .views import Standing, change_text, headline, names_list, rating_text, streak_text
 
@@ -86,9 +95,11 @@ _WATCH_INSTEAD = {"race_running": "is racing", "room_full": "is full"}
 
 
 def _resend(seq: int, move: str | None) -> Message:
-    """A move, undo or finish sent again after a drop, under its own number."""
+    """A move, undo, finish or resign sent again after a drop, under its own number."""
     if move == FINISH:
         return Finish(seq)
+    if move == RESIGN:
+        return Resign(seq)
     return MoveMsg(seq, move) if move is not None else Undo(seq)
 
 
@@ -611,6 +622,10 @@ class Session:
             race.finished_by(msg, now)  # the answer to my finish (protocol 4.24)
             self.say("all 52 cards home: you won!" if msg.state == "won" else "finished", "good")
             return []
+        if race is not None and race.pending.get(msg.seq, "") == RESIGN:
+            race.finished_by(msg, now)  # the answer to my resign (protocol 4.10)
+            self.say("you resigned")
+            return []
         self.race = RaceBoard(msg, now, ascii=self.ascii)
         room_code = self.room.room if self.room is not None else None
         if self.starting:
@@ -934,7 +949,8 @@ class Session:
         if race is None or race.is_done(undo=self.undo_allowed):
             return []
         race.cancel()
-        return [Resign()]
+        # Numbered, so that it is kept and resent after a resume like a move (4.19).
+        return [Resign(race.take_seq(RESIGN))]
 
     @property
     def hints_allowed(self) -> bool:

@@ -3,6 +3,8 @@ tapping, placement help, clocks and phases."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from client.state import (
@@ -394,7 +396,7 @@ def test_clicks_pick_a_card_drop_on_a_column_and_tap_the_picked_card() -> None:
 
 def test_resign_and_the_progress_that_answers_it() -> None:
     session, _ = racing_session()
-    assert session.resign() == [Resign()]
+    assert session.resign() == [Resign(1)]
     session.receive(
         progress(
             4000,
@@ -679,3 +681,23 @@ def test_a_commitment_to_another_deal_than_the_one_dealt_is_called_out() -> None
 def test_no_commitment_no_check() -> None:
     session, _ = racing_session()
     assert finish(session, CODE, None) is None
+
+
+def test_a_resign_is_numbered_kept_and_resent_after_a_restart_lost_it() -> None:
+    session, referee = racing_session()
+    race = racing(session)
+    play(session, referee, [MoveMsg(race.take_seq("6H>7"), "6H>7")])
+    [resign] = session.resign()
+    assert resign == Resign(2)
+    # The server's answer: the race, my state resigned.
+    answer = dataclasses.replace(referee.race(seq=2), state="resigned")
+    assert session.receive(answer, 10.0) == []
+    assert said(session) == ("you resigned", "info")
+    assert racing(session).state == "resigned" and racing(session).pending == {}
+    # The restarted server lost the resign's group (its race says seq 1): sent again.
+    session.connection_lost()
+    again = session.receive(referee.race(seq=1), 30.0)
+    assert again == [Resign(2)]
+    # A server that kept it says seq 2: nothing to send.
+    session.connection_lost()
+    assert session.receive(dataclasses.replace(referee.race(seq=2), state="resigned"), 40.0) == []
