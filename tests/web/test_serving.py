@@ -29,8 +29,9 @@ WEB = ROOT / "server" / "pages" / "web"
 #: all, the friend's dead ends) brought it from 151 to 166 KB; issue 29 (the quick race's
 #: box, the player's page and chart, ratings and streaks, the archive, the countdown and
 #: the deck's settings) to about 193 KB; issue 40's check of the daily's log (dailylog.js,
-#: 5.6 KB, loaded with ``import()`` only when a past day is played) to about 201 KB.
-BUDGET = 205 * 1024
+#: 5.6 KB, loaded with ``import()`` only when a past day is played) to about 201 KB; issue
+#: 41's split of screens.js one screen a file (each module's own imports) to about 206 KB.
+BUDGET = 215 * 1024
 
 
 @dataclass

@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 from protocol.dailylog import verify_chain
-from server.pages.http import daily_log_json, render_daily_log_html
+from server.pages.dailylog import daily_log_json, render_daily_log_html
 
 from ..wire import running_server
 from .test_http import NOON, TODAY, Clock, fetch
