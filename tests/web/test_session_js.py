@@ -215,3 +215,40 @@ def test_finish_is_offered_with_every_card_face_up() -> None:
     assert refused[4]["status"] == "finish: no win found" and refused[4]["finishing"] is None
     assert refused[4]["canFinish"] is True
     assert dropped[4] == [finish]
+
+
+def test_a_resign_is_numbered_answered_and_resent_after_a_restart_lost_it() -> None:
+    game = Game.from_code(CODE)
+    start = race(game, 0)
+    resigned = race(game, 1, "resigned")
+    racing = room("racing", {"bob": True})
+    out = run_node(
+        CHECK,
+        {
+            "scenarios": [
+                {
+                    "me": "bob",
+                    "steps": [
+                        ["receive", racing],
+                        ["receive", start],
+                        ["call", "resign"],
+                        ["receive", resigned],
+                        ["look"],
+                        # The restarted server lost it: its race says seq 0; resent.
+                        ["call", "connectionLost", 0],
+                        ["receive", start],
+                        # A server that kept it: nothing to send.
+                        ["call", "connectionLost", 0],
+                        ["receive", resigned],
+                    ],
+                },
+            ]
+        },
+    )
+    [steps] = out["scenarios"]
+    assert steps[2] == [{"t": "resign", "seq": 1}]
+    assert steps[3] == []
+    assert steps[4]["state"] == "resigned" and steps[4]["lastSeq"] == 1
+    assert steps[4]["status"] == "you resigned; the others race on"
+    assert steps[6] == [{"t": "resign", "seq": 1}]
+    assert steps[8] == []

@@ -14,6 +14,14 @@ export { RaceBoard };
 
 /** The marker of a `finish` among the sent moves (protocol: the server plays the rest). */
 export const FINISH = "finish";
+/** `pending`'s and `played`'s mark for a numbered resign (answered with `race`, 4.10). */
+export const RESIGN = "resign";
+const resent = ([seq, move]) =>
+  move === null
+    ? { t: "undo", seq }
+    : move === FINISH || move === RESIGN
+      ? { t: move, seq }
+      : { t: "move", seq, move };
 
 /** A name's most characters (code points, protocol 4.1). */
 export const NAME_MAX = 20;
@@ -366,9 +374,17 @@ export class Session {
     if (race && race.resyncing && race.rules === msg.view.split(" ")[0]) {
       const again = race.resync(msg, now);
       this.say("connection back: the race goes on", "good");
-      return again.map(([seq, move]) =>
-        move === null ? { t: "undo", seq } : move === FINISH ? { t: "finish", seq } : { t: "move", seq, move },
-      );
+      return again.map(resent);
+    }
+    if (race && race.pending.get(msg.seq) === RESIGN) {
+      // The answer to my numbered resign: kept among what was played, so a resync resends it.
+      const played = [...race.played, [msg.seq, RESIGN]];
+      race.load(msg, now);
+      race.changed();
+      race.played = played;
+      race.pending.delete(msg.seq);
+      this.say("you resigned; the others race on", "error");
+      return [];
     }
     if (race && race.finishing !== null) {
       // The answer to `finish`: my whole race after the moves the server played for me.
@@ -677,7 +693,8 @@ export class Session {
   resign() {
     if (!this.race || this.raceDone()) return [];
     this.cancel();
-    return [{ t: "resign" }];
+    // Numbered, so that it is kept and resent after a resume like a move (protocol 4.19).
+    return [{ t: "resign", seq: this.race.takeSeq(RESIGN) }];
   }
 
   askHint() {
