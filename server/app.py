@@ -32,11 +32,13 @@ from .domain.daily import DailyDeals
 from .domain.leaderboard import Leaderboards
 from .pages.http import HttpPages
 from .rooms import Hub, HubConfig
+from .runtime.enforcer import ENFORCE_EVERY_S, Enforcer
 from .runtime.executor import RaceServer
 from .runtime.limits import Network
 from .runtime.solving import Lane, SolverPool
 from .storage import migrate
 from .storage.journal import JournalWriter
+from .storage.moderation import ModerationStore
 from .storage.spool import ResultWriter
 from .storage.sql import DEFAULT_URL, SqlStore, describe_error
 
@@ -66,6 +68,8 @@ class ServeOptions:
     #: Reverse proxies whose ``X-Forwarded-For`` names the client's address for the
     #: per-address limits (``server.runtime.limits``); from anyone else the header is ignored.
     trusted_proxies: tuple[Network, ...] = ()
+    #: How often this process reads the operator's marks (docs/fairplay.md).
+    enforce_every_s: float = ENFORCE_EVERY_S
     #: A node of a cluster (docs/cluster.md): its Redis (``redis://host:6379/0``), the
     #: prefix of its keys and channels there, and its id (None: made up at start).
     redis: str | None = None
@@ -206,12 +210,23 @@ async def open_server(
             ) from exc
         await server.start(options.host, options.port, ssl=context)
         journal.start()
+        # The operator's marks, read on every node (docs/fairplay.md): the first read
+        # before the first hello can be answered, then every ENFORCE_EVERY_S.
+        enforcer = Enforcer(
+            server,
+            ModerationStore(store.engine),
+            lambda: asyncio.get_running_loop().time(),
+            every_s=options.enforce_every_s,
+        )
+        await enforcer.once()
+        enforcer.start()
         ready = asyncio.create_task(dailies.keep_ready(), name="daily deals")
         try:
             yield server
         finally:
             ready.cancel()
             await asyncio.gather(ready, return_exceptions=True)
+            await enforcer.stop()
             await dailies.close()
             restart = getattr(server, "closing_for_restart", False)
             log.info(

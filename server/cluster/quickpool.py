@@ -109,7 +109,7 @@ class ClusterPool:
         redis = self.relay.client
         try:
             if isinstance(e, PoolEnter):
-                entry = json.dumps([e.rating, e.joined, self.node])
+                entry = json.dumps([e.rating, e.joined, self.node, e.lane])
                 await self.relay.call(redis.hset(self._pool, str(e.player_id), entry))
             elif isinstance(e, PoolLeave):
                 await self.relay.call(redis.hdel(self._pool, str(e.player_id)))
@@ -137,14 +137,15 @@ class ClusterPool:
         if not await self._hold():
             return
         raw = await self.relay.call(redis.hgetall(self._pool))
-        entries: dict[int, tuple[float, float, str]] = {}
+        entries: dict[int, tuple[float, float, str, str]] = {}
         for key, value in raw.items():
             try:
-                rating, joined, node = json.loads(value)
-                entries[int(key)] = (float(rating), float(joined), str(node))
+                # [rating, joined, node, lane]; a node of an older release writes no lane.
+                rating, joined, node, *lane = json.loads(value)
+                entries[int(key)] = (float(rating), float(joined), str(node), str(*lane[:1]))
             except (ValueError, TypeError):
                 await self.relay.call(redis.hdel(self._pool, key))
-        waiters = [Waiter(pid, r, joined) for pid, (r, joined, _) in entries.items()]
+        waiters = [Waiter(pid, r, joined, lane) for pid, (r, joined, _, lane) in entries.items()]
         for group in match(waiters, self.config, time.time()):
             ids = [w.player for w in group.players]
             taken = await self.relay.call(

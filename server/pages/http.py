@@ -252,8 +252,8 @@ class HttpPages:
                 return json_reply(HTTPStatus.NOT_FOUND, {"error": "no_such_room", "text": text})
             return page_reply(HTTPStatus.NOT_FOUND, render_room_html(None, None, text))
         code = raw.upper()
-        hub, now = self.server.hub, self.server.listener.loop.time()
-        wait = hub.guess_wait(key, now)
+        guesses, now = self.server.hub.room_guesses, self.server.listener.loop.time()
+        wait = guesses.retry_after(key, now) if key else 0.0
         if wait > 0:  # guessing codes costs here as it does on the websocket (5.5)
             text = (
                 "too many room codes that name no room from your address:"
@@ -268,7 +268,8 @@ class HttpPages:
             is_open, _ = await self._room_node(code)
             if is_open:
                 return self.web.respond(WebClient.INVITE, if_none_match)
-            hub.room_missed(key, now)
+            if key:
+                guesses.add(key, now)
             return page_reply(
                 HTTPStatus.NOT_FOUND, render_room_html(code, await self._last_race(code), None)
             )
@@ -282,8 +283,8 @@ class HttpPages:
             (is_open, node), last = await asyncio.gather(
                 self._room_node(code), self._last_race(code)
             )
-        if not is_open:
-            hub.room_missed(key, now)
+        if not is_open and key:
+            guesses.add(key, now)
         return json_reply(HTTPStatus.OK, room_json(code, is_open, last, node))
 
     async def _room_node(self, code: str) -> tuple[bool, str | None]:

@@ -117,6 +117,8 @@ class PoolEnter:
     player_id: int
     rating: float
     joined: float
+    #: The pool's lane (``pool.Waiter.lane``): "" or "marked".
+    lane: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ __all__ = [
     "Control",
     "DailyBegun",
     "DailyRefused",
+    "Enforce",
     "Disconnected",
     "GhostAnswered",
     "HelloRefused",
@@ -253,6 +254,16 @@ class AdoptLobby:
 
 
 @dataclass(frozen=True, slots=True)
+class Enforce:
+    """What the operator's marks and account states are now, as the database says
+    (read every few seconds by every node: docs/fairplay.md, "On a running server")."""
+
+    marks: Mapping[int, frozenset[str]] = field(hash=False)
+    closed: frozenset[int] = frozenset()
+    muted: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class RoomLost:
     """This node lost room ``code`` (its lease was taken, or the database fenced it)."""
 
@@ -283,4 +294,5 @@ HubEvent: TypeAlias = (
     | RelayGap
     | AdoptLobby
     | RoomLost
+    | Enforce
 )

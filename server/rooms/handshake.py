@@ -27,7 +27,15 @@ from .effects import Authenticate, Close, Effect, Forget, Handover, Resumed
 from .password import Password
 from .play import Play
 from .shared import Part, Shared
-from .state import CLOSE_TRY_LATER, REPLACED_KEPT_S, _Conn, _forget_oldest, _Player
+from .state import (
+    ACCOUNT_CLOSED_TEXT,
+    CLOSE_ACCOUNT_CLOSED,
+    CLOSE_TRY_LATER,
+    REPLACED_KEPT_S,
+    _Conn,
+    _forget_oldest,
+    _Player,
+)
 from .timers import TimerKind
 
 __all__ = ["Handshake", "handover"]
@@ -256,7 +264,12 @@ class Handshake(Part):
     def attach(self, c: _Conn, p: _Player, now: float, *, welcome: bool = True) -> None:
         """Bind a connection to a player, replacing an older connection of theirs. A guest
         (``welcome`` False) was welcomed by its gateway already. A player whose room lives
-        on another node (``_Player.away``) is handed over there, which resyncs them."""
+        on another node (``_Player.away``) is handed over there, which resyncs them. A
+        closed account (``yukon mod close``) is told so and closed, whatever it held."""
+        if p.id in self._shared.closed_accounts:
+            self._error(c, "account_closed", ACCOUNT_CLOSED_TEXT)
+            self._close(c, CLOSE_ACCOUNT_CLOSED, "account closed")
+            return
         resumed = p.gone_at is not None or p.conn is not None
         if p.conn is not None and p.conn in self._conns:
             old = self._conns[p.conn]

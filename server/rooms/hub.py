@@ -57,6 +57,7 @@ from . import events as ev
 from .config import HubConfig
 from .dailies import Dailies
 from .effects import Effect, Forward, Query, Send
+from .enforcement import Enforcement
 from .ghosts import Ghosts
 from .handshake import Handshake
 from .hints import Hints
@@ -71,6 +72,7 @@ from .room import Room
 from .shared import Shared
 from .state import CLOSE_POLICY, ROOM_ALPHABET, ROOM_CODE_LENGTH, _Conn, _Player
 from .timers import TimerKind
+from .windows import SlidingCounts
 
 __all__ = ["Hub"]
 
@@ -115,6 +117,7 @@ class Hub(Queries):
         self._ghosts = Ghosts(shared, play)
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
         self._quick = Quick(shared, play)  # issue 29: the quick-race pool
+        self._enforcement = Enforcement(shared, self._quick)  # issue 40: marks applied
         # What the entry points use on every frame, bound once, so that the move path
         # (``receive`` -> ``_dispatch`` -> ``Play.move`` -> ``Room.move``) costs what one
         # class would.
@@ -202,6 +205,10 @@ class Hub(Queries):
                 return self.adopt_lobby(code, snapshot, now, owner=owner)
             case ev.RoomLost(code):
                 return self.drop_room(code, now)
+            case ev.Enforce(marks, closed, muted):  # the operator's marks (Enforcement)
+                self._begin(now)
+                self._enforcement.apply(marks, closed, muted, now)
+                return self._flush()
             case bus.Attach():
                 m = event
                 return self.guest_attach(
@@ -594,15 +601,11 @@ class Hub(Queries):
 
     # -- restarts ---------------------------------------------------------------------------
 
-    def guess_wait(self, key: str, now: float) -> float:
-        """Seconds before address ``key`` may look another room code up (0: now): the
-        budget ``join`` and ``watch`` spend, which the invite link's page spends too."""
-        return self._shared.room_misses.retry_after(key, now) if key else 0.0
-
-    def room_missed(self, key: str, now: float) -> None:
-        """An invite link over HTTP named no open room: one guess of ``key``'s budget."""
-        if key:
-            self._shared.room_misses.add(key, now)
+    @property
+    def room_guesses(self) -> SlidingCounts:
+        """Room codes that named no room, per address: the budget ``join`` and ``watch``
+        spend, which the invite link's page spends too (docs/protocol.md 5.5)."""
+        return self._shared.room_misses
 
     def live_elapsed(self, now: float) -> dict[str, int]:
         """Each running race's clock, for the journal's checkpoints."""

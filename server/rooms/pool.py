@@ -19,7 +19,8 @@ nearest rating first:
 - at ``max_wait_s`` the band has no limit, so anyone waiting with them races with them:
   nobody waits past ``max_wait_s`` while somebody else waits too.
 
-A player alone waits on: bots are not players, the pool never makes one up.
+A player alone waits on: bots are not players, the pool never makes one up. Players meet
+only their own *lane*: accounts with a mark in force wait apart and race only each other.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ class Waiter:
     player: int
     rating: float
     joined: float
+    #: Who may meet whom: "" the players, "marked" those with a mark in force (engine,
+    #: boost, alt: they meet only each other, docs/fairplay.md). Never across lanes.
+    lane: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +122,14 @@ class Pool:
         """Everyone waiting, the longest waiting first."""
         return sorted(self._waiters.values(), key=lambda w: (w.joined, w.player))
 
-    def enter(self, player: int, rating: float, now: float) -> Waiter:
-        """``player`` waits from ``now``; entering again keeps their place (and time)."""
+    def enter(self, player: int, rating: float, now: float, lane: str = "") -> Waiter:
+        """``player`` waits from ``now`` in ``lane``; entering again keeps their place (and
+        time), in the lane given now (a mark made while they wait moves them)."""
         w = self._waiters.get(player)
         if w is None:
-            w = self._waiters[player] = Waiter(player, rating, now)
+            w = self._waiters[player] = Waiter(player, rating, now, lane)
+        elif w.lane != lane:
+            w = self._waiters[player] = Waiter(player, w.rating, w.joined, lane)
         return w
 
     def leave(self, player: int) -> bool:
@@ -165,7 +172,11 @@ def match(waiters: Iterable[Waiter], config: PoolConfig, now: float) -> list[Gro
         band = config.band(waited)
         lo = bisect.bisect_left(ratings, anchor.rating - band)
         hi = bisect.bisect_right(ratings, anchor.rating + band)
-        near = [w for w in by_rating[lo:hi] if w.player not in taken and w is not anchor]
+        near = [
+            w
+            for w in by_rating[lo:hi]
+            if w.player not in taken and w is not anchor and w.lane == anchor.lane
+        ]
         if len(near) + 1 < config.min_players:
             continue
         full = len(near) + 1 >= config.max_players

@@ -119,10 +119,11 @@ class Quick(Part):
         p = self._players.get(player_id)
         if p is None or p.conn is None or p.room is not None:
             return
-        self.pool.enter(player_id, rating, now)
+        lane = self._shared.lane(player_id)
+        self.pool.enter(player_id, rating, now, lane)
         if self.cluster:
             joined = self._joined_wall[player_id] = self._wall()
-            self._out.append(PoolEnter(player_id, rating, joined))
+            self._out.append(PoolEnter(player_id, rating, joined, lane))
         log.info("%s waits for a quick race (rating %.0f)", p.name, rating)
         if not self._notify(now):  # everyone hears the new count, or this player alone
             self._status(p, now)
@@ -300,7 +301,11 @@ class Quick(Part):
             for pid, gateway in remote:  # nobody here to host it: they wait on
                 self._out.append(QuickInvite(gateway, pid, ""))
             for p in local:
-                self._out.append(PoolEnter(p.id, self._rating(p.id), self._joined_wall[p.id]))
+                self._out.append(
+                    PoolEnter(
+                        p.id, self._rating(p.id), self._joined_wall[p.id], self._shared.lane(p.id)
+                    )
+                )
             return
         for p in local:
             self.pool.leave(p.id)
@@ -324,13 +329,25 @@ class Quick(Part):
         if c is None or c.closed:
             return
         if not code:
-            rating = self._rating(player_id)
-            self._out.append(PoolEnter(player_id, rating, self._joined_wall[player_id]))
+            rating, lane = self._rating(player_id), self._shared.lane(player_id)
+            self._out.append(PoolEnter(player_id, rating, self._joined_wall[player_id], lane))
             return
         self.pool.leave(player_id)
         self._joined_wall.pop(player_id, None)
         self._shared.frame = encode(Join(code))
         self._play.join(c, p, code, now, spectator=False)
+
+    def relane(self, now: float) -> None:
+        """Marks changed (``Hub.enforce``): each waiting player waits on in their lane as
+        it is now, keeping their place; a cluster's pool hears the new lane too."""
+        for w in self.pool.waiters():
+            lane = self._shared.lane(w.player)
+            if lane != w.lane:
+                self.pool.enter(w.player, w.rating, w.joined, lane)
+                if self.cluster and w.player in self._joined_wall:
+                    joined = self._joined_wall[w.player]
+                    self._out.append(PoolEnter(w.player, w.rating, joined, lane))
+        self.tick(now)
 
     def _rating(self, player_id: int) -> float:
         return next((w.rating for w in self.pool.waiters() if w.player == player_id), 0.0)
@@ -357,4 +374,4 @@ class Quick(Part):
         """A player of a group that could not form waits on, from when they began."""
         for w in waiters:
             if w.player == p.id:
-                self.pool.enter(w.player, w.rating, w.joined)
+                self.pool.enter(w.player, w.rating, w.joined, self._shared.lane(w.player))

@@ -80,6 +80,11 @@ class Shared:
         self.address_attempts = SlidingCounts(
             config.max_attempts_per_address, config.attempt_window_s
         )
+        #: What the operator's marks and states say (``Hub.enforce``, from the database
+        #: every few seconds): marks in force by player id, closed and muted accounts.
+        self.marks: dict[int, frozenset[str]] = {}
+        self.closed_accounts: frozenset[int] = frozenset()
+        self.muted: frozenset[int] = frozenset()
         #: Deadlines, a heap of (when, order, kind, what); ``Hub.tick`` fires them.
         self.timers: list[tuple[float, int, TimerKind, object]] = []
         self._timer_seq = 0
@@ -98,6 +103,14 @@ class Shared:
         #: followed), with the player's id and until when frames still relayed on the old
         #: route are served as that player's (``Nodes.late``).
         self.replaced: dict[tuple[str, int], tuple[int, float]] = {}
+
+    def lane(self, player_id: int) -> str:
+        """The quick-race pool's lane of a player (``pool.Waiter.lane``): "bot" for a bot
+        mark, "marked" for an engine, boost or alt mark, else "" (docs/fairplay.md)."""
+        marks = self.marks.get(player_id)
+        if not marks:
+            return ""
+        return "bot" if "bot" in marks else "marked"
 
     def drop_guest(self, c: _Conn) -> None:
         """A guest is done here (released, gone, or replaced by a newer session)."""

@@ -41,6 +41,10 @@ CLOSE_RESTARTING = 1012
 #: Websocket close code when the server holds all the connections it allows, or all its
 #: address may have, or cannot check a password soon enough.
 CLOSE_TRY_LATER = 1013
+#: Websocket close code for a connection of an account the operator closed
+#: (``yukon mod close``; docs/protocol.md 6): do not reconnect with that token.
+CLOSE_ACCOUNT_CLOSED = 4004
+ACCOUNT_CLOSED_TEXT = "this account was closed by the server's operator"
 
 #: How long frames still relayed for a guest replaced by its player's direct connection
 #: (a route followed) are served as that player's: the relay's delay, with room to spare.

@@ -199,6 +199,28 @@ class ModerationReads(ModerationBase):
             undone_entry=row.undone_log_id,
         )
 
+    async def enforcement(
+        self,
+    ) -> tuple[dict[int, frozenset[str]], frozenset[int], frozenset[int]]:
+        """What a running server applies (``server.runtime.enforcer``): the marks in force
+        by player id, and the closed and the muted accounts. Small sets, read whole."""
+        async with self.engine.connect() as conn:
+            marks: dict[int, set[str]] = {}
+            in_force = select(_marks.c.player_id, _marks.c.kind).where(_marks.c.undone_at.is_(None))
+            for player_id, kind in await conn.execute(in_force):
+                marks.setdefault(int(player_id), set()).add(str(kind))
+            states = select(_states.c.player_id, _states.c.closed, _states.c.muted).where(
+                (_states.c.closed) | (_states.c.muted)
+            )
+            closed: set[int] = set()
+            muted: set[int] = set()
+            for player_id, is_closed, is_muted in await conn.execute(states):
+                if is_closed:
+                    closed.add(int(player_id))
+                if is_muted:
+                    muted.add(int(player_id))
+        return {k: frozenset(v) for k, v in marks.items()}, frozenset(closed), frozenset(muted)
+
     async def refunds(self, *, name: str, now: float) -> list[Refund]:
         """What an engine or boost mark of ``name`` at ``now`` would give back to their
         opponents (``server.storage.refunds``), from the stored ratings. Reads only."""

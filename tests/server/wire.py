@@ -118,6 +118,7 @@ async def running_server(
         spool=tmp_path / "spool.jsonl",
         hub=hub,
         solver_processes=0,
+        enforce_every_s=0.2,  # marks read often: a test of them waits little
     )
     async with open_server(options, hub_options=hub_options) as srv:
         yield srv
