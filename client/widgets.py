@@ -420,6 +420,8 @@ class StandingsView(Live):
         )
         if not ghost and rated is not None and rated.rating is not None:  # protocol 4.27
             tag = f" {rating_text(rated.rating, rated.provisional)}{tag}"
+        if not ghost and rated is not None and rated.bot:  # a BOT account (4.30)
+            tag = f" [BOT]{tag}"
         state = self._state(p, session)
         # The name gives way, never its tag or its state: "Carol the Te… (you) playing".
         room = max(4, width - state.cell_len - 1)
@@ -596,6 +598,9 @@ class RoomView(Live):
         out.append(f"Players {len(room.players)}/{room.max_players}\n", style="bold")
         for p in room.players:
             out.append_text(self._player(room, p.name, p.ready, p.connected, session.me))
+            if p.bot:  # a BOT account (docs/bots.md)
+                out.right_crop(1)
+                out.append("  [BOT]\n", style="bold #d787d7")
             if p.rating is not None:  # the line's end: the rating (docs/protocol.md 4.27)
                 out.right_crop(1)
                 out.append(f"  {rating_text(p.rating, p.provisional)}\n", style="#8a8a8a")
@@ -665,7 +670,7 @@ class ResultsView(Live):
         outcome = outcome_cell(r.outcome)
         if r.hinted:  # ranked after every run without a hint
             outcome.append(" · hinted", style="#87d7ff")
-        tag = " (you)" if r.name == me else ""
+        tag = (" [BOT]" if r.bot else "") + (" (you)" if r.name == me else "")
         return [
             str(r.rank),
             cut(r.name, NAME_CELLS - cell_len(tag)) + tag,  # "(you)" is never cut off

@@ -351,6 +351,7 @@ class Hello:
         F("token", Opt(Str(128)), False),
         F("password", Opt(Str(128)), False),
         F("follow", Bool(), False),
+        F("bot", Bool(), False),
     )
     v: int
     name: str | None = None
@@ -360,6 +361,8 @@ class Hello:
     #: The client follows a ``route`` to its room's node (docs/protocol.md 4.25): a client
     #: that does not say so is served through the cluster's relay, as before.
     follow: bool = False
+    #: With a name: register a BOT account, for good (docs/bots.md). Ignored with a token.
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +378,7 @@ class Create:
         F("time_limit", Int(30, 7200), False),
         F("hints", Bool(), False),
         F("rated", Bool(), False),
+        F("bots", Bool(), False),
     )
     rules: str | None = None
     code: str | None = None
@@ -385,6 +389,8 @@ class Create:
     hints: bool = False
     #: The race changes its runners' ratings (docs/ratings.md).
     rated: bool = False
+    #: BOT accounts may join (docs/bots.md); a room a bot creates allows them anyway.
+    bots: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,6 +609,7 @@ class Welcome:
         F("streak", _small, False),
         F("best_streak", _small, False),
         F("next_daily_ms", Opt(_ms), False),  # dailydeck: the countdown (4.28)
+        F("bot", Bool(), False),  # issue 40: this is a BOT account (docs/bots.md)
     )
     v: int
     name: str
@@ -622,6 +629,8 @@ class Welcome:
     #: Milliseconds until the next UTC day by the server's clock: a client counts down from
     #: when it received this, never from its own wall clock (docs/protocol.md 4.28).
     next_daily_ms: int | None = None
+    #: This is a BOT account (registered with ``hello.bot``; docs/bots.md).
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -690,6 +699,7 @@ class RoomPlayer:
         F("connected", Bool()),
         F("rating", Opt(_rating), False),  # sent always; optional for an older server
         F("provisional", Bool(), False),
+        F("bot", Bool(), False),  # a BOT account (docs/bots.md); sent always
     )
     name: str
     ready: bool
@@ -697,6 +707,8 @@ class RoomPlayer:
     #: The player's rating, rounded; nil for a player who has none yet.
     rating: int | None = None
     provisional: bool = False
+    #: A BOT account: clients show it with a BOT badge.
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -722,6 +734,7 @@ class Room:
         F("ghost", Opt(Str(MAX_NAME)), False),  # sent always; optional for an older server
         F("rated", Bool(), False),  # sent always; optional for an older server
         F("quick", Bool(), False),  # issue 29: optional, an older server leaves it out
+        F("bots", Bool(), False),  # issue 40: BOT accounts may join; optional for an older one
     )
     room: str
     you: str
@@ -746,6 +759,8 @@ class Room:
     rated: bool = False
     #: A room the quick-race pool formed (docs/protocol.md 4.26).
     quick: bool = False
+    #: BOT accounts may join it (docs/bots.md).
+    bots: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -894,6 +909,7 @@ class RankEntry:
         F("hinted", Bool(), False),  # sent always; optional only for an older server's result
         F("rating", Opt(_rating), False),  # sent always; optional for an older server
         F("rating_change", Opt(Int(-10000, 10000)), False),
+        F("bot", Bool(), False),  # a BOT account (docs/bots.md); sent always
     )
     rank: int
     name: str
@@ -908,6 +924,8 @@ class RankEntry:
     #: (nil in an unrated race).
     rating: int | None = None
     rating_change: int | None = None
+    #: A BOT account: clients show it with a BOT badge.
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

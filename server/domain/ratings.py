@@ -74,6 +74,8 @@ class Runner:
     player_id: int
     before: Rating
     rank: int
+    #: A BOT account (docs/bots.md): its games move a human's rating by half.
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +130,26 @@ def rate_race(runners: Sequence[Runner]) -> list[Rated]:
     if len(runners) < 2:
         return [Rated(r.player_id, r.before, r.before, ()) for r in runners]
     games = pairwise(runners)
+    bots = {r.player_id for r in runners if r.bot}
     return [
-        Rated(r.player_id, r.before, glicko2(r.before, games[r.player_id]), games[r.player_id])
+        Rated(r.player_id, r.before, _after(r, games[r.player_id], bots), games[r.player_id])
         for r in runners
     ]
+
+
+def _after(runner: Runner, games: Sequence[Game], bots: set[int]) -> Rating:
+    """The runner's rating after their games. A human's games against BOT accounts move
+    them by half (docs/ratings.md): halfway from the rating their games against humans
+    alone give to the one all their games give. A bot's own rating moves in full."""
+    full = glicko2(runner.before, games)
+    if runner.bot or not any(g.opponent in bots for g in games):
+        return full
+    humans = glicko2(runner.before, [g for g in games if g.opponent not in bots])
+    return Rating(
+        (humans.rating + full.rating) / 2,
+        (humans.deviation + full.deviation) / 2,
+        (humans.volatility + full.volatility) / 2,
+    )
 
 
 def _g(phi: float) -> float:

@@ -75,6 +75,8 @@ class Authenticate:
     conn: int
     name: str | None
     token: str | None
+    #: Register the name as a BOT account (``hello.bot``; docs/bots.md).
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

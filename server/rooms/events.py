@@ -115,6 +115,8 @@ class Authenticated:
     away_room: str | None = None
     #: Their rating and daily streak (docs/ratings.md), read with the identity.
     standing: Standing | None = None
+    #: A BOT account (docs/bots.md).
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,7 +174,7 @@ class Handshake(Part):
         if not self._may_register(c, now):
             return
         c.authenticating = True
-        self._out.append(Authenticate(c.id, name, None))
+        self._out.append(Authenticate(c.id, name, None, bot=msg.bot))
 
     def _may_register(self, c: _Conn, now: float) -> bool:
         """At most ``max_registrations_per_address`` names per window from one address.
@@ -217,6 +217,7 @@ class Handshake(Part):
         away: str | None = None,
         away_room: str | None = None,
         standing: Standing | None = None,
+        bot: bool = False,
     ) -> None:
         """Storage registered a name (``new``) or recognised a token: the connection is that
         player, whose name was registered at wall time ``registered``. A name registered for
@@ -240,6 +241,7 @@ class Handshake(Part):
                 self._tokens.pop(p.token, None)
                 p.token = token
             p.registered = registered
+            p.bot = bot
             if standing is not None:
                 p.rating, p.provisional = standing.rating, standing.provisional
                 p.streak = standing.streak
@@ -307,6 +309,7 @@ class Handshake(Part):
                     streak=p.streak.current(utc_date(self._shared.wall())),
                     best_streak=p.streak.best,
                     next_daily_ms=next_daily_ms(self._wall()),  # dailydeck: the countdown
+                    bot=p.bot,
                 ),
             )
         if p.away is not None:

@@ -118,9 +118,7 @@ class Hub(Queries):
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
         self._quick = Quick(shared, play)  # issue 29: the quick-race pool
         self._enforcement = Enforcement(shared, self._quick)  # issue 40: marks applied
-        # What the entry points use on every frame, bound once, so that the move path
-        # (``receive`` -> ``_dispatch`` -> ``Play.move`` -> ``Room.move``) costs what one
-        # class would.
+        # Bound once: the move path (receive, _dispatch, Play.move, Room.move) costs one class.
         self._conns = shared.conns
         self._rooms = shared.rooms
         self._timers = shared.timers
@@ -161,6 +159,7 @@ class Hub(Queries):
                     away=e.away,
                     away_room=e.away_room,
                     standing=e.standing,
+                    bot=e.bot,
                 )
             case ev.HelloRefused(conn, code, text):
                 return self.hello_refused(conn, code=code, text=text, now=now)
@@ -455,11 +454,12 @@ class Hub(Queries):
         away: str | None = None,
         away_room: str | None = None,
         standing: Standing | None = None,
+        bot: bool = False,
     ) -> list[Effect]:
         """Storage registered a name (``new``) or recognised a token, registered at wall
         time ``registered``: the connection is that player (``Handshake.authenticated``);
         ``away``: the node that holds their room, when it is another (a cluster's);
-        ``standing``: their rating and streak (docs/ratings.md)."""
+        ``standing``: their rating and streak (docs/ratings.md); ``bot``: a BOT account."""
         self._begin(now)
         self._handshake.authenticated(
             conn,
@@ -472,6 +472,7 @@ class Hub(Queries):
             away=None if away == self.node else away,
             away_room=away_room,
             standing=standing,
+            bot=bot,
         )
         return self._flush()
 

@@ -139,6 +139,7 @@ class Play(Part):
             hints=msg.hints,
             rated=msg.rated,
         )
+        room.bots = msg.bots or p.bot  # a bot's own room takes bots
         self.open_room(c, p, room)
         log.info("%s created room %s (%s)", p.name, code, fixed or rules)
         room.room_changed(now, progress=False)

@@ -108,9 +108,10 @@ class Shared:
         """The quick-race pool's lane of a player (``pool.Waiter.lane``): "bot" for a bot
         mark, "marked" for an engine, boost or alt mark, else "" (docs/fairplay.md)."""
         marks = self.marks.get(player_id)
-        if not marks:
-            return ""
-        return "bot" if "bot" in marks else "marked"
+        p = self.players.get(player_id)
+        if (p is not None and p.bot) or (marks and "bot" in marks):
+            return "bot"
+        return "marked" if marks else ""
 
     def drop_guest(self, c: _Conn) -> None:
         """A guest is done here (released, gone, or replaced by a newer session)."""

@@ -108,6 +108,8 @@ class _Player:
     gone_at: float | None = None
     #: When the name was registered (wall time), for ``HubConfig.daily_min_age_s``.
     registered: float = 0.0
+    #: A BOT account (docs/bots.md): its own lane of the pool, rooms that allow bots.
+    bot: bool = False
     #: A daily attempt is being numbered by storage.
     daily_pending: bool = False
     #: The hint being worked out for this player (its request number), if any.

@@ -390,7 +390,9 @@ class RaceServer:
         away: tuple[str, str] | None = None
         try:
             if effect.name is not None:
-                identity = await self.store.register_player(name=effect.name, now=time.time())
+                identity = await self.store.register_player(
+                    name=effect.name, now=time.time(), bot=effect.bot
+                )
                 standing = Standing()  # a name just registered has no rating, no streak
                 new = True
             else:
@@ -451,6 +453,7 @@ class RaceServer:
                 away=away[0] if away is not None else None,
                 away_room=away[1] if away is not None else None,
                 standing=standing,
+                bot=identity.bot,
             )
         )
 

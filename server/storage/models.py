@@ -65,6 +65,8 @@ class Player(Base):
     name_skeleton: Mapped[str | None] = mapped_column(String(400))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: A BOT account (``hello.bot`` at registration, for good; docs/bots.md, migration 0018).
+    bot: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class RaceRow(Base):

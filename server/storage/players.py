@@ -38,6 +38,8 @@ class Identity:
     token: str
     #: When the name was registered (wall time): ``--daily-min-age`` reads it.
     created: float = 0.0
+    #: A BOT account (docs/bots.md).
+    bot: bool = False
 
 
 def hash_token(token: str) -> str:
@@ -48,8 +50,9 @@ def hash_token(token: str) -> str:
 class PlayersStore(StoreBase, RatingsStore):
     """Registering, finding and forgetting players; settings."""
 
-    async def register_player(self, *, name: str, now: float) -> Identity:
-        """Register a new name and hand out its secret token; NameTakenError if taken."""
+    async def register_player(self, *, name: str, now: float, bot: bool = False) -> Identity:
+        """Register a new name and hand out its secret token; NameTakenError if taken.
+        ``bot``: a BOT account, for good (docs/bots.md)."""
         token = secrets.token_urlsafe(24)
         try:
             async with self.engine.begin() as conn:
@@ -61,13 +64,15 @@ class PlayersStore(StoreBase, RatingsStore):
                         name_skeleton=name_skeleton(name),
                         token_hash=hash_token(token),
                         created_at=_utc(now),
+                        # Only when set: the column's default says false otherwise.
+                        **({"bot": True} if bot else {}),
                     )
                     .returning(_players.c.id)
                 )
                 player_id = result.scalar_one()
         except IntegrityError:
             raise NameTakenError(name) from None
-        return Identity(player_id, name, token, now)
+        return Identity(player_id, name, token, now, bot)
 
     async def forget_player(self, *, player_id: int) -> None:
         """Delete a player just registered whose ``welcome`` never reached anyone, so the
@@ -88,9 +93,9 @@ class PlayersStore(StoreBase, RatingsStore):
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(_players.c.id, _players.c.name, _players.c.created_at).where(
-                        _players.c.token_hash == hash_token(token)
-                    )
+                    select(
+                        _players.c.id, _players.c.name, _players.c.created_at, _players.c.bot
+                    ).where(_players.c.token_hash == hash_token(token))
                 )
             ).first()
             if row is None:
@@ -101,7 +106,7 @@ class PlayersStore(StoreBase, RatingsStore):
         created = row.created_at
         if created.tzinfo is None:  # SQLite hands back naive datetimes; every one is UTC
             created = created.replace(tzinfo=dt.UTC)
-        return Identity(row.id, row.name, token, created.timestamp()), standing
+        return Identity(row.id, row.name, token, created.timestamp(), bool(row.bot)), standing
 
     async def setting(self, *, key: str, default: str) -> str:
         """The stored value of ``key``; the first caller stores ``default`` and every later

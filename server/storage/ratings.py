@@ -126,6 +126,12 @@ async def lock_players(conn: AsyncConnection, player_ids: Sequence[int]) -> None
     )
 
 
+async def _bots(conn: AsyncConnection, ids: Sequence[int]) -> set[int]:
+    """Which of these players are BOT accounts (docs/bots.md)."""
+    query = select(_players.c.id).where(_players.c.id.in_(ids), _players.c.bot)
+    return {int(i) for (i,) in await conn.execute(query)}
+
+
 async def rate(
     conn: AsyncConnection, record: RaceRecord, race_id: int, result_ids: dict[int, int]
 ) -> dict[int, RatingChange]:
@@ -134,6 +140,7 @@ async def rate(
     ids = [r.player_id for r in record.results]
     rows = (await conn.execute(select(_current).where(_current.c.player_id.in_(ids)))).all()
     now = {row.player_id: row for row in rows}
+    bots = await _bots(conn, ids)
     runners = [
         Runner(
             r.player_id,
@@ -141,6 +148,7 @@ async def rate(
             if r.player_id in now
             else Rating(),
             r.rank,
+            r.player_id in bots,
         )
         for r in record.results
     ]
@@ -369,8 +377,14 @@ class RatingsStore:
                         select(r.id, r.player_id, r.rank).where(r.race_id == race_id).order_by(r.id)
                     )
                 ).all()
+                bots = await _bots(conn, [int(x.player_id) for x in results])
                 runners = [
-                    Runner(int(x.player_id), current.get(int(x.player_id), Rating()), int(x.rank))
+                    Runner(
+                        int(x.player_id),
+                        current.get(int(x.player_id), Rating()),
+                        int(x.rank),
+                        int(x.player_id) in bots,
+                    )
                     for x in results
                 ]
                 if len(runners) < 2:

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from sqlalchemy import Table, and_, or_, select, union
 
+from .models import Player
 from .moderation_models import AccountMark, AccountState, VoidedResult
 
 __all__ = ["off_the_boards", "on_the_boards"]
@@ -23,13 +24,16 @@ __all__ = ["off_the_boards", "on_the_boards"]
 _marks = cast(Table, AccountMark.__table__)
 _states = cast(Table, AccountState.__table__)
 _voids = cast(Table, VoidedResult.__table__)
+_players = cast(Table, Player.__table__)
 
 
 def off_the_boards() -> Any:
-    """The ids of the players whose rows no board shows."""
+    """The ids of the players whose rows no board shows: BOT accounts too (the boards are
+    the humans'; docs/bots.md)."""
     return union(
         select(_marks.c.player_id).where(_marks.c.undone_at.is_(None)),
         select(_states.c.player_id).where(or_(_states.c.hidden, _states.c.closed)),
+        select(_players.c.id).where(_players.c.bot),
     )
 
 

@@ -358,7 +358,7 @@ def test_type_names_are_the_t_field() -> None:
 
 def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
     body = body_of(Hello(1, "ann"))
-    assert list(body) == ["t", "v", "name", "token", "password", "follow"]
+    assert list(body) == ["t", "v", "name", "token", "password", "follow", "bot"]
     assert body == {
         "t": "hello",
         "v": 1,
@@ -366,6 +366,7 @@ def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
         "token": None,
         "password": None,
         "follow": False,
+        "bot": False,
     }
     assert body_of(Leave()) == {"t": "leave"}
 

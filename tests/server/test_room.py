@@ -48,6 +48,7 @@ class Seat:
     room: Room[Any] | None = None
     rating: int | None = None
     provisional: bool = True
+    bot: bool = False
 
 
 @dataclass

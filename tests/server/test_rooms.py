@@ -125,6 +125,8 @@ class Clients:
         self.registry: dict[str, tuple[int, str, str]] = {}
         #: When each player registered (wall time), by id.
         self.registered: dict[int, float] = {}
+        #: The BOT accounts among them (``hello.bot``), by id.
+        self.bots: set[int] = set()
         self.attempts: dict[int, int] = defaultdict(int)
         #: While set, daily attempts wait in ``held`` until ``number_dailies`` (storage slow).
         self.hold_daily = False
@@ -154,6 +156,8 @@ class Clients:
                 pid = next(self._player_ids)
                 self.registry[e.name.casefold()] = (pid, e.name, f"tok{pid}")
                 self.registered[pid] = self.wall
+                if e.bot:
+                    self.bots.add(pid)
                 return hub.authenticated(
                     e.conn,
                     player_id=pid,
@@ -161,6 +165,7 @@ class Clients:
                     token=f"tok{pid}",
                     now=now,
                     registered=self.wall,
+                    bot=e.bot,
                 )
             for pid, name, token in self.registry.values():
                 if token == e.token:
@@ -171,6 +176,7 @@ class Clients:
                         token=token,
                         now=now,
                         registered=self.registered.get(pid, 0.0),
+                        bot=pid in self.bots,
                     )
             return hub.hello_refused(e.conn, code="bad_token", text="unknown token", now=now)
         assert isinstance(e, BeginDaily)

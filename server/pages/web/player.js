@@ -61,7 +61,7 @@ export function nameRated(name, rating, provisional) {
 export const openPlayer = (c, name) => c.open({ kind: "player", name, back: c.overlay });
 
 /** A table cell with a name that opens its player's page, and the rating after it. */
-export function playerCell(c, name, rating, provisional) {
+export function playerCell(c, name, rating, provisional, bot = false) {
   return h(
     "td",
     { class: "name", title: name },
@@ -80,6 +80,7 @@ export function playerCell(c, name, rating, provisional) {
       name,
     ),
     ratingText(rating, provisional) && h("span", "rating", ` ${ratingText(rating, provisional)}`),
+    bot && h("span", { class: "badge bot", title: "a BOT account: a program (docs/bots.md)" }, " BOT"),
   );
 }
 

@@ -104,6 +104,8 @@ class RoomBase(Generic[M]):
         self.rated = rated
         #: A room the quick-race pool formed (``quick.Quick.seat``; docs/protocol.md 4.26).
         self.quick = False
+        #: BOT accounts may join (``create.bots``, or a bot's own room: docs/bots.md).
+        self.bots = False
         #: A past day's deal played from the archive (``daily`` is that day, whose code is
         #: public): practice, never cut at the code's publication, on the archive board.
         self.archive = archive

@@ -83,6 +83,8 @@ class Member(Protocol):
     #: ``room`` shows beside the name (the hub sets both, docs/ratings.md).
     rating: int | None
     provisional: bool
+    #: A BOT account (docs/bots.md): it enters only rooms that allow bots.
+    bot: bool
 
     @property
     def connected(self) -> bool: ...

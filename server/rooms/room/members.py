@@ -39,6 +39,8 @@ class RoomLobby(RoomRace[M]):
     def enter(self, p: M, now: float, *, spectator: bool) -> Refusal | None:
         """A player joins (or watches) the room by its code."""
         if not spectator:
+            if p.bot and not self.bots:
+                return Refusal("no_bots", "this room does not take BOT accounts: ask its host")
             if self.state not in (RoomState.LOBBY, RoomState.FINISHED):
                 return Refusal("race_running", "this room is racing; watch it, or join after")
             if len(self.players) >= self.max_players:

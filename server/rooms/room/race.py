@@ -305,6 +305,9 @@ class RoomRace(RoomViews[M]):
         ranks = self.race.ranks()
         if ratings:
             ranks = rated_ranks(ranks, self.ids, ratings)
+        bots = {m.name for m in self.members() if m.bot}
+        if bots:  # a BOT badge in the result (docs/bots.md)
+            ranks = tuple(dataclasses.replace(e, bot=True) if e.name in bots else e for e in ranks)
         result = self.result = Result(
             code=code,
             ranks=ranks,

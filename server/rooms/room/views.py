@@ -75,6 +75,7 @@ class RoomViews(RoomProgress[M]):
                     m.connected,
                     m.rating,
                     m.provisional and m.rating is not None,
+                    m.bot,
                 )
                 for m in self.players
             ),
@@ -84,6 +85,7 @@ class RoomViews(RoomProgress[M]):
             ghost=self.ghost.name if self.ghost else None,
             rated=self.rated,
             quick=self.quick,
+            bots=self.bots,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:

@@ -91,3 +91,14 @@ async def test_a_day_the_log_does_not_hold_gets_no_entry(store: SqlStore) -> Non
     await store.record_race(race(res(ann), code=CODE, daily_date=DAY))
     await mod.mark(name="ann", kind="boost", reason="farm", **BY)
     assert await dailylog.entries(store.engine) == []
+
+
+async def test_a_bot_account_is_kept_and_off_the_humans_boards(store: SqlStore) -> None:
+    [ann] = await register(store, "ann")
+    robo = await store.register_player(name="robo", now=T0, bot=True)
+    assert robo.bot and not ann.bot
+    found = await store.find_player(token=robo.token)
+    assert found is not None and found.bot
+    for who, t in ((robo, 10_000), (ann, 60_000)):
+        await store.record_race(race(res(who, time_ms=t), code=CODE, daily_date=DAY))
+    assert await _names(store) == ["ann"]

@@ -32,7 +32,10 @@ export function standingsEl(c) {
                   { class: "pname", title: p.name },
                   p.ghost
                     ? `${p.name} (ghost)`
-                    : nameRated(p.name, seat(p.name).rating, seat(p.name).provisional),
+                    : [
+                        ...nameRated(p.name, seat(p.name).rating, seat(p.name).provisional),
+                        seat(p.name).bot && " [BOT]",
+                      ],
                 ),
                 !p.ghost && p.name === s.me && h("span", "summary", "(you)"),
               ),

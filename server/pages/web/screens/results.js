@@ -112,7 +112,7 @@ export function results(c) {
           ["#", "player", ...RUN, ...(rated ? ["rating"] : []), "replay"],
           ranksAndGhost(r).map((x) => [
             num(x.rank),
-            x.ghost ? nameCell(x.name) : playerCell(c, x.name, null, false),
+            x.ghost ? nameCell(x.name) : playerCell(c, x.name, null, false, x.bot),
             ...runCells(x),
             ...(rated ? [num(x.ghost ? "" : `${ratingText(x.rating, false)} ${changeText(x.rating_change)}`.trim())] : []),
             x.ghost ? h("td", {}) : replayCell(c, r.race, x.name),

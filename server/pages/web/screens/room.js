@@ -90,6 +90,7 @@ export function room(c) {
             "li",
             {},
             h("span", { class: "pname", title: p.name }, nameRated(p.name, p.rating, p.provisional)),
+            p.bot && badge("bot", "BOT"),
             p.name === r.host && badge("won", "host"),
             p.ready ? badge("won", "ready") : badge("stuck", "not ready"),
             away(p),
