@@ -46,27 +46,70 @@ from protocol.game import Game
 from protocol.moves import MOVE_TEXT
 from protocol.position import PositionData
 
-from .deadends import _hopeless
-from .dfs import _EMPTY, _FLIP, _JITTER, _JOIN, _UP, _jitter, _search
+# The private names below are re-exported (``x as x``) for the tools and tests that reach
+# into the search as ``solver.search._State`` and so on, as before the split.
+from .deadends import (
+    _hopeless as _hopeless,
+)
+from .dfs import (
+    _EMPTY as _EMPTY,
+)
+from .dfs import (
+    _FLIP as _FLIP,
+)
+from .dfs import (
+    _JITTER as _JITTER,
+)
+from .dfs import (
+    _JOIN as _JOIN,
+)
+from .dfs import (
+    _UP as _UP,
+)
+from .dfs import (
+    _jitter as _jitter,
+)
+from .dfs import (
+    _search as _search,
+)
 from .par import kept_moves, par
 from .state import (
-    _BOTTOM,
-    _DOWN,
-    _FOUND,
-    _ZDOWN,
-    _ZFOUND,
-    _ZUP,
-    _canonical,
-    _data,
-    _Proven,
-    _splitmix,
-    _State,
-    _text_of,
-    canonical_key,
-    safe_needs,
-    solver_moves,
-    zobrist_key,
+    _BOTTOM as _BOTTOM,
 )
+from .state import (
+    _DOWN as _DOWN,
+)
+from .state import (
+    _FOUND as _FOUND,
+)
+from .state import (
+    _ZDOWN as _ZDOWN,
+)
+from .state import (
+    _ZFOUND as _ZFOUND,
+)
+from .state import (
+    _ZUP as _ZUP,
+)
+from .state import (
+    _canonical as _canonical,
+)
+from .state import (
+    _data as _data,
+)
+from .state import (
+    _Proven as _Proven,
+)
+from .state import (
+    _splitmix as _splitmix,
+)
+from .state import (
+    _State as _State,
+)
+from .state import (
+    _text_of as _text_of,
+)
+from .state import canonical_key, safe_needs, solver_moves, zobrist_key
 
 __all__ = [
     "Solution",
@@ -105,24 +148,6 @@ _LATE_PROOF_SLICES = 8
 #: Sleep sets and frozen blocks in complete searches (``_search``, docs/solver.md); off,
 #: the search as it was before them (for comparisons and tests).
 _SLEEP_SETS = True
-
-#: Names kept importable from here for the tools and tests that reach into the search.
-_INTERNALS = (
-    _BOTTOM,
-    _DOWN,
-    _EMPTY,
-    _FLIP,
-    _FOUND,
-    _JITTER,
-    _JOIN,
-    _UP,
-    _ZDOWN,
-    _ZFOUND,
-    _ZUP,
-    _canonical,
-    _hopeless,
-    _splitmix,
-)
 
 
 @dataclass(frozen=True, slots=True)
