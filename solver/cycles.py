@@ -12,12 +12,13 @@ in order of rank. To win, every card goes home exactly once (no take-back), so t
 in which they do is one total order that keeps every such constraint: a cycle among the
 constraints proves the position lost.
 
-Sound, as argued; not complete. ``docs/solver.md`` ("The cycle test, measured") says what
-it adds to the dead-end test (``solver/deadends.py``): on every position measured, nothing.
-The argument why: for a pinned card the dead-end test's "can leave" follows only from "can
-go up", and "can be uncovered" of a card beneath it only from the cards above leaving, so
-each constraint of a cycle is also a premise in that least fixpoint, which then derives
-none of the cycle's cards going up. The searches do not run this test.
+Sound, as argued; not complete. ``docs/solver.md`` ("The cycle test and a portfolio,
+measured") says what it adds to the dead-end test (``solver/deadends.py``): on every
+position measured, nothing. The argument why: for a pinned card the dead-end test's "can
+leave" follows only from "can go up", and "can be uncovered" of a card beneath it only
+from the cards above leaving, so each constraint of a cycle is also a premise in that
+least fixpoint, which then derives none of the cycle's cards going up. The searches do
+not run this test.
 """
 
 from __future__ import annotations
