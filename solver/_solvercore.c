@@ -1,5 +1,6 @@
 /*
- * solver._solvercore: the hot loop of solver/search.py's ``_search`` in C.
+ * solver._solvercore: the hot loop of solver/dfs.py's ``_search`` in C (with
+ * solver/deadends.py's ``_hopeless``).
  *
  * ``Search(st, prune_from, proven, jitter, sleep=True)`` is node for node the generator
  * ``_search(st, prune_from, seed, stop, proven, sleep)``: the same moves in the same
@@ -8,7 +9,7 @@
  * ``advance(stop)`` is ``next``/``send``; ``result``, ``nodes`` and ``journal()`` give
  * what the generator's return value and ``st.journal`` give.
  *
- * The C object copies the position out of ``st`` (a ``solver.search._State``) and never
+ * The C object copies the position out of ``st`` (a ``solver.state._State``) and never
  * touches it again. ``proven`` is a ``ProvenSet`` (this module's set of 64-bit keys in C,
  * what ``solve`` passes) or a Python ``set`` of ints, reached through the Python API; the
  * search asks and adds the same keys in the same order either way. Comments name the
@@ -566,7 +567,7 @@ typedef struct {
 /* May ``t`` (playable: the card below it in its suit is up) go up at once? Safe by its
  * needs, or, without take-back, when every card that could be placed on it is up or lies
  * face down where it goes up the moment it is turned (playable and safe by its needs):
- * then nothing is ever placed on ``t``. ``safe`` in search.py; docs/solver.md. */
+ * then nothing is ever placed on ``t``. ``safe`` in dfs.py; docs/solver.md. */
 static inline int safe_up(const SearchObject *S, int t) {
     if (SAFE(S, t))
         return 1;

@@ -18,6 +18,7 @@ from protocol.rules import BUILDERS
 from solver import (
     Solution,
     canonical_key,
+    dfs,
     par,
     safe_needs,
     search,
@@ -649,8 +650,9 @@ def test_the_own_pile_rule_changes_no_verdict(deal: int, rules: str, rnd: random
         for own_pile in (True, False):
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr(search, "_CORE", None)
+                # the search looks the test up in its own module (solver/dfs.py)
                 patch.setattr(
-                    search, "_hopeless", functools.partial(search._hopeless, own_pile=own_pile)
+                    dfs, "_hopeless", functools.partial(search._hopeless, own_pile=own_pile)
                 )
                 solution = solve(position, budget_nodes=30_000)
             if solution.verdict == "won":
