@@ -255,7 +255,7 @@ class Peer(asyncio.Protocol):
             # A client may send its last request and close its side at once: it still
             # reads the answer, and ``PlainHttp.end`` closes the socket after it.
             plain.receive(b"")
-            return True
+            return self.transport is None or self.transport.get_extra_info("sslcontext") is None
         if plain is None:  # else websockets never saw a byte: nothing to tell it
             self.protocol.receive_eof()
             self._wrote()
