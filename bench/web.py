@@ -244,16 +244,91 @@ class Wire:
         self.bytes += int(event.get("encodedDataLength", 0))
 
 
-async def throttled_load(context: Any, url: str, link: Link) -> dict[str, Any]:
-    """Open ``url`` in a new tab of ``context`` over ``link``; the page's timing and its
-    wire figures. The tab is left open (the caller closes it)."""
+class SlowLink:
+    """A TCP proxy that is the link itself (``--real-link``): every byte waits half the
+    round trip each way and the bandwidth's time in order, and a connection's first bytes a
+    whole round trip more (its TCP handshake). Unlike Chromium's emulation, which delays
+    each request, this delays each packet's worth: TCP and TLS handshakes, a new
+    connection's, cost their real round trips."""
+
+    def __init__(self, target: int, link: Link) -> None:
+        self.target = target
+        self.link = link
+        self.port = 0
+        self.server: asyncio.Server | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+        for task in self.tasks:
+            task.cancel()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+            link = self.link
+            await asyncio.gather(
+                self.pipe(reader, up_writer, link.up_kbit, link.rtt_ms / 1000),
+                self.pipe(up_reader, writer, link.down_kbit, 0.0),
+            )
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            self.tasks.discard(task)
+            writer.close()
+
+    async def pipe(
+        self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, kbit: float, extra: float
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        owd = self.link.rtt_ms / 2000
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+        free = loop.time() + extra  # the handshake's round trip, before the first byte
+
+        async def deliver() -> None:
+            while True:
+                when, data = await queue.get()
+                await asyncio.sleep(max(0.0, when - loop.time()))
+                if not data:
+                    break
+                dst.write(data)
+                await dst.drain()
+            with contextlib.suppress(OSError):
+                dst.write_eof() if dst.can_write_eof() else dst.close()
+
+        sender = asyncio.create_task(deliver())
+        try:
+            while data := await src.read(16384):
+                free = max(free, loop.time()) + len(data) * 8 / (kbit * 1000)
+                queue.put_nowait((free + owd, data))
+            queue.put_nowait((max(free, loop.time()) + owd, b""))
+            await sender
+        finally:
+            sender.cancel()
+
+
+async def throttled_load(
+    context: Any, url: str, link: Link, *, emulate: bool = True
+) -> dict[str, Any]:
+    """Open ``url`` in a new tab of ``context`` over ``link`` (Chromium's emulation, unless
+    the link is a ``SlowLink``); the page's timing and its wire figures. The tab is left
+    open (the caller closes it)."""
     page = await context.new_page()
     cdp = await context.new_cdp_session(page)
     wire = Wire()
     cdp.on("Network.responseReceived", wire.on_response)
     cdp.on("Network.loadingFinished", wire.on_finished)
     await cdp.send("Network.enable")
-    await cdp.send("Network.emulateNetworkConditions", link.conditions())
+    if emulate:
+        await cdp.send("Network.emulateNetworkConditions", link.conditions())
     await page.goto(url, wait_until="commit", timeout=60_000)
     timing: dict[str, Any] = await page.evaluate(DRAWN)
     timing.update(requests=wire.requests, connections=len(wire.connections), kb=wire.bytes / 1000)
@@ -281,9 +356,10 @@ async def open_room(server: RaceServer, tls: bool) -> tuple[Any, str]:
             return ws, message.room
 
 
-async def throttled(chromium: str, rounds: int, link: Link) -> None:
+async def throttled(chromium: str, rounds: int, link: Link, *, real: bool = False) -> None:
     """The lobby and an invite link, first and repeat visit, over ``link``: plain HTTP and
-    TLS, ``rounds`` times each; the medians."""
+    TLS, ``rounds`` times each; the medians. ``real``: through a ``SlowLink`` proxy instead
+    of Chromium's emulation."""
     from playwright.async_api import async_playwright
 
     figures: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -298,12 +374,20 @@ async def throttled(chromium: str, rounds: int, link: Link) -> None:
                 browser = await pw.chromium.launch(executable_path=chromium, args=args)
                 async with serving(tmp, cert) as server:
                     ws, room = await open_room(server, tls)
-                    base = f"{'https' if tls else 'http'}://127.0.0.1:{server.port}"
+                    port = server.port
+                    proxy = None
+                    if real:
+                        proxy = SlowLink(server.port, link)
+                        await proxy.start()
+                        port = proxy.port
+                    base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
                     scheme = "https" if tls else "http"
                     for n in range(rounds):
                         for target, path in (("lobby", "/"), ("invite", f"/r/{room}")):
                             context = await browser.new_context()
-                            first = await throttled_load(context, base + path, link)
+                            first = await throttled_load(
+                                context, base + path, link, emulate=not real
+                            )
                             page = first.pop("page")
                             # Choose a name, as a new player does: the repeat visit knows it.
                             await page.fill(
@@ -314,17 +398,22 @@ async def throttled(chromium: str, rounds: int, link: Link) -> None:
                                 "() => localStorage.getItem('yukon.token')", timeout=60_000
                             )
                             await page.close()
-                            again = await throttled_load(context, base + path, link)
+                            again = await throttled_load(
+                                context, base + path, link, emulate=not real
+                            )
                             await again.pop("page").close()
                             await context.close()
                             figures.setdefault((scheme, target, "first"), []).append(first)
                             figures.setdefault((scheme, target, "repeat"), []).append(again)
                             loads.append(os.getloadavg()[0])
                     await ws.close()
+                    if proxy is not None:
+                        await proxy.close()
                 await browser.close()
+    how = "a proxy that delays every byte" if real else "Chromium's emulation"
     print(
         f"\nthrottled: {link.rtt_ms:g} ms RTT, {link.down_kbit:g} kbit/s down,"
-        f" {link.up_kbit:g} kbit/s up (Chromium's emulation); median of {rounds} rounds;"
+        f" {link.up_kbit:g} kbit/s up ({how}); median of {rounds} rounds;"
         f" load average {statistics.median(loads):.2f} (from {min(loads):.2f} to {max(loads):.2f})"
     )
     print(
@@ -354,12 +443,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--up", type=float, default=750.0, help="emulated kbit/s up")
     parser.add_argument("--no-local", action="store_true", help="skip the unthrottled runs")
     parser.add_argument("--no-throttle", action="store_true", help="skip the throttled runs")
+    parser.add_argument(
+        "--real-link",
+        action="store_true",
+        help="also run the throttled table through a proxy that delays every byte",
+    )
     args = parser.parse_args(argv)
     if not args.no_local:
         asyncio.run(measure(max(1, args.loads), args.chromium))
     if not args.no_throttle:
         link = Link(args.rtt, args.down, args.up)
         asyncio.run(throttled(args.chromium, max(1, args.rounds), link))
+        if args.real_link:
+            asyncio.run(throttled(args.chromium, max(1, args.rounds), link, real=True))
     return 0
 
 
