@@ -48,12 +48,11 @@ def reply(
     cache: str = "no-store",
     extra: Iterable[tuple[str, str]] = (),
 ) -> Response:
-    """A complete response. websockets closes the connection after any answer that is not
-    an upgrade, so ``Connection: close`` tells the client the truth."""
+    """A complete response (``Content-Length``: the connection is kept alive for the next
+    request, ``server.runtime.plainhttp``)."""
     headers = Headers(
         [
             ("Date", email.utils.formatdate(usegmt=True)),
-            ("Connection", "close"),
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
             ("Cache-Control", cache),

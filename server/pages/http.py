@@ -3,11 +3,10 @@
 
 One port keeps running a server simple: a load balancer's health check, Prometheus and a
 browser reach the server where the players do, through the same proxy and firewall rule.
-websockets hands us every request that is not an upgrade (``RaceServer.http``); each gets
-one response, then the connection closes, so none of this can hold a socket open. A request
-with a body (``Content-Length`` other than 0, or ``Transfer-Encoding``) never reaches us:
-websockets' parser refuses it and half-closes the connection without a response
-(tests/server/pages/test_http.py shows what a client sees).
+The transport hands us every request that is not a websocket upgrade
+(``RaceServer.http``), read whole by h11 (``server.runtime.plainhttp``: keep-alive,
+pipelining, bodies read and dropped, bad requests answered there), one at a time per
+connection; each gets one response (docs/protocol.md 1.6).
 
 Everything here is read-only, and the leaderboard keeps the rule the wire protocol keeps
 (``leaderboard.py``): a daily deal's game code stays hidden until its day is over, since
@@ -168,6 +167,7 @@ class HttpPages:
                     invite.group(1),
                     query,
                     request.headers.get("If-None-Match"),
+                    request.headers.get("Accept-Encoding"),
                     key=address_key(self._address(connection, request)),
                 )
             web = self._web_route(path)
@@ -184,7 +184,11 @@ class HttpPages:
                     allow="GET, HEAD",
                 )
             if web is not None:
-                return self.web.respond(web, request.headers.get("If-None-Match"))
+                return self.web.respond(
+                    web,
+                    request.headers.get("If-None-Match"),
+                    request.headers.get("Accept-Encoding"),
+                )
             if path == "/healthz":
                 return await self.healthz()
             if path == "/metrics":
@@ -194,6 +198,7 @@ class HttpPages:
                     path,
                     query,
                     request.headers.get("If-None-Match"),
+                    request.headers.get("Accept-Encoding"),
                     key=address_key(self._address(connection, request)),
                 )
             if path.startswith(PLAYER_PREFIX):
@@ -236,7 +241,13 @@ class HttpPages:
         return client_address(address, request.headers.get_all("X-Forwarded-For"), proxies)
 
     async def invite(
-        self, raw: str, query: str, if_none_match: str | None, *, key: str = ""
+        self,
+        raw: str,
+        query: str,
+        if_none_match: str | None,
+        accept_encoding: str | None = None,
+        *,
+        key: str = "",
     ) -> Response:
         """``/r/CODE``, a room's invite link (docs/protocol.md 1.6). An open room: the
         client's page, which joins it. A closed one (or a malformed code): a page that says
@@ -267,7 +278,7 @@ class HttpPages:
         if fmt == "html":
             is_open, _ = await self._room_node(code)
             if is_open:
-                return self.web.respond(WebClient.INVITE, if_none_match)
+                return self.web.respond(WebClient.INVITE, if_none_match, accept_encoding)
             if key:
                 guesses.add(key, now)
             return page_reply(
@@ -470,7 +481,13 @@ class HttpPages:
         )
 
     async def replay(
-        self, path: str, query: str, if_none_match: str | None = None, *, key: str = ""
+        self,
+        path: str,
+        query: str,
+        if_none_match: str | None = None,
+        accept_encoding: str | None = None,
+        *,
+        key: str = "",
     ) -> Response:
         """``/replay/<race>/<player>[/postmortem]?format=json``: a run's replay (every
         action) or its post-mortem as JSON, the wire's ``replay_page`` and
@@ -495,7 +512,7 @@ class HttpPages:
             if what == "postmortem":
                 raise HttpError(HTTPStatus.NOT_FOUND, "a post-mortem is only JSON: ?format=json")
             # The page for people: the browser client, which opens this run's replay.
-            return self.web.respond(WebClient.REPLAY, if_none_match)
+            return self.web.respond(WebClient.REPLAY, if_none_match, accept_encoding)
         replays = self.server.replays
         if what == "postmortem":
             # The server's 16 post-mortems are shared with every player: one address may

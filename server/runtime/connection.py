@@ -1,5 +1,8 @@
 """The only module that touches websockets and sockets: bytes in, messages out.
 
+A connection begins as plain HTTP/1.1 (``plainhttp``, h11); a request for a websocket
+hands it to websockets' protocol from there on.
+
 An asyncio ``Protocol`` of our own (``Peer``) over websockets' public Sans-I/O layer
 (``websockets.server.ServerProtocol``: ``receive_data``, ``events_received``,
 ``data_to_send``, ``send_binary``, ``send_close``, ``accept``/``send_response``,
@@ -30,20 +33,24 @@ CPU and memory than the rooms themselves (docs/performance.md). Here:
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
-import struct
 from collections import deque
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from ssl import SSLContext
 from typing import Protocol, cast
 
+from websockets.datastructures import Headers
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import SERVER, Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from protocol.messages import CLOSE_TOO_SLOW, MAX_FRAME
+
+from .frames import binary_frame, unmask
+from .plainhttp import PlainHttp, PlainRequest
 
 __all__ = [
     "binary_frame",
@@ -94,36 +101,18 @@ OPEN_TIMEOUT = 10.0
 
 _PROGRESS = object()  # marks where the (coalesced) latest progress goes in an outbox
 
-_HEAD16 = struct.Struct("!BBH")
-_HEAD64 = struct.Struct("!BBQ")
 
-
-def binary_frame(data: bytes) -> bytes:
-    """``data`` as one whole binary message in a server's frame (RFC 6455, 5.2: FIN,
-    opcode 2, unmasked, no extension): the bytes websockets' ``send_binary`` writes for it.
-
-    Why not ``send_binary``: a room's progress goes to every member, and websockets frames
-    it again for each of them (a ``Frame``, its checks, a ``BytesIO``): framed here once
-    per message, the same bytes go to every peer (``Peer.send_frame``). The server
-    negotiates no extension (``ServerProtocol`` is made without any, so no compression
-    changes a frame's bytes); tests compare these bytes with websockets' own.
-    """
-    n = len(data)
-    if n < 126:
-        return bytes((0x82, n)) + data
-    if n < 65536:
-        return _HEAD16.pack(0x82, 126, n) + data
-    return _HEAD64.pack(0x82, 127, n) + data
-
-
-def _unmask(payload: bytes, mask: bytes) -> bytes:
-    """A client's payload, unmasked (RFC 6455 5.3): XOR with the 4-byte mask repeated, as
-    one big integer operation (a few hundred nanoseconds for a move's frame)."""
-    n = len(payload)
-    if not n:
-        return payload
-    key = (mask * (n // 4 + 1))[:n]
-    return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
+def _error_response(status: HTTPStatus, text: str) -> Response:
+    """A short plain-text answer of the transport's own (the handler gave none, or failed)."""
+    body = (text + "\n").encode()
+    headers = Headers(
+        [
+            ("Date", email.utils.formatdate(usegmt=True)),
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+        ]
+    )
+    return Response(status.value, status.phrase, headers, body)
 
 
 class Handler(Protocol):
@@ -179,6 +168,7 @@ class Peer(asyncio.Protocol):
         "write_buffer_limit",
         "overflowed",
         "http_task",
+        "plain",
     )
 
     def __init__(self, listener: Listener) -> None:
@@ -222,6 +212,9 @@ class Peer(asyncio.Protocol):
         self.write_buffer_limit = listener.write_buffer_limit
         self.overflowed = False
         self.http_task: asyncio.Task[None] | None = None
+        #: Plain HTTP/1.1 (h11) until a request asks for a websocket (``http_upgrade``);
+        #: None from then on, and from the start when the listener answers no HTTP.
+        self.plain: PlainHttp | None = None
 
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -231,8 +224,11 @@ class Peer(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         if isinstance(peer, tuple):
             self.remote_address = (str(peer[0]), int(peer[1]))
-        self.listener.peers[self] = None
-        self.listener.ending.add(self)  # until its handshake is done
+        listener = self.listener
+        listener.peers[self] = None
+        listener.ending.add(self)  # until its handshake is done
+        if listener.http is not None:
+            self.plain = PlainHttp(self, transport, self.made, listener.close_timeout)
 
     def data_received(self, data: bytes) -> None:
         listener = self.listener
@@ -241,19 +237,10 @@ class Peer(asyncio.Protocol):
         try:
             if self.direct:
                 self._read(data)
+            elif self.plain is not None:
+                self.plain.receive(data)
             else:
-                opening = self.protocol.state is State.CONNECTING
-                self._parse(data)
-                if (
-                    opening
-                    and self.protocol.state is State.OPEN
-                    and not self.stopped
-                    and data.endswith(b"\r\n\r\n")
-                    and not self.protocol.extensions
-                ):
-                    # The opening request ended with this read, so the protocol holds
-                    # no byte of a frame: frames can be read here from the next byte on.
-                    self.direct = True
+                self._feed(data)
             if self.heard != heard:  # the peers stay in the order they were last heard from
                 peers = listener.peers
                 if peers.pop(self, 0) is None:
@@ -263,13 +250,21 @@ class Peer(asyncio.Protocol):
             listener.release()
 
     def eof_received(self) -> bool | None:
-        self.protocol.receive_eof()
-        self._wrote()
+        plain = self.plain
+        if plain is not None and not plain.done:
+            # A client may send its last request and close its side at once: it still
+            # reads the answer, and ``PlainHttp.end`` closes the socket after it.
+            plain.receive(b"")
+            return self.transport is None or self.transport.get_extra_info("sslcontext") is None
+        if plain is None:  # else websockets never saw a byte: nothing to tell it
+            self.protocol.receive_eof()
+            self._wrote()
         return None  # plain TCP: asyncio closes the socket
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.protocol.receive_eof()  # leaves the protocol CLOSED
-        self.protocol.data_to_send()
+        if self.plain is None:
+            self.protocol.receive_eof()  # leaves the protocol CLOSED
+            self.protocol.data_to_send()
         self.queue = self.progress = None
         self.out = None
         self.listener.lost(self)
@@ -284,6 +279,21 @@ class Peer(asyncio.Protocol):
         self._drain()
 
     # -- reading ------------------------------------------------------------------------------
+
+    def _feed(self, data: bytes) -> None:
+        """Bytes for the websocket protocol, from its opening request on."""
+        opening = self.protocol.state is State.CONNECTING
+        self._parse(data)
+        if (
+            opening
+            and self.protocol.state is State.OPEN
+            and not self.stopped
+            and data.endswith(b"\r\n\r\n")
+            and not self.protocol.extensions
+        ):
+            # The opening request ended with this read, so the protocol holds
+            # no byte of a frame: frames can be read here from the next byte on.
+            self.direct = True
 
     def _parse(self, data: bytes) -> None:
         """Hand ``data`` to the protocol and handle what it makes of it."""
@@ -347,7 +357,7 @@ class Peer(asyncio.Protocol):
                     break  # closing: the protocol reads whatever comes now
                 continue
             self.heard = self.listener.loop.time()
-            self._message(_unmask(data[start : start + n], data[start - 4 : start]), opcode == 1)
+            self._message(unmask(data[start : start + n], data[start - 4 : start]), opcode == 1)
             at = start + n
             if self.stopped or self.protocol.state is not State.OPEN:
                 break
@@ -359,15 +369,13 @@ class Peer(asyncio.Protocol):
             self._parse(data[at:])
 
     def _request(self, event: object) -> None:
-        """The opening request: a websocket upgrade is accepted at once (nothing to await);
-        plain HTTP goes to the listener's HTTP handler, on a task of its own."""
+        """The opening request, accepted at once (nothing to await); websockets answers
+        one that is no upgrade, or a bad one, with an error and closes. Plain HTTP never
+        comes here but on a listener without an HTTP handler (``PlainHttp`` reads it)."""
         if not isinstance(event, Request) or self.protocol.state is not State.CONNECTING:
             return
         self.request = event
         listener = self.listener
-        if event.headers.get("Upgrade", "").lower() != "websocket" and listener.http is not None:
-            self.http_task = listener.loop.create_task(self._http(event, listener.http))
-            return
         response = self.protocol.accept(event)
         if response.status_code == 101 and listener.closing:
             response = self.protocol.reject(
@@ -378,20 +386,58 @@ class Peer(asyncio.Protocol):
         if response.status_code == 101:  # the protocol is OPEN
             listener.opened(self)
 
-    async def _http(self, request: Request, handler: HttpHandler) -> None:
+    # -- plain HTTP (``PlainHttp``'s owner) ------------------------------------------------
+
+    def http_request(self, request: PlainRequest) -> None:
+        """A whole request that is no upgrade: to the listener's HTTP handler, on a task of
+        its own (a page may wait on the database)."""
+        handler = self.listener.http
+        assert handler is not None
+        self.http_task = self.listener.loop.create_task(self._http(request, handler))
+
+    async def _http(self, plain: PlainRequest, handler: HttpHandler) -> None:
+        request = Request(
+            plain.target, Headers(plain.headers), plain.method, f"HTTP/{plain.http_version}"
+        )
         try:
             response = await handler(self, request)
-            if response is None:  # nothing to answer: an upgrade it does not serve
-                response = self.protocol.reject(HTTPStatus.NOT_FOUND, "Not Found\n")
+            if response is None:  # nothing to answer
+                response = _error_response(HTTPStatus.NOT_FOUND, "Not Found")
         except Exception:
             log.exception("an HTTP request failed")
-            response = self.protocol.reject(
-                HTTPStatus.INTERNAL_SERVER_ERROR, "the server failed on this request\n"
+            response = _error_response(
+                HTTPStatus.INTERNAL_SERVER_ERROR, "the server failed on this request"
             )
-        if self.protocol.state is State.CONNECTING and self.transport is not None:
-            response.headers["Server"] = SERVER
-            self.protocol.send_response(response)
-            self._wrote()
+        if self.plain is not None and self.transport is not None:
+            headers = [*response.headers.raw_items(), ("Server", SERVER)]
+            body = bytes(response.body)
+            self.plain.respond(
+                response.status_code,
+                response.reason_phrase,
+                headers,
+                body,
+                self.listener.loop.time(),
+            )
+
+    def http_upgrade(self, request: PlainRequest, rest: bytes) -> None:
+        """A request for a websocket: websockets' protocol reads it (as the client sent it:
+        the same method, target, version and headers) and everything after it."""
+        self.plain = None
+        head = Request(
+            request.target, Headers(request.headers), request.method, "HTTP/1.1"
+        ).serialize()
+        if request.http_version != "1.1":  # websockets answers HTTP/1.0 with its 400
+            version = f" HTTP/{request.http_version}\r\n".encode()
+            head = head.replace(b" HTTP/1.1\r\n", version, 1)
+        self._feed(head + rest)
+        self._wrote()
+
+    def shut(self) -> None:
+        """Shutting down, no websocket here: drop the socket, or close it after its answer."""
+        if self.plain is not None:
+            self.plain.shut()
+        elif self.transport is not None:
+            self.transport.abort()
 
     def _frame(self, frame: Frame) -> None:
         self.heard = self.listener.loop.time()
@@ -605,7 +651,9 @@ class Peer(asyncio.Protocol):
                 self.transport.abort()
             return
         if state is State.CONNECTING:
-            if now - self.made >= OPEN_TIMEOUT and self.http_task is None:
+            if self.plain is not None:
+                self.plain.check(now, OPEN_TIMEOUT)
+            elif now - self.made >= OPEN_TIMEOUT:
                 assert self.transport is not None
                 self.transport.abort()
             return
@@ -738,9 +786,8 @@ class Listener:
             state = peer.protocol.state
             if state is State.OPEN:
                 peer.close(code, reason)
-            elif state is State.CONNECTING and peer.http_task is None:
-                assert peer.transport is not None
-                peer.transport.abort()
+            elif state is State.CONNECTING:
+                peer.shut()
         if self.peers:
             try:
                 await asyncio.wait_for(self._empty.wait(), self.close_timeout + 1.0)

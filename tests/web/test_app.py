@@ -336,8 +336,9 @@ async def shot(player: Player, artifacts: Path, name: str) -> None:
 
 class PrefixProxy:
     """A reverse proxy that serves the game under ``/yukon/``, as a site might: it strips
-    the prefix from each connection's request line (one request per connection: the
-    server closes after every answer but a websocket's) and passes the bytes on."""
+    the prefix from each connection's request line and passes the bytes on. One request
+    per connection: it asks the server to close after each answer but a websocket's
+    (``Connection: close``), so that it need not read the requests after the first."""
 
     def __init__(self, port: int) -> None:
         self.target = port
@@ -364,6 +365,8 @@ class PrefixProxy:
             writer.close()
             return
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        if b"\r\nupgrade: websocket" not in rest.lower():
+            rest = rest[:-2] + b"Connection: close\r\n\r\n"
         up_writer.write(b" ".join((method, path[len(b"/yukon") :], rest)))
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:

@@ -79,6 +79,8 @@ export class BoardView {
           "div",
           {
             class: `slot found${dests.has("F") && pick && pick.card[1] === s ? " dest" : ""}${hintDest === "F" && hintCard?.[1] === s ? " hinted" : ""}`,
+            // A pile, as a column is: a list (of its top card), which a name may label.
+            role: "list",
             "data-dest": "F",
             "data-suit": s,
             "aria-label": `${SUIT_WORDS[s]} foundation: ${top ? `up to the ${cardLabel(top)}` : "empty"}`,
