@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from protocol.messages import name_key
 
+from ..domain.pairs import PAIR_WINDOW_S, Pair, Run, decide
 from ..domain.ratings import (
     Rated,
     Rating,
@@ -29,6 +30,7 @@ from ..domain.ratings import (
 from ..domain.records import RaceRecord, RatingChange, Standing
 from ..domain.streaks import Streak, streaks
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
+from .pairs_models import RatingPairRow
 
 __all__ = [
     "RatingsStore",
@@ -49,6 +51,7 @@ _races = cast(Table, RaceRow.__table__)
 _results = cast(Table, ResultRow.__table__)
 _ratings = cast(Table, RatingRow.__table__)
 _current = cast(Table, PlayerRating.__table__)
+_pairs = cast(Table, RatingPairRow.__table__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +150,21 @@ async def rate(
     if len(runners) < 2:
         return {}
     at = _utc(record.ended_wall)
+    decided = decide(
+        [Run(r.player_id, r.moves, r.time_ms, r.outcome, r.foundations) for r in record.results],
+        await _counted_before(conn, ids, at),
+    )
+    for pair in decided:
+        await conn.execute(
+            insert(_pairs).values(race_id=race_id, a=pair.a, b=pair.b, reason=pair.reason)
+        )
     changes: dict[int, RatingChange] = {}
-    for rated in rate_race(runners):
+    for rated in rate_race(runners, _counted(decided)):
         pid = rated.player_id
+        if not rated.games:  # none of their pairs counted: their rating stays as it was
+            races = now[pid].races if pid in now else 0
+            changes[pid] = _change(rated, races)
+            continue
         races = (now[pid].races if pid in now else 0) + 1
         await conn.execute(
             insert(_ratings).values(
@@ -179,6 +194,33 @@ async def rate(
             await conn.execute(insert(_current).values(player_id=pid, **values))
         changes[pid] = _change(rated, races)
     return changes
+
+
+def _counted(pairs: Sequence[Pair]) -> dict[tuple[int, int], str]:
+    """The pairs that count, as ``rate_race`` takes them."""
+    return {(p.a, p.b): "draw" if p.reason == "draw" else "rank" for p in pairs if p.counts}
+
+
+async def _counted_before(
+    conn: AsyncConnection, ids: Sequence[int], at: dt.datetime
+) -> dict[tuple[int, int], int]:
+    """How many rated races each pair of these runners counted in the ``PAIR_WINDOW_S``
+    before ``at`` (by the races' end)."""
+    p = _pairs.c
+    rows = (
+        await conn.execute(
+            select(p.a, p.b, func.count())
+            .join(_races, _races.c.id == p.race_id)
+            .where(
+                p.a.in_(ids),
+                p.b.in_(ids),
+                p.reason.in_(("counted", "draw")),
+                _races.c.ended_at > at - dt.timedelta(seconds=PAIR_WINDOW_S),
+            )
+            .group_by(p.a, p.b)
+        )
+    ).all()
+    return {(int(r.a), int(r.b)): int(r[2]) for r in rows}
 
 
 async def stored_changes(conn: AsyncConnection, uid: str) -> dict[int, RatingChange]:
@@ -375,14 +417,28 @@ class RatingsStore:
                 ]
                 if len(runners) < 2:
                     continue
+                decided = [
+                    Pair(int(row.a), int(row.b), str(row.reason))
+                    for row in (
+                        await conn.execute(
+                            select(_pairs.c.a, _pairs.c.b, _pairs.c.reason).where(
+                                _pairs.c.race_id == race_id
+                            )
+                        )
+                    ).all()
+                ]
+                # A race stored before migration 0016 has no decisions: every pair counts.
+                counted = _counted(decided) if decided else None
                 report.races += 1
                 stored = {
                     int(row.result_id): row
                     for row in (await conn.execute(select(_ratings).where(g.race_id == race_id)))
                 }
                 result_of = {int(x.player_id): int(x.id) for x in results}
-                for rated in rate_race(runners):
+                for rated in rate_race(runners, counted):
                     pid = rated.player_id
+                    if not rated.games:
+                        continue  # none of their pairs counted: no row, no change
                     current[pid] = rated.after
                     counts[pid] = counts.get(pid, 0) + 1
                     report.rows += 1

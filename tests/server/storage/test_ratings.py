@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
+from server.domain.pairs import PAIR_LIMIT
 from server.domain.ratings import PROVISIONAL_RACES
 from server.domain.records import LiveRace, RaceRecord, Standing
 from server.storage.models import PlayerRating, RatingRow
@@ -105,11 +106,12 @@ async def test_recompute_gives_identical_ratings(store: SqlStore) -> None:
     assert report.identical, report.differences
     assert report.races == PROVISIONAL_RACES + 3
     assert report.players == 5
-    assert report.rows == 4 + 3 * (PROVISIONAL_RACES + 2)
+    # Within 24 h: the same pairs count 10 rated races, the 11th and 12th none of theirs.
+    assert report.rows == 4 + 3 * PAIR_LIMIT
     stats = await store.player_stats(name="ANN", today=DAY)
     assert stats is not None and stats.name == "ann"
-    assert not stats.provisional  # PROVISIONAL_RACES + 3 rated races
-    assert len(stats.ratings) == PROVISIONAL_RACES + 3
+    assert not stats.provisional  # 1 + PAIR_LIMIT rated races that counted for ann
+    assert len(stats.ratings) == 1 + PAIR_LIMIT
     assert [t for t, _ in stats.ratings] == sorted(t for t, _ in stats.ratings)
     assert stats.rating == stats.ratings[-1][1]
 
