@@ -225,3 +225,26 @@ async def test_a_hello_reads_the_player_and_their_standing_on_one_connection(
     assert await store.find_player_standing(token="not-a-token", today=today) is None
     # Without a date: the identity alone (what find_player answers).
     assert await store.find_player_standing(token=b.token, today=None) == (b, Standing())
+
+
+async def test_a_pair_counts_ten_races_a_day_at_the_windows_edge(store: SqlStore) -> None:
+    from sqlalchemy import select as sel
+
+    from server.domain.pairs import PAIR_WINDOW_S
+    from server.storage.pairs_models import RatingPairRow
+
+    a, b = await register(store, "ann", "bob")
+    for n in range(PAIR_LIMIT):
+        await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=T0 + n)))
+    late = T0 + PAIR_WINDOW_S  # 24 h after the 1st: it leaves the window, 9 are left
+    eleventh = await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=late - 1)))
+    assert {ch.change for ch in eleventh.values()} == {0}
+    twelfth = await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=late)))
+    assert all(ch.change != 0 for ch in twelfth.values())
+
+    def reasons(conn: Connection) -> list[str]:
+        t = RatingPairRow.__table__
+        return [r.reason for r in conn.execute(sel(t).order_by(t.c.race_id)).all()]
+
+    assert await store.run_sync(reasons) == ["counted"] * PAIR_LIMIT + ["limit", "counted"]
+    assert (await store.recompute_ratings()).identical
