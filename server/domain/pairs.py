@@ -27,6 +27,11 @@ __all__ = [
     "Pair",
     "decide",
     "short",
+    "SANDBAG_WINDOW",
+    "SANDBAG_WARN",
+    "SANDBAG_REPORT",
+    "quick_resign",
+    "sandbag_counts",
 ]
 
 #: A run of fewer accepted moves than this moves nobody's rating.
@@ -88,3 +93,27 @@ def decide(runs: Sequence[Run], counted_before: Mapping[tuple[int, int], int]) -
                 reason = "counted"
             pairs.append(Pair(x.player_id, y.player_id, reason))
     return pairs
+
+
+#: The sandbag watch: over a player's last ``SANDBAG_WINDOW`` rated results, quick
+#: resigns (``short`` runs resigned) to the same opponent (one ranked above them) warn at
+#: ``SANDBAG_WARN`` and report at ``SANDBAG_REPORT`` (a ``review_queue`` row).
+SANDBAG_WINDOW = 7
+SANDBAG_WARN = 3
+SANDBAG_REPORT = 4
+
+
+def quick_resign(run: Run) -> bool:
+    """A resign within 10 s or 3 moves: what the sandbag watch counts."""
+    return run.outcome == "resigned" and short(run)
+
+
+def sandbag_counts(recent: Sequence[tuple[bool, frozenset[int]]]) -> dict[int, int]:
+    """Quick resigns by opponent over a player's recent rated results (newest first, the
+    first ``SANDBAG_WINDOW`` read): each ``(quick resign, who ranked above them)``."""
+    counts: dict[int, int] = {}
+    for quick, above in recent[:SANDBAG_WINDOW]:
+        if quick:
+            for opponent in above:
+                counts[opponent] = counts.get(opponent, 0) + 1
+    return counts

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -19,7 +20,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from protocol.messages import name_key
 
-from ..domain.pairs import PAIR_WINDOW_S, Pair, Run, decide
+from ..domain.pairs import (
+    PAIR_WINDOW_S,
+    SANDBAG_REPORT,
+    SANDBAG_WARN,
+    SANDBAG_WINDOW,
+    Pair,
+    Run,
+    decide,
+    quick_resign,
+    sandbag_counts,
+)
 from ..domain.ratings import (
     Rated,
     Rating,
@@ -30,6 +41,7 @@ from ..domain.ratings import (
 from ..domain.records import RaceRecord, RatingChange, Standing
 from ..domain.streaks import Streak, streaks
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
+from .moderation_models import ReviewItem
 from .pairs_models import RatingPairRow
 
 __all__ = [
@@ -52,6 +64,8 @@ _results = cast(Table, ResultRow.__table__)
 _ratings = cast(Table, RatingRow.__table__)
 _current = cast(Table, PlayerRating.__table__)
 _pairs = cast(Table, RatingPairRow.__table__)
+_queue = cast(Table, ReviewItem.__table__)
+log = logging.getLogger("yukon.ratings")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +172,7 @@ async def rate(
         await conn.execute(
             insert(_pairs).values(race_id=race_id, a=pair.a, b=pair.b, reason=pair.reason)
         )
+    await _sandbag_watch(conn, record, race_id, result_ids, at)
     changes: dict[int, RatingChange] = {}
     for rated in rate_race(runners, _counted(decided)):
         pid = rated.player_id
@@ -194,6 +209,75 @@ async def rate(
             await conn.execute(insert(_current).values(player_id=pid, **values))
         changes[pid] = _change(rated, races)
     return changes
+
+
+async def _sandbag_watch(
+    conn: AsyncConnection,
+    record: RaceRecord,
+    race_id: int,
+    result_ids: dict[int, int],
+    at: dt.datetime,
+) -> None:
+    """The sandbag watch (``server.domain.pairs``) for each runner who resigned quickly in
+    this race: over their last 7 rated results, quick resigns to one opponent warn (the
+    log) at 3 and report (a ``review_queue`` row, ``sandbag``) at 4."""
+    r = _results.c
+    for me in record.results:
+        run = Run(me.player_id, me.moves, me.time_ms, me.outcome, me.foundations)
+        if not quick_resign(run):
+            continue
+        recent = (
+            await conn.execute(
+                select(r.race_id, r.rank, r.outcome, r.moves, r.time_ms, r.foundations)
+                .join(_races, _races.c.id == r.race_id)
+                .where(r.player_id == me.player_id, _races.c.rated.is_(True))
+                .order_by(r.id.desc())
+                .limit(SANDBAG_WINDOW)
+            )
+        ).all()
+        seen: list[tuple[bool, frozenset[int]]] = []
+        for row in recent:
+            quick = quick_resign(
+                Run(me.player_id, int(row.moves), int(row.time_ms), row.outcome, 0)
+            )
+            above: frozenset[int] = frozenset()
+            if quick:
+                above = frozenset(
+                    int(x)
+                    for x in (
+                        await conn.execute(
+                            select(r.player_id).where(r.race_id == row.race_id, r.rank < row.rank)
+                        )
+                    ).scalars()
+                )
+            seen.append((quick, above))
+        for opponent, count in sorted(sandbag_counts(seen).items()):
+            if not any(x.player_id == opponent and x.rank < me.rank for x in record.results):
+                continue  # counted when it was this race's opponent only
+            if count == SANDBAG_WARN:
+                log.warning(
+                    "sandbag watch: player %d resigned quickly to %d %d times in their last %d",
+                    me.player_id,
+                    opponent,
+                    count,
+                    SANDBAG_WINDOW,
+                )
+            elif count == SANDBAG_REPORT:
+                await conn.execute(
+                    insert(_queue).values(
+                        kind="sandbag",
+                        created_at=at,
+                        player_id=me.player_id,
+                        other_id=opponent,
+                        race_id=race_id,
+                        result_id=result_ids[me.player_id],
+                        rule="sandbag",
+                        evidence=json.dumps(
+                            {"quick_resigns": count, "of_last": SANDBAG_WINDOW},
+                            separators=(",", ":"),
+                        ),
+                    )
+                )
 
 
 def _counted(pairs: Sequence[Pair]) -> dict[tuple[int, int], str]:

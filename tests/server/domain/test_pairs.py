@@ -4,7 +4,19 @@ won; and how ``rate_race`` takes the decision (uncounted runners keep their rati
 
 from __future__ import annotations
 
-from server.domain.pairs import MIN_MOVES, MIN_TIME_MS, PAIR_LIMIT, Pair, Run, decide
+from server.domain.pairs import (
+    MIN_MOVES,
+    MIN_TIME_MS,
+    PAIR_LIMIT,
+    SANDBAG_REPORT,
+    SANDBAG_WARN,
+    SANDBAG_WINDOW,
+    Pair,
+    Run,
+    decide,
+    quick_resign,
+    sandbag_counts,
+)
 from server.domain.ratings import Rating, Runner, rate_race
 
 
@@ -48,3 +60,18 @@ def test_rate_race_takes_the_decision() -> None:
     [a, b] = rate_race([ann, bob], {})
     assert (a.after, b.after, a.games) == (Rating(), Rating(), ())
     assert rate_race([ann, bob], {(1, 2): "rank"}) == rate_race([ann, bob])
+
+
+def test_the_sandbag_watch_counts_quick_resigns_to_one_opponent() -> None:
+    assert quick_resign(run(1, moves=2, outcome="resigned"))
+    assert quick_resign(run(1, time_ms=MIN_TIME_MS - 1, outcome="resigned"))
+    assert not quick_resign(run(1, moves=MIN_MOVES, outcome="resigned"))
+    assert not quick_resign(run(1, moves=0, outcome="lost"))
+    to_bob = (True, frozenset({2}))
+    honest = (False, frozenset[int]())
+    # Only the last 7 count: a quick resign 8 results back is forgotten.
+    recent = [to_bob] * 3 + [honest] * 4 + [to_bob]
+    assert sandbag_counts(recent) == {2: SANDBAG_WARN}
+    assert sandbag_counts([to_bob] * SANDBAG_REPORT) == {2: 4}
+    assert sandbag_counts([to_bob, (True, frozenset({3}))] * 3) == {2: 3, 3: 3}
+    assert SANDBAG_WINDOW == 7 and SANDBAG_WARN == 3 and SANDBAG_REPORT == 4

@@ -6,7 +6,11 @@ backends): the host gains nothing, and ``recompute-ratings`` agrees."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
 from protocol.messages import Create, Join, Ready, Rematch, Resign, Room, Start
+from server.storage.moderation_models import ReviewItem
 from server.storage.sql import SqlStore
 
 from ..storage.test_sql import register
@@ -50,3 +54,11 @@ async def test_the_farm_loop_gains_the_host_nothing(store: SqlStore) -> None:
     report = await store.recompute_ratings()
     assert report.identical, report.differences
     assert report.races == LOOPS and report.rows == 0
+
+    # The sandbag watch reported each puppet once (their 4th quick resign to the host).
+    def queue(conn: Connection) -> list[tuple[str, int, int | None]]:
+        t = ReviewItem.__table__
+        rows = conn.execute(select(t).order_by(t.c.id)).all()
+        return [(r.kind, r.player_id, r.other_id) for r in rows]
+
+    assert await store.run_sync(queue) == [("sandbag", pid, ids[0]) for pid in ids[1:]]
