@@ -789,14 +789,15 @@ async def record_7_6() -> str:
             )
             await s.quietly(bob, {"t": "hello", "v": 1, "name": "bob"}, expect="welcome")
             await s.step(
-                "Step 2. alice creates a rated room (bob, welcomed like alice, is not shown)",
+                "Step 2. alice creates a rated room, from rules: a rated room always gets a fresh"
+                " secret deal (bob, welcomed like alice, is not shown)",
                 alice,
-                {"t": "create", "code": "YU1-C-AAAAAAB", "max_players": 2, "rated": True},
+                {"t": "create", "rules": "C", "max_players": 2, "rated": True},
             )
             await s.quietly(bob, {"t": "join", "room": "R8TED"})
             await s.quietly(bob, {"t": "ready", "ready": True})
             await s.quietly(alice, {"t": "start"}, expect="progress")
-            for seq, text in enumerate(["7H>2", "KD>1", "AH>F"], start=1):
+            for seq, text in enumerate(["AS>F", "7H>1", "9S>2"], start=1):
                 await s.quietly(alice, move(seq, text))
             await s.quietly(bob, {"t": "resign"})
             await s.step(

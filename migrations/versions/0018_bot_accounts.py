@@ -1,11 +1,11 @@
 """BOT accounts (issue 40, item 3; docs/bots.md): ``players.bot``, set at registration by
 ``hello.bot`` and never changed. Every account stored before is a human's (false).
 
-Follows 0015 (the daily's log); 0016 and 0017 (fair play's signals and rating pairs) are
-being written beside it and will be chained before it.
+Follows 0016 (rating pairs); 0017 (fair play's run signals) is
+chained before it when it lands.
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0016
 Create Date: 2026-12-07
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0015"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -21,7 +21,7 @@ double columns keep.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Runner",
     "Game",
     "Rated",
+    "Counted",
     "rate_race",
     "glicko2",
     "pairwise",
@@ -104,35 +105,63 @@ def is_provisional(races: int) -> bool:
     return races < PROVISIONAL_RACES
 
 
-def pairwise(runners: Sequence[Runner]) -> dict[int, tuple[Game, ...]]:
+#: ``(lower id, higher id) -> "rank" | "draw"``: the pairs of a race that count and how
+#: (``server.domain.pairs`` decides); None: every pair counts, by rank.
+Counted = Mapping[tuple[int, int], str]
+
+
+def pairwise(
+    runners: Sequence[Runner], counted: Counted | None = None
+) -> dict[int, tuple[Game, ...]]:
     """Each runner's games against every other runner, by rank (lower is better), in the
     order of the opponents' ids: the sums then add in one order whatever order the
-    runners come in, so a recomputation gives the same bits."""
+    runners come in, so a recomputation gives the same bits. With ``counted``, only the
+    pairs in it are games, a ``"draw"`` pair scored 0.5 whatever the ranks."""
     games: dict[int, tuple[Game, ...]] = {}
     runners = sorted(runners, key=lambda r: r.player_id)
     for me in runners:
-        games[me.player_id] = tuple(
-            Game(
-                opponent=other.player_id,
-                rating=other.before.rating,
-                deviation=other.before.deviation,
-                score=1.0 if me.rank < other.rank else 0.5 if me.rank == other.rank else 0.0,
+        mine = []
+        for other in runners:
+            if other.player_id == me.player_id:
+                continue
+            how = "rank"
+            if counted is not None:
+                key = (min(me.player_id, other.player_id), max(me.player_id, other.player_id))
+                if key not in counted:
+                    continue
+                how = counted[key]
+            if how == "draw" or me.rank == other.rank:
+                score = 0.5
+            else:
+                score = 1.0 if me.rank < other.rank else 0.0
+            mine.append(
+                Game(
+                    opponent=other.player_id,
+                    rating=other.before.rating,
+                    deviation=other.before.deviation,
+                    score=score,
+                )
             )
-            for other in runners
-            if other.player_id != me.player_id
-        )
+        games[me.player_id] = tuple(mine)
     return games
 
 
-def rate_race(runners: Sequence[Runner]) -> list[Rated]:
+def rate_race(runners: Sequence[Runner], counted: Counted | None = None) -> list[Rated]:
     """Every runner's rating after a race (in the order given); a race of fewer than two
-    runners changes nothing (there is nobody to have played)."""
+    runners changes nothing (there is nobody to have played), and neither does it for a
+    runner none of whose pairs counts (``counted``): their rating stays as it was, with
+    no games (not a period without games, which would widen the deviation)."""
     if len(runners) < 2:
         return [Rated(r.player_id, r.before, r.before, ()) for r in runners]
-    games = pairwise(runners)
+    games = pairwise(runners, counted)
     bots = {r.player_id for r in runners if r.bot}
     return [
-        Rated(r.player_id, r.before, _after(r, games[r.player_id], bots), games[r.player_id])
+        Rated(
+            r.player_id,
+            r.before,
+            _after(r, games[r.player_id], bots) if games[r.player_id] else r.before,
+            games[r.player_id],
+        )
         for r in runners
     ]
 

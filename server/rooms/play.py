@@ -27,6 +27,9 @@ from .state import _Conn, _Player
 
 __all__ = ["Play"]
 
+#: The refusal of ``create`` with ``rated`` and a ``code`` (docs/protocol.md 4.3).
+RATED_CODE_TEXT = "a rated room always gets a fresh secret deal: give rules, not a code"
+
 log = logging.getLogger("yukon.rooms")
 
 
@@ -110,6 +113,11 @@ class Play(Part):
             return
         if msg.rules is not None and msg.code is not None:
             self._error(c, "bad_rules", "give either rules or a game code, not both")
+            return
+        if msg.rated and msg.code is not None:
+            # A known deal can be solved before the race (issue 40: a pasted line won a
+            # rated race in 4 s), so a rated room is always dealt a fresh secret deal.
+            self._error(c, "rated_code", RATED_CODE_TEXT)
             return
         fixed: GameCode | None = None
         try:

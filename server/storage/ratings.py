@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -19,6 +20,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from protocol.messages import name_key
 
+from ..domain.pairs import (
+    PAIR_WINDOW_S,
+    SANDBAG_REPORT,
+    SANDBAG_WARN,
+    SANDBAG_WINDOW,
+    Pair,
+    Run,
+    decide,
+    quick_resign,
+    sandbag_counts,
+)
 from ..domain.ratings import (
     Rated,
     Rating,
@@ -29,6 +41,8 @@ from ..domain.ratings import (
 from ..domain.records import RaceRecord, RatingChange, Standing
 from ..domain.streaks import Streak, streaks
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
+from .moderation_models import ReviewItem
+from .pairs_models import RatingPairRow
 
 __all__ = [
     "RatingsStore",
@@ -49,6 +63,9 @@ _races = cast(Table, RaceRow.__table__)
 _results = cast(Table, ResultRow.__table__)
 _ratings = cast(Table, RatingRow.__table__)
 _current = cast(Table, PlayerRating.__table__)
+_pairs = cast(Table, RatingPairRow.__table__)
+_queue = cast(Table, ReviewItem.__table__)
+log = logging.getLogger("yukon.ratings")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +172,22 @@ async def rate(
     if len(runners) < 2:
         return {}
     at = _utc(record.ended_wall)
+    decided = decide(
+        [Run(r.player_id, r.moves, r.time_ms, r.outcome, r.foundations) for r in record.results],
+        await _counted_before(conn, ids, at),
+    )
+    for pair in decided:
+        await conn.execute(
+            insert(_pairs).values(race_id=race_id, a=pair.a, b=pair.b, reason=pair.reason)
+        )
+    await _sandbag_watch(conn, record, race_id, result_ids, at)
     changes: dict[int, RatingChange] = {}
-    for rated in rate_race(runners):
+    for rated in rate_race(runners, _counted(decided)):
         pid = rated.player_id
+        if not rated.games:  # none of their pairs counted: their rating stays as it was
+            races = now[pid].races if pid in now else 0
+            changes[pid] = _change(rated, races)
+            continue
         races = (now[pid].races if pid in now else 0) + 1
         await conn.execute(
             insert(_ratings).values(
@@ -187,6 +217,102 @@ async def rate(
             await conn.execute(insert(_current).values(player_id=pid, **values))
         changes[pid] = _change(rated, races)
     return changes
+
+
+async def _sandbag_watch(
+    conn: AsyncConnection,
+    record: RaceRecord,
+    race_id: int,
+    result_ids: dict[int, int],
+    at: dt.datetime,
+) -> None:
+    """The sandbag watch (``server.domain.pairs``) for each runner who resigned quickly in
+    this race: over their last 7 rated results, quick resigns to one opponent warn (the
+    log) at 3 and report (a ``review_queue`` row, ``sandbag``) at 4."""
+    r = _results.c
+    for me in record.results:
+        run = Run(me.player_id, me.moves, me.time_ms, me.outcome, me.foundations)
+        if not quick_resign(run):
+            continue
+        recent = (
+            await conn.execute(
+                select(r.race_id, r.rank, r.outcome, r.moves, r.time_ms, r.foundations)
+                .join(_races, _races.c.id == r.race_id)
+                .where(r.player_id == me.player_id, _races.c.rated.is_(True))
+                .order_by(r.id.desc())
+                .limit(SANDBAG_WINDOW)
+            )
+        ).all()
+        seen: list[tuple[bool, frozenset[int]]] = []
+        for row in recent:
+            quick = quick_resign(
+                Run(me.player_id, int(row.moves), int(row.time_ms), row.outcome, 0)
+            )
+            above: frozenset[int] = frozenset()
+            if quick:
+                above = frozenset(
+                    int(x)
+                    for x in (
+                        await conn.execute(
+                            select(r.player_id).where(r.race_id == row.race_id, r.rank < row.rank)
+                        )
+                    ).scalars()
+                )
+            seen.append((quick, above))
+        for opponent, count in sorted(sandbag_counts(seen).items()):
+            if not any(x.player_id == opponent and x.rank < me.rank for x in record.results):
+                continue  # counted when it was this race's opponent only
+            if count == SANDBAG_WARN:
+                log.warning(
+                    "sandbag watch: player %d resigned quickly to %d %d times in their last %d",
+                    me.player_id,
+                    opponent,
+                    count,
+                    SANDBAG_WINDOW,
+                )
+            elif count == SANDBAG_REPORT:
+                await conn.execute(
+                    insert(_queue).values(
+                        kind="sandbag",
+                        created_at=at,
+                        player_id=me.player_id,
+                        other_id=opponent,
+                        race_id=race_id,
+                        result_id=result_ids[me.player_id],
+                        rule="sandbag",
+                        evidence=json.dumps(
+                            {"quick_resigns": count, "of_last": SANDBAG_WINDOW},
+                            separators=(",", ":"),
+                        ),
+                    )
+                )
+
+
+def _counted(pairs: Sequence[Pair]) -> dict[tuple[int, int], str]:
+    """The pairs that count, as ``rate_race`` takes them."""
+    return {(p.a, p.b): "draw" if p.reason == "draw" else "rank" for p in pairs if p.counts}
+
+
+async def _counted_before(
+    conn: AsyncConnection, ids: Sequence[int], at: dt.datetime
+) -> dict[tuple[int, int], int]:
+    """How many rated races each pair of these runners counted in the ``PAIR_WINDOW_S``
+    before ``at`` (by the races' end)."""
+    p = _pairs.c
+    rows = (
+        await conn.execute(
+            select(p.a, p.b, func.count())
+            .join(_races, _races.c.id == p.race_id)
+            .where(
+                p.a.in_(ids),
+                p.b.in_(ids),
+                p.reason.in_(("counted", "draw")),
+                _races.c.ended_at > at - dt.timedelta(seconds=PAIR_WINDOW_S),
+            )
+            .group_by(p.a, p.b)
+        )
+    ).all()
+    return {(int(r.a), int(r.b)): int(r[2]) for r in rows}
 
 
 async def stored_changes(conn: AsyncConnection, uid: str) -> dict[int, RatingChange]:
@@ -389,14 +515,28 @@ class RatingsStore:
                 ]
                 if len(runners) < 2:
                     continue
+                decided = [
+                    Pair(int(row.a), int(row.b), str(row.reason))
+                    for row in (
+                        await conn.execute(
+                            select(_pairs.c.a, _pairs.c.b, _pairs.c.reason).where(
+                                _pairs.c.race_id == race_id
+                            )
+                        )
+                    ).all()
+                ]
+                # A race stored before migration 0016 has no decisions: every pair counts.
+                counted = _counted(decided) if decided else None
                 report.races += 1
                 stored = {
                     int(row.result_id): row
                     for row in (await conn.execute(select(_ratings).where(g.race_id == race_id)))
                 }
                 result_of = {int(x.player_id): int(x.id) for x in results}
-                for rated in rate_race(runners):
+                for rated in rate_race(runners, counted):
                     pid = rated.player_id
+                    if not rated.games:
+                        continue  # none of their pairs counted: no row, no change
                     current[pid] = rated.after
                     counts[pid] = counts.get(pid, 0) + 1
                     report.rows += 1

@@ -43,46 +43,34 @@ async def test_a_rated_room_rates_its_runners(db_url: str, tmp_path: Path) -> No
         await bob.send(Resign())  # bob played on longer: bob ranks first (or ties)
         result = await ann.expect(Result)
         [first, second] = result.ranks
-        assert first.rating is not None and second.rating is not None
-        if first.rank == second.rank:  # both resigned within a millisecond: a draw
-            assert first.rating == second.rating == 1500
-        else:
-            assert (first.name, second.name) == ("bob", "ann")
-            assert first.rating > 1500 > second.rating
-        assert (first.rating_change, second.rating_change) == (
-            first.rating - 1500,
-            second.rating - 1500,
-        )
-        # The result is committed: the stored ratings say the same.
-        stored = await server.store.current_ratings([1, 2])
-        assert sorted(round(r) for r, _ in stored.values()) == sorted([first.rating, second.rating])
-        # The room shows the new ratings beside the names, provisional.
+        # Both runs were under 3 moves and 10 s: nobody's rating moves (docs/ratings.md,
+        # "Rating farming"; the rules at their edges: tests/server/domain/test_pairs.py).
+        assert (first.rating, second.rating) == (1500, 1500)
+        assert (first.rating_change, second.rating_change) == (0, 0)
+        # The result is committed: nothing was rated, nothing is stored.
+        assert await server.store.current_ratings([1, 2]) == {}
         after = await ann.expect(Room, state="finished")
-        assert {p.name: (p.rating, p.provisional) for p in after.players} == {
-            first.name: (first.rating, True),
-            second.name: (second.rating, True),
-        }
+        assert {p.name for p in after.players} == {first.name, second.name}
 
         await ann.send(Player(first.name.upper()))
         page = await ann.expect(PlayerPage)
         assert (page.name, page.rating, page.provisional, page.races, page.wins) == (
             first.name,
-            first.rating,
+            None,
             True,
             1,
             0,
         )
-        assert page.deviation is not None and page.deviation < 350
-        assert [r for _, r in page.ratings] == [first.rating]
+        assert not page.ratings
         await ann.send(Player("nobody"))
         assert (await ann.expect(Error)).code == "unknown_player"
 
-        # A second device of bob's (his token) is welcomed with his rating.
+        # A second device of bob's (his token) is welcomed.
         again = await open_client(server)
         await again.send(Hello(1, token=bob.frames[0].token))
         welcome = await again.expect(Welcome)
-        bobs = first if first.name == "bob" else second
-        assert (welcome.rating, welcome.provisional) == (bobs.rating, True)
+        # (the server's players keep the result's 1500, the default, until they leave)
+        assert (welcome.rating, welcome.provisional) in ((None, True), (1500, True))
 
         # An unrated room: no change, the ratings stay shown.
         await ann.send(Player("ann"))

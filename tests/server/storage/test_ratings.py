@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
+from server.domain.pairs import PAIR_LIMIT
 from server.domain.ratings import PROVISIONAL_RACES
 from server.domain.records import LiveRace, RaceRecord, Standing
 from server.storage.models import PlayerRating, RatingRow
@@ -105,11 +106,12 @@ async def test_recompute_gives_identical_ratings(store: SqlStore) -> None:
     assert report.identical, report.differences
     assert report.races == PROVISIONAL_RACES + 3
     assert report.players == 5
-    assert report.rows == 4 + 3 * (PROVISIONAL_RACES + 2)
+    # Within 24 h: the same pairs count 10 rated races, the 11th and 12th none of theirs.
+    assert report.rows == 4 + 3 * PAIR_LIMIT
     stats = await store.player_stats(name="ANN", today=DAY)
     assert stats is not None and stats.name == "ann"
-    assert not stats.provisional  # PROVISIONAL_RACES + 3 rated races
-    assert len(stats.ratings) == PROVISIONAL_RACES + 3
+    assert not stats.provisional  # 1 + PAIR_LIMIT rated races that counted for ann
+    assert len(stats.ratings) == 1 + PAIR_LIMIT
     assert [t for t, _ in stats.ratings] == sorted(t for t, _ in stats.ratings)
     assert stats.rating == stats.ratings[-1][1]
 
@@ -223,3 +225,26 @@ async def test_a_hello_reads_the_player_and_their_standing_on_one_connection(
     assert await store.find_player_standing(token="not-a-token", today=today) is None
     # Without a date: the identity alone (what find_player answers).
     assert await store.find_player_standing(token=b.token, today=None) == (b, Standing())
+
+
+async def test_a_pair_counts_ten_races_a_day_at_the_windows_edge(store: SqlStore) -> None:
+    from sqlalchemy import select as sel
+
+    from server.domain.pairs import PAIR_WINDOW_S
+    from server.storage.pairs_models import RatingPairRow
+
+    a, b = await register(store, "ann", "bob")
+    for n in range(PAIR_LIMIT):
+        await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=T0 + n)))
+    late = T0 + PAIR_WINDOW_S  # 24 h after the 1st: it leaves the window, 9 are left
+    eleventh = await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=late - 1)))
+    assert {ch.change for ch in eleventh.values()} == {0}
+    twelfth = await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=late)))
+    assert all(ch.change != 0 for ch in twelfth.values())
+
+    def reasons(conn: Connection) -> list[str]:
+        t = RatingPairRow.__table__
+        return [r.reason for r in conn.execute(sel(t).order_by(t.c.race_id)).all()]
+
+    assert await store.run_sync(reasons) == ["counted"] * PAIR_LIMIT + ["limit", "counted"]
+    assert (await store.recompute_ratings()).identical
