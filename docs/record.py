@@ -1,9 +1,9 @@
-"""Record the worked examples of docs/protocol.md (Part I's and section 7's) from the server.
+"""Record the worked examples (docs/protocol.md Part I, docs/protocol-examples.md) from the server.
 
 Run from the repository root::
 
     python docs/record.py             # print every example (or name some: 7.1 7.3)
-    python docs/record.py --write     # re-record every example into docs/protocol.md
+    python docs/record.py --write     # re-record every example into docs/protocol*.md
 
 The quick start's example and sections 7.1 to 7.3 start the server in this process (a
 fresh SQLite database in a temporary directory each, a 500 ms countdown, no progress
@@ -59,6 +59,8 @@ from server.rooms import Hub, HubConfig
 from server.rooms.effects import Authenticate, Journal, Send
 
 DOC = Path(__file__).resolve().parent / "protocol.md"
+#: The documents holding recordings: the reference, and its worked examples (section 7).
+DOCS = (DOC, DOC.with_name("protocol-examples.md"))
 SECTIONS = ("quick start", "7.1", "7.2", "7.3", "7.4", "7.6", "4.26")
 SECRET = "worked-example"
 #: The server's wall clock when each recording starts.
@@ -893,14 +895,20 @@ def recorded_in(doc: str, name: str) -> str:
     return found.group(1).strip("\n") + "\n"
 
 
-def write(recorded: dict[str, str], path: Path = DOC) -> None:
-    doc = path.read_text(encoding="utf-8")
-    for name, text in recorded.items():
-        replacement = f"<!-- recorded: {name} -->\n\n{text}\n<!-- end of recording: {name} -->"
-        found = region(name).search(doc)
-        assert found is not None
-        doc = doc[: found.start()] + replacement + doc[found.end() :]
-    path.write_text(doc, encoding="utf-8")
+def write(recorded: dict[str, str], paths: tuple[Path, ...] = DOCS) -> None:
+    """Each recording into the document that holds its region (every region is in one)."""
+    left = dict(recorded)
+    for path in paths:
+        doc = path.read_text(encoding="utf-8")
+        for name, text in list(left.items()):
+            found = region(name).search(doc)
+            if found is None:
+                continue
+            replacement = f"<!-- recorded: {name} -->\n\n{text}\n<!-- end of recording: {name} -->"
+            doc = doc[: found.start()] + replacement + doc[found.end() :]
+            del left[name]
+        path.write_text(doc, encoding="utf-8")
+    assert not left, f"no document records {', '.join(left)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -914,7 +922,7 @@ def main(argv: list[str] | None = None) -> int:
     recorded = asyncio.run(record(tuple(args.sections) or SECTIONS))
     if args.write:
         write(recorded)
-        print(f"recorded {', '.join(recorded)} into {DOC}")
+        print(f"recorded {', '.join(recorded)} into {', '.join(str(p) for p in DOCS)}")
     else:
         for name, text in recorded.items():
             print(f"### {name}\n\n{text}")

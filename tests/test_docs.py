@@ -17,6 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "docs" / "protocol.md"
+#: Section 7, the worked examples, on a page of its own (issue 41 item 5).
+EXAMPLES = ROOT / "docs" / "protocol-examples.md"
 #: The fields that hold times, which differ from one recording to the next.
 TIMES = re.compile(r'"(elapsed_ms|time_ms|finished_ms|at|next_daily_ms)": \d+')
 #: The times of a replay's actions (``"actions": [[257, "5C>4"], ...]``), which differ too.
@@ -86,7 +88,7 @@ def normalised(text: str) -> list[str]:
 def test_worked_examples_show_the_frames_as_they_are() -> None:
     """Every frame in section 7 is its decoded map: its size and any bytes shown are those
     of that map in msgpack (as the server and the recorder write it)."""
-    doc = PROTOCOL.read_text(encoding="utf-8")
+    doc = PROTOCOL.read_text(encoding="utf-8") + EXAMPLES.read_text(encoding="utf-8")
     shown = frames(doc)
     assert len(shown) > 150
     for header, decoded, dump in shown:
@@ -103,7 +105,7 @@ def test_worked_examples_are_what_the_server_sends() -> None:
     with ``python docs/record.py --write``."""
     record = recorder()
     recorded = asyncio.run(record.record())
-    doc = PROTOCOL.read_text(encoding="utf-8")
+    doc = PROTOCOL.read_text(encoding="utf-8") + EXAMPLES.read_text(encoding="utf-8")
     assert set(recorded) == {"quick start", "7.1", "7.2", "7.3", "7.4", "7.6", "4.26"}
     for name, text in recorded.items():
         in_doc = record.recorded_in(doc, name)
