@@ -804,8 +804,9 @@ async def record_7_6() -> str:
             await s.quietly(bob, {"t": "resign"})
             await s.step(
                 "Step 3. bob joined, the race ran (alice put a card home), bob resigned;"
-                " alice resigns: the result carries each runner's new rating and its change,"
-                " and the room shows the ratings beside the names",
+                " alice resigns: the result carries each runner's rating and its change, here"
+                " 0: both runs were under 10 s, and a run under 3 moves or 10 s moves nobody's"
+                " rating (docs/ratings.md, rating farming)",
                 alice,
                 {"t": "resign"},
                 expect={alice: "room", bob: "room"},

@@ -248,3 +248,19 @@ async def test_a_pair_counts_ten_races_a_day_at_the_windows_edge(store: SqlStore
 
     assert await store.run_sync(reasons) == ["counted"] * PAIR_LIMIT + ["limit", "counted"]
     assert (await store.recompute_ratings()).identical
+
+
+async def test_equal_foundations_draw_when_nobody_won_ranks_unchanged(store: SqlStore) -> None:
+    a, b = await register(store, "ann", "bob")
+    record = rated(
+        race(
+            res(a, rank=1, outcome="resigned", foundations=12, time_ms=90_000),
+            res(b, rank=2, outcome="resigned", foundations=12, time_ms=80_000),
+        )
+    )
+    changes = await store.record_race(record)
+    assert {ch.change for ch in changes.values()} == {0}  # a draw of equals: no change
+    assert [r.rank for r in record.results] == [1, 2]  # the ranks stay as they were
+    stored = await store.current_ratings([a.player_id, b.player_id])
+    assert len(stored) == 2 and all(dev < 350 for _, dev in stored.values())  # it counted
+    assert (await store.recompute_ratings()).identical
