@@ -26,6 +26,8 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from protocol import Game, IllegalMoveError, InvalidMoveError, UndoError
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -269,3 +271,47 @@ def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list
             )
         )
     return flags
+
+
+def face_up_from(code: str, actions: Sequence[str]) -> int | None:
+    """The index of the first action taken with every card face up (None if never).
+
+    Replays a stored run's actions (``"7S>4"`` or ``"undo"``) on its deal; an action
+    that does not replay ends the search (nothing after it is trusted as a closing stretch).
+    """
+    game = Game.from_code(code)
+    for i, action in enumerate(actions):
+        if not any(game.face_down_count(n) for n in range(1, 8)):
+            return i
+        try:
+            if action == "undo":
+                game.undo()
+            else:
+                game.play(action)
+        except (InvalidMoveError, IllegalMoveError, UndoError):
+            return None
+    return None
+
+
+def of_journal(
+    code: str,
+    journal: Sequence[tuple[int, str]],
+    *,
+    resent: Collection[int] = (),
+    after_resume: Collection[int] = (),
+    human_paces: Sequence[float] = (),
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> Signals:
+    """A stored run's figures from its journal (``PlayerResult.journal``: race-clock ms, action).
+
+    The journal's times are the race clock's offsets of accepted actions, so they are the
+    server's clock; the face-up point comes from replaying the deal.
+    """
+    return compute(
+        [ms for ms, _ in journal],
+        resent=resent,
+        after_resume=after_resume,
+        face_up_from=face_up_from(code, [a for _, a in journal]),
+        human_paces=human_paces,
+        thresholds=thresholds,
+    )

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
-from server.domain.signals import DEFAULT_THRESHOLDS, Thresholds, compute, judge
+from server.domain.signals import (
+    DEFAULT_THRESHOLDS,
+    Thresholds,
+    compute,
+    face_up_from,
+    judge,
+    of_journal,
+)
+
+WINNING = (Path(__file__).resolve().parents[2] / "data" / "winning-game.txt").read_text().split()
 
 
 def times_of(intervals: list[int], start: int = 1_000) -> list[int]:
@@ -115,3 +125,18 @@ def test_runs_at_human_pace_are_not_flagged() -> None:
         run = [int(1_500 * rng.lognormvariate(0, 0.5)) for _ in range(120)]
         signals = compute(times_of(run), human_paces=history)
         assert judge(signals) == [], signals.as_json()
+
+
+def test_a_stored_journal_leaves_out_the_sends_home_once_every_card_is_face_up() -> None:
+    code, moves = WINNING[0], WINNING[1:]
+    point = face_up_from(code, moves)
+    assert point is not None and 0 < point < len(moves)
+    # A human pace while cards are face down, then the rest sent home 30 ms apart.
+    rng = random.Random(3)
+    ms, journal = 0, []
+    for i, move in enumerate(moves):
+        ms += int(1_500 * rng.lognormvariate(0, 0.5)) if i < point else 30
+        journal.append((ms, move))
+    assert judge(of_journal(code, journal)) == []
+    assert "fast" in {f.rule for f in judge(compute([t for t, _ in journal]))}
+    assert face_up_from(code, ["KD>7"]) is None  # an action that does not replay
