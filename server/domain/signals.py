@@ -26,7 +26,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from protocol import Game, IllegalMoveError, InvalidMoveError, UndoError
+from protocol import Game, IllegalMoveError, InvalidCodeError, InvalidMoveError, UndoError
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,10 @@ def face_up_from(code: str, actions: Sequence[str]) -> int | None:
     Replays a stored run's actions (``"7S>4"`` or ``"undo"``) on its deal; an action
     that does not replay ends the search (nothing after it is trusted as a closing stretch).
     """
-    game = Game.from_code(code)
+    try:
+        game = Game.from_code(code)
+    except InvalidCodeError:  # not a deal this server can replay: no closing stretch known
+        return None
     for i, action in enumerate(actions):
         if not any(game.face_down_count(n) for n in range(1, 8)):
             return i

@@ -140,3 +140,4 @@ def test_a_stored_journal_leaves_out_the_sends_home_once_every_card_is_face_up()
     assert judge(of_journal(code, journal)) == []
     assert "fast" in {f.rule for f in judge(compute([t for t, _ in journal]))}
     assert face_up_from(code, ["KD>7"]) is None  # an action that does not replay
+    assert face_up_from("C-0001234", moves) is None  # nor a code

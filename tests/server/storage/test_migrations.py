@@ -41,6 +41,7 @@ TABLES = {
     "rating_refunds",
     # issue 40 item 6: the daily's log (0015)
     "daily_log",
+    "run_signals",
 }
 #: The tables a board query reads besides the results (server/storage/visibility.py).
 FAIR_PLAY_FILTERS = ("moderation_log", "account_marks", "account_states", "voided_results")
