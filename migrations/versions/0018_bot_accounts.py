@@ -1,11 +1,10 @@
 """BOT accounts (issue 40, item 3; docs/bots.md): ``players.bot``, set at registration by
 ``hello.bot`` and never changed. Every account stored before is a human's (false).
 
-Follows 0016 (rating pairs); 0017 (fair play's run signals) is
-chained before it when it lands.
+Follows 0017 (fair play's run signals), after 0016 (rating pairs).
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-07
 """
 
@@ -17,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -35,6 +35,7 @@ from .base import (
 )
 from .models import board_key
 from .ratings import lock_players, rate, stored_changes
+from .run_signals import record_signals
 
 __all__ = [
     "ResultsStore",
@@ -169,6 +170,7 @@ class ResultsStore(StoreBase):
                 if held is not None and (held.owner, held.epoch) != self._fence(record.uid):
                     raise FencedError(record.uid)
                 race_id, result_ids = await self._insert_race(conn, record)
+                await record_signals(conn, record, race_id, result_ids)
                 changes: dict[int, RatingChange] = {}
                 if record.rated:
                     changes = await rate(conn, record, race_id, result_ids)

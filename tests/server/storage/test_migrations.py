@@ -42,6 +42,7 @@ TABLES = {
     # issue 40 item 6: the daily's log (0015)
     "daily_log",
     "rating_pairs",
+    "run_signals",
 }
 INDEXES = {"ix_results_daily_board", "ix_results_code_board", "ix_results_player_finished"}
 AT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
