@@ -5,8 +5,8 @@ Entries are appended, never updated or deleted: a day's entry in the transaction
 keeps the day's deal (``append_in``, called by ``SqlStore.save_daily_deal``), and a board
 entry in the transaction of the operator's action that changed a past board (a void, a
 mark, and their undos). ``n`` is the primary key, so two processes of a cluster appending
-at once cannot both take the same place: the second one's transaction fails on the key and
-is retried from the new head (``append``), which keeps the chain a chain.
+at once cannot both take the same place: the loser's insert fails on the key and is tried
+again from the new head, in a savepoint (``append_in``), which keeps the chain a chain.
 """
 
 from __future__ import annotations
@@ -119,8 +119,9 @@ async def append(
     now: float,
     body: Mapping[str, str | int | None],
 ) -> LogEntry:
-    """Append one entry in a transaction of its own, retried if another process took its
-    place."""
+    """Append one entry in a transaction of its own. Its read of the head comes before any
+    write of it, so on SQLite (where ``append_in`` relies on the caller's earlier write
+    holding the lock) another process may take the place first: then it is tried again."""
     for attempt in range(_TRIES):
         try:
             async with engine.begin() as conn:
