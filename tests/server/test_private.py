@@ -188,6 +188,7 @@ def test_the_password_delay_never_overflows() -> None:
             password_free_failures=0,
             password_max_delay_s=0.001,
             password_global_failures=10**6,
+            max_opens_per_address=0,  # the password's limits alone (opens: test_budgets)
         )
     )
     for _ in range(1100):
@@ -263,6 +264,7 @@ async def test_no_number_of_wrong_passwords_puts_a_traceback_in_the_log(
             password_free_failures=0,
             password_max_delay_s=0.0001,
             password_global_failures=10**6,
+            max_opens_per_address=0,  # the password's limits alone (opens: test_budgets)
         ),
     )
     codes: set[tuple[str, int | None]] = set()
