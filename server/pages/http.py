@@ -42,7 +42,7 @@ from ..domain.replays import message_json
 from ..rooms import ROOM_ALPHABET
 from ..runtime.connection import Peer
 from ..runtime.executor import RaceServer
-from ..runtime.limits import address_key, client_address
+from ..runtime.limits import address_key
 from ..storage import dailylog
 from ..storage.sql import Board, RoomRace, describe_error
 from .boards import (
@@ -168,7 +168,7 @@ class HttpPages:
                     query,
                     request.headers.get("If-None-Match"),
                     request.headers.get("Accept-Encoding"),
-                    key=address_key(self._address(connection, request)),
+                    key=address_key(self.server.address(connection, request)),
                 )
             web = self._web_route(path)
             if (
@@ -199,7 +199,7 @@ class HttpPages:
                     query,
                     request.headers.get("If-None-Match"),
                     request.headers.get("Accept-Encoding"),
-                    key=address_key(self._address(connection, request)),
+                    key=address_key(self.server.address(connection, request)),
                 )
             if path.startswith(PLAYER_PREFIX):
                 return await self.player(path, query)
@@ -230,15 +230,6 @@ class HttpPages:
                 f" {STATIC}{self.web.version}/ (reload the page)",
             )
         return None
-
-    def _address(self, connection: Peer, request: Request) -> str:
-        """The client's address, as the websocket side counts it (a trusted proxy's
-        forwarded one behind a proxy)."""
-        address = connection.remote_address[0] if connection.remote_address else ""
-        proxies = self.server.trusted_proxies
-        if not proxies:
-            return address
-        return client_address(address, request.headers.get_all("X-Forwarded-For"), proxies)
 
     async def invite(
         self,

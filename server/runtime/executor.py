@@ -23,6 +23,7 @@ from typing import Any, assert_never
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.frames import CloseCode
+from websockets.http11 import Request
 
 from protocol.messages import (
     CLOSE_TOO_SLOW,
@@ -220,7 +221,7 @@ class RaceServer:
         self._peers[conn] = peer
         log.debug("conn %d open from %s", conn, peer.remote_address)
         self._apply(
-            self.hub.connect(conn, self._now(), address=self._address(peer), asked=_asked(peer))
+            self.hub.connect(conn, self._now(), address=self.address(peer), asked=_asked(peer))
         )
         self.metrics.connections_opened.inc()
 
@@ -247,12 +248,15 @@ class RaceServer:
         self._apply(self.hub.disconnect(conn, self._now()))
         log.debug("conn %d closed (%s)", conn, peer.protocol.close_code)
 
-    def _address(self, peer: Peer) -> str:
-        """The client's address: the peer's, or the one a trusted proxy forwards."""
+    def address(self, peer: Peer, request: Request | None = None) -> str:
+        """The client's address: the peer's, or the one a trusted proxy forwards in
+        ``request`` (the websocket's upgrade by default; a plain HTTP request's for the
+        pages, which count per-address budgets the same way)."""
         address = peer.remote_address[0] if peer.remote_address else ""
-        if not self.trusted_proxies or peer.request is None:
+        request = request if request is not None else peer.request
+        if not self.trusted_proxies or request is None:
             return address
-        forwarded = peer.request.headers.get_all("X-Forwarded-For")
+        forwarded = request.headers.get_all("X-Forwarded-For")
         return client_address(address, forwarded, self.trusted_proxies)
 
     def count_moves(self, effects: list[Effect], conn: int, arrived: float, done: float) -> None:
