@@ -1,20 +1,17 @@
 """The client's model of the game, pure: no Textual, no sockets, no clock of its own.
 
-``Session`` follows what the server says (``receive``) and turns what the player does
-(pick a card, drop it, tap, undo, resign) into the messages to send. The screens only
-draw it. Times are passed in (``now``, seconds on any monotonic clock), so every path is
-tested with plain numbers.
+``Session`` follows what the server says (``receive``); what the player does (pick a
+card, drop it, tap, undo, resign) becomes the messages to send in its base,
+``controls.Controls``. The screens only draw it. Times are passed in (``now``, seconds on
+any monotonic clock), so every path is tested with plain numbers.
 
 The server is the authority: a move is applied to the local copy only when its
-``accepted`` arrives (with the card it turned up), and a move the local engine thinks
-illegal is still sent, so that the player reads the server's reason. The engine is used
-for placement help only: which destinations the picked card has (``destinations``), and
-where a double tap sends it (``tableau_destination``).
+``accepted`` arrives (with the card it turned up).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from protocol import Game
@@ -26,7 +23,6 @@ from protocol.messages import (
     DailyDeal,
     Error,
     Finish,
-    Hint,
     HintAnswer,
     HistoryPage,
     Join,
@@ -55,6 +51,7 @@ from protocol.messages import Player as PlayerMsg
 from protocol.times import format_ms
 
 from .cards import label, move_label
+from .controls import Controls
 from .race_board import (
     DONE_STATES,
     DOUBLE_TAP_S,
@@ -66,7 +63,15 @@ from .race_board import (
     Status,
 )
 from .replay import ReplayRun
-from .views import Standing, change_text, headline, names_list, rating_text, streak_text
+from .views import (
+    Standing,
+    change_text,
+    headline,
+    names_list,
+    rating_text,
+    standings,
+    streak_text,
+)
 
 __all__ = [
     "DONE_STATES",
@@ -103,13 +108,6 @@ def _resend(seq: int, move: str | None) -> Message:
     return MoveMsg(seq, move) if move is not None else Undo(seq)
 
 
-def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
-    """The standings' sort key: most cards home, then best score, then fastest finish
-    (``sorted`` is stable: equal runners keep the server's order)."""
-    finish = p.time_ms if p.time_ms is not None and p.state == "won" else 1 << 62
-    return (-p.foundations, -p.score, finish)
-
-
 _REPLAY_ERRORS = frozenset(
     {
         "no_such_race",
@@ -123,7 +121,7 @@ _REPLAY_ERRORS = frozenset(
 
 
 @dataclass
-class Session:
+class Session(Controls):
     """Everything the client knows, as the server told it, plus what the player holds."""
 
     ascii: bool = False
@@ -219,10 +217,6 @@ class Session:
         return "room"  # joined a finished room: waiting for the rematch
 
     @property
-    def undo_allowed(self) -> bool:
-        return self.room.undo if self.room is not None else True
-
-    @property
     def is_host(self) -> bool:
         return self.room is not None and self.me is not None and self.room.host == self.me
 
@@ -252,9 +246,6 @@ class Session:
         ms = self.clock_ms(now)
         if self.race is None and ms is not None:
             self.watch_ms, self.watch_at = ms, None
-
-    def say(self, text: str, kind: str = "info") -> None:
-        self.status = Status(text, kind, self.status.serial + 1)
 
     @property
     def letters(self) -> bool:
@@ -791,215 +782,9 @@ class Session:
         self.say(f"room {code} is gone (the server restarted, or you were away too long)", "error")
         return True
 
-    # -- what the player does during a race ---------------------------------------------------
-
-    def _playing(self) -> RaceBoard | None:
-        race = self.race
-        if race is None:
-            return None
-        if race.is_done(undo=self.undo_allowed):
-            self.say(self._waiting_text())
-            return None
-        return race
-
-    def _waiting_text(self) -> str:
-        """What a key of the race says once my own race is over (not an error: nothing
-        went wrong, there is just nothing left to play)."""
-        race = self.race
-        if self.result is not None:
-            return "the race is over"
-        won = race is not None and race.state == "won"
-        return f"{'you won' if won else 'your race is over'}: waiting for the others to finish"
-
-    def _send_move(self, race: RaceBoard, move: str) -> list[Message]:
-        race.cancel()
-        return [MoveMsg(race.take_seq(move), move)]
-
-    def press_column(self, n: int) -> list[Message]:
-        """A column key: pick that column's exposed card, or drop the picked card there;
-        on the picked card's own column, go one card deeper."""
-        return self._column(n, same=lambda race: race.deeper_or_wrap())
-
-    def _column(self, n: int, *, same: Callable[[RaceBoard], None]) -> list[Message]:
-        race = self._playing()
-        if race is None:
-            return []
-        pick = race.pick
-        if pick is None:
-            problem = race.pick_column(n)
-            if problem:
-                self.say(problem)
-            return []
-        if pick.source == n:
-            same(race)
-            return []
-        move = race.move_for(str(n))
-        return self._send_move(race, move) if move else []
-
-    def press_foundation(self) -> list[Message]:
-        """``f``: the picked card to its foundation; with nothing picked, pick a foundation."""
-        race = self._playing()
-        if race is None:
-            return []
-        if race.pick is None or race.pick.source == FOUNDATION:
-            if race.pick is not None:
-                race.step(-1)
-                return []
-            if not race.game.rules.take_back:  # f drops a card: say how to get one, as Enter does
-                self.say("pick a card first: 1-7, or click it")
-                return []
-            problem = race.pick_foundation()
-            if problem:
-                self.say(problem)
-            return []
-        move = race.move_for("F")
-        return self._send_move(race, move) if move else []
-
-    def click_card(self, n: int, card: str, now: float) -> list[Message]:
-        """A click on a face-up card: pick it; on the picked card, a tap; else a drop there."""
-        race = self._playing()
-        if race is None:
-            return []
-        pick = race.pick
-        if pick is not None and pick.card == card:
-            return self.tap(now)
-        if pick is not None and pick.source != n:
-            return self.click_column(n)
-        race.pick_card(n, card)
-        return []
-
-    def click_column(self, n: int) -> list[Message]:
-        """A click on a column (not on a card of it): drop there, or pick its exposed card;
-        on the picked card's own column, put it down again."""
-        return self._column(n, same=lambda race: race.cancel())
-
-    def click_foundation(self, suit: int) -> list[Message]:
-        race = self._playing()
-        if race is None:
-            return []
-        if race.pick is None:
-            problem = race.pick_foundation(suit)
-            if problem:
-                self.say(problem)
-            return []
-        if race.pick.source == FOUNDATION:
-            race.cancel()
-            return []
-        move = race.move_for("F")
-        return self._send_move(race, move) if move else []
-
-    def step(self, delta: int) -> None:
-        if self.race is not None:
-            self.race.step(delta)
-
-    def cancel(self) -> None:
-        if self.race is not None:
-            self.race.cancel()
-
-    def tap(self, now: float) -> list[Message]:
-        race = self._playing()
-        if race is None:
-            return []
-        move, text = race.tap(now)
-        if move is None:
-            self.say(text)
-            return []
-        return self._send_move(race, move)
-
-    def undo(self) -> list[Message]:
-        race = self.race
-        if race is None:
-            return []
-        if not self.undo_allowed:
-            self.say("this room has no undo", "error")
-            return []
-        if race.is_done(undo=True):
-            self.say(self._waiting_text())
-            return []
-        race.cancel()
-        return [Undo(race.take_seq(None))]
-
-    def finish(self) -> list[Message]:
-        """``a``: every card is face up, so the server may play out the win (protocol
-        4.24): its moves count as mine, at the clock of the request."""
-        race = self._playing()
-        if race is None:
-            return []
-        if FINISH in race.pending.values():
-            self.say("finishing…")
-            return []
-        if not race.can_finish():
-            self.say("finish: some cards are still face down; turn them up first")
-            return []
-        race.cancel()
-        self.say("finishing: the server plays out the win…")
-        return [Finish(race.take_seq(FINISH))]
-
-    @property
-    def may_rematch(self) -> bool:
-        """Any racing member may ask for the rematch of a finished ordinary or ghost room
-        (protocol 4.13), not only the host; a daily room has none."""
-        room = self.room
-        if room is None or room.you != "player" or room.state != "finished":
-            return False
-        return room.max_players > 1 or room.ghost is not None
-
-    def resign(self) -> list[Message]:
-        race = self.race
-        if race is None or race.is_done(undo=self.undo_allowed):
-            return []
-        race.cancel()
-        # Numbered, so that it is kept and resent after a resume like a move (4.19).
-        return [Resign(race.take_seq(RESIGN))]
-
-    @property
-    def hints_allowed(self) -> bool:
-        return self.room is not None and self.room.hints
-
-    def ask_hint(self) -> list[Message]:
-        """``h``: ask the server for the next move of a winning line from here."""
-        race = self._playing()
-        if race is None:
-            return []
-        if not self.hints_allowed:
-            self.say("this room gives no hints", "error")
-            return []
-        if race.hint_asked:
-            self.say("still thinking about the last hint…")
-            return []
-        race.hint_asked = True
-        self.say("thinking…")
-        return [Hint()]
-
     # -- standings --------------------------------------------------------------------------
 
     def standings(self) -> Sequence[PlayerProgress]:
-        """The latest ``progress``, with my own line from my own race, the leader first.
-
-        The server does not send me a progress that shows nothing but my own moves (my
-        ``accepted`` told me), so my line in the last one may be behind (protocol 4.11):
-        when my race has more moves than it shows, my race's figures replace it.
-
-        The server lists runners in the order they joined; a race reads by progress, so
-        they are ordered by cards home, then score, then (among winners) time.
-        """
-        if self.progress is None:
-            return ()
-        players = self.progress.players
-        race = self.race
-        if race is not None and self.me is not None:
-            players = tuple(
-                replace(
-                    p,
-                    state=race.state,
-                    foundations=race.foundations,
-                    score=race.score,
-                    moves=race.moves,
-                )
-                if p.name == self.me and race.moves > p.moves
-                else p
-                for p in players
-            )
-        if self.progress.ghost is not None:  # a ghost room's recorded run, shown alongside
-            players = (*players, self.progress.ghost)
-        return sorted(players, key=_progress_order)
+        """The latest ``progress``, my own line from my own race, the leader first
+        (``views.standings``)."""
+        return standings(self.progress, self.race, self.me)

@@ -1,15 +1,15 @@
 """Short texts drawn from the session: a result's headline, a names list, a rating, its
-change, a daily streak (pure; re-exported by state.py)."""
+change, a daily streak, the standings of a race (pure; re-exported by state.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from protocol.messages import (
-    Result,
-)
+from protocol.messages import PlayerProgress, Progress, Result
 from protocol.times import format_ms
+
+from .race_board import RaceBoard
 
 _OUTCOME_WORDS = {"timeout": "out of time"}
 
@@ -72,3 +72,43 @@ def streak_text(standing: Standing | None) -> str:
     if standing is None or not (standing.streak or standing.best_streak):
         return ""
     return f"daily streak {standing.streak} (best {standing.best_streak})"
+
+
+def _progress_order(p: PlayerProgress) -> tuple[int, int, int]:
+    """The standings' sort key: most cards home, then best score, then fastest finish
+    (``sorted`` is stable: equal runners keep the server's order)."""
+    finish = p.time_ms if p.time_ms is not None and p.state == "won" else 1 << 62
+    return (-p.foundations, -p.score, finish)
+
+
+def standings(
+    progress: Progress | None, race: RaceBoard | None, me: str | None
+) -> Sequence[PlayerProgress]:
+    """The latest ``progress``, with my own line from my own race, the leader first.
+
+    The server does not send me a progress that shows nothing but my own moves (my
+    ``accepted`` told me), so my line in the last one may be behind (protocol 4.11):
+    when my race has more moves than it shows, my race's figures replace it.
+
+    The server lists runners in the order they joined; a race reads by progress, so
+    they are ordered by cards home, then score, then (among winners) time.
+    """
+    if progress is None:
+        return ()
+    players = progress.players
+    if race is not None and me is not None:
+        players = tuple(
+            replace(
+                p,
+                state=race.state,
+                foundations=race.foundations,
+                score=race.score,
+                moves=race.moves,
+            )
+            if p.name == me and race.moves > p.moves
+            else p
+            for p in players
+        )
+    if progress.ghost is not None:  # a ghost room's recorded run, shown alongside
+        players = (*players, progress.ghost)
+    return sorted(players, key=_progress_order)
