@@ -24,7 +24,7 @@ Each round (``--kills`` of them):
 
 1. five players connect through the load balancer (it spreads them over the nodes); they
    register once, in the first round, and say hello with their tokens after that;
-2. ann creates a room on the deal of tests/data/winning-game.txt, bob, cy and dan join
+2. ann creates a room on the deal YU1-C-AAAAAAB (a line from the solver), bob, cy and dan join
    and get ready, eve watches, ann starts (a player whose join or watch reached another
    node than the room's follows the ``route`` it is sent, reconnecting with ``?node=``, as
    the project's clients do; ``--no-follow``: it stays there, relayed); all four play
@@ -65,7 +65,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as ``python bench/cluster_drill.py``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from protocol.messages import (
@@ -87,9 +87,12 @@ from protocol.messages import (
     Watch,
     Welcome,
     decode_server,
+    encode,
 )
-from tests.server.wire import Client, winning_line
+from solver import solve
 
+#: The deal every round races (the tests' winning game).
+DEAL = "YU1-C-AAAAAAB"
 TIMEOUT = 20.0  # seconds: the bound on every wait for a frame
 RESUME_LIMIT = 10.0  # seconds from the kill to every player resumed (docs/cluster.md)
 NAMES = ("ann", "bob", "cy", "dan")
@@ -97,8 +100,16 @@ NAMES = ("ann", "bob", "cy", "dan")
 BEFORE_KILL = {"ann": None, "bob": 10, "cy": 5, "dan": 8}  # None: half the line
 
 
-class Player(Client):
-    """A client with a roomier timeout: a resume may wait for a takeover."""
+class Player:
+    """A client that keeps every frame the server sent it, with a roomy timeout: a resume
+    may wait for a takeover."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[Any] = []
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(encode(message))
 
     async def recv(self) -> Any:
         data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
@@ -106,6 +117,22 @@ class Player(Client):
         message = decode_server(data)
         self.frames.append(message)
         return message
+
+    async def expect(self, kind: type, **match: Any) -> Any:
+        """Read until a message of ``kind`` whose fields equal ``match``; return it."""
+        while True:
+            message = await self.recv()
+            if isinstance(message, kind) and all(
+                getattr(message, k) == v for k, v in match.items()
+            ):
+                return message
+
+
+def winning_line() -> tuple[str, list[str]]:
+    """The drill's deal and a line that wins it, from the solver (a few milliseconds)."""
+    solution = solve(DEAL)
+    assert solution.verdict == "won" and solution.moves, f"{DEAL} should be won"
+    return DEAL, list(solution.moves)
 
 
 @dataclass

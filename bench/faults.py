@@ -78,8 +78,9 @@ import msgpack
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from bench.bot import Gone, Player, form_room
 from bench.engine import cpu_model, percentile
-from bench.load import DEFAULT_PG, Gone, Player, ServerProcess, database, form_room, rss_kib
+from bench.harness import DEFAULT_PG, ServerProcess, database, rss_kib
 from protocol import GameCode, Rules
 from server.storage.sql import SqlStore
 
@@ -311,7 +312,7 @@ async def drill_kill9(
 
 async def drill_dbstop(rooms: int = 50, outage: float = 30.0, rate: float = 4.0) -> dict[str, Any]:
     """Cut the server's PostgreSQL connection for ``outage`` s while races go on and end."""
-    from tests.server.tcp_proxy import TcpProxy
+    from bench.tcp_proxy import TcpProxy
 
     async with rig("postgresql") as r:
         parts = urlsplit(r.db)

@@ -454,7 +454,7 @@ def test_entrypoint_retries_a_database_that_is_not_up_yet(
     """The database answers only after the first attempt: the entrypoint waits and goes on."""
     from sqlalchemy.engine import make_url
 
-    from tests.server.tcp_proxy import TcpProxy
+    from bench.tcp_proxy import TcpProxy
 
     real = make_url(fresh_postgres)
     proxy = TcpProxy(real.host or "127.0.0.1", real.port or 5432)
@@ -909,7 +909,7 @@ def metric(port: int, name: str) -> float:
 async def arrive_through(lb_port: int, name: str, nodes: dict[str, int]) -> tuple[Any, str]:
     """A player connects to the proxy and says hello; it and the node it reached (the one
     whose count of opened websockets rose)."""
-    from bench.load import Player
+    from bench.bot import Player
 
     def opened() -> dict[str, float]:
         return {n: metric(p, "yukon_connections_opened_total") for n, p in nodes.items()}
@@ -927,7 +927,7 @@ async def arrive_through(lb_port: int, name: str, nodes: dict[str, int]) -> tupl
 async def race_a_little(players: list[Any], moves: int = 6) -> None:
     """The players form a room through the proxy, race, and each plays ``moves`` moves,
     every one answered."""
-    from bench.load import form_room
+    from bench.bot import form_room
 
     await form_room(players, timeout=WAIT)
     for _ in range(moves):

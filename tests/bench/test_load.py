@@ -20,19 +20,10 @@ from typing import Any
 import msgpack
 import pytest
 
+from bench.bot import Player, form_room, join_latency, look_up_node, with_node
 from bench.haproxy import haproxy_binary
-from bench.load import (
-    DEFAULT_REDIS,
-    Player,
-    ServerProcess,
-    form_room,
-    join_latency,
-    look_up_node,
-    node_metrics,
-    node_urls,
-    parse_args,
-    with_node,
-)
+from bench.harness import ServerProcess
+from bench.load import DEFAULT_REDIS, node_metrics, node_urls, parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from bench.tcp_proxy import TcpProxy
 from client.app import YukonApp
 from client.config import TokenStore
 from client.screens import LeaderboardScreen, NameScreen, PasswordScreen, RaceScreen
@@ -24,7 +25,6 @@ from server.app import ServeOptions, open_server
 from server.rooms import HubConfig
 from server.runtime.executor import RaceServer
 
-from ..server.tcp_proxy import TcpProxy
 from ..server.wire import open_client, running_server, url
 from .helpers import CODE, keys_for, racing, until, winning_line
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.tcp_proxy import TcpProxy
 from protocol import Game, Rules
 from protocol.messages import (
     Accepted,
@@ -31,7 +32,6 @@ from server.app import ServeOptions, open_server
 from server.domain.daily import choose_daily, utc_date
 from server.rooms import HubConfig
 
-from .tcp_proxy import TcpProxy
 from .wire import open_client, room_with, running_server, start_race, winning_line
 
 DAY = 86_400.0

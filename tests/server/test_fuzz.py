@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.bot import Player
 from bench.faults import FuzzTally, drill_fuzz, fuzz_connection
-from bench.load import Player, ServerProcess
+from bench.harness import ServerProcess
 
 TYPES = ["hello", "create", "join", "watch", "ready", "start", "move", "undo", "resign"]
 TYPES += ["leave", "rematch", "daily", "board", "history", "welcome", "progress"]

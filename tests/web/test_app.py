@@ -21,6 +21,7 @@ from typing import Any
 import msgpack
 import pytest
 
+from bench.tcp_proxy import TcpProxy
 from client.app import YukonApp
 from client.config import TokenStore
 from protocol import Game
@@ -31,7 +32,6 @@ from server.runtime.executor import RaceServer
 from solver import solve
 
 from ..client.helpers import keys_for, racing, until
-from ..server.tcp_proxy import TcpProxy
 from ..server.wire import open_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -28,6 +28,7 @@ from sqlalchemy import func, select
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from bench.tcp_proxy import TcpProxy
 from protocol.messages import (
     Accepted,
     Create,
@@ -50,7 +51,6 @@ from protocol.messages import (
 from server.storage.models import LiveActionRow, LiveRaceRow
 from server.storage.sql import SqlStore
 
-from ..tcp_proxy import TcpProxy
 from ..wire import Client, winning_line
 
 REDIS = os.environ.get("YUKON_TEST_REDIS", "redis://127.0.0.1:6379/0")

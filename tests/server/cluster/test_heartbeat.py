@@ -19,9 +19,8 @@ import msgpack
 import pytest
 import redis
 
+from bench.tcp_proxy import TcpProxy
 from server.cluster.heartbeat import POLL_S, Heartbeat
-
-from ..tcp_proxy import TcpProxy
 
 REDIS = os.environ.get("YUKON_TEST_REDIS", "redis://127.0.0.1:6379/0")
 EVERY = 0.2

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.tcp_proxy import TcpProxy
 from client.state import format_ms
 from protocol import Game
 from protocol.commitment import check_commitment
@@ -52,7 +53,6 @@ from server.rooms import HubConfig
 from server.runtime.executor import RaceServer
 from server.storage.sql import BoardEntry
 
-from ..tcp_proxy import TcpProxy
 from ..wire import open_client, room_with, running_server, start_race, winning_line
 
 NOON = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC).timestamp()
