@@ -91,6 +91,11 @@ class Runner:
     journal_actions: list[str] = field(default_factory=list)
     #: How many moves the player took back.
     undos: int = 0
+    #: The journal's length each time the player came back to the race after losing its
+    #: connection (a resume, on this node or after a restart): the fair-play signals leave
+    #: out the interval spanning the outage and the burst a client resends then
+    #: (``server.domain.signals.resume_marks``).
+    resumed_at: list[int] = field(default_factory=list)
     #: Out of the race for good: won, resigned, out of time, abandoned, or stuck with no undo.
     done: bool = False
     #: The player got a hint: a win ranks after every unhinted win (``rank_runners``).

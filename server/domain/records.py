@@ -41,6 +41,8 @@ class PlayerResult:
     journal: tuple[tuple[int, str], ...]
     #: The player got a hint in this race: ranked after those who did not, on boards too.
     hinted: bool = False
+    #: ``Runner.resumed_at``: where in ``journal`` the player came back after a drop.
+    resumed_at: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

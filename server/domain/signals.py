@@ -15,6 +15,13 @@ What is left out, and why (an honest client sends these in bursts):
   first action taken with every card face up): sending cards home is quick for anyone,
   so every interval ending at or after it is dropped.
 
+A room marks where in a run its player came back (``Runner.resumed_at``);
+``resume_marks`` turns each mark into the two sets above: the action at the mark is the
+first after the resume, and it and every action that follows it less than ``BURST_MS``
+apart are the resent burst (a client resends what it had not seen accepted at once, in
+one write). A player who drops often has more left out: the figures count the resumes,
+so an operator sees it (docs/fairplay.md).
+
 The kept intervals fall into *segments* (runs of consecutive kept intervals); the
 14-move window never spans a gap, so a resume cannot stitch two paces together.
 """
@@ -22,6 +29,7 @@ The kept intervals fall into *segments* (runs of consecutive kept intervals); th
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +70,33 @@ class Thresholds:
 
 DEFAULT_THRESHOLDS = Thresholds()
 
+#: Actions after a resume closer together than this are one resent burst.
+BURST_MS = 50
+
+
+def resume_marks(
+    times_ms: Sequence[int], resumed_at: Sequence[int]
+) -> tuple[frozenset[int], frozenset[int]]:
+    """``(resent, after_resume)`` from a run's action times and its resume marks.
+
+    Each mark ``k`` (the journal's length when the player came back) makes action ``k``
+    the first after a resume, and the burst starting there resent: action ``k`` and each
+    next one less than ``BURST_MS`` after the one before it. A mark at the journal's end
+    (no action after the return) marks nothing.
+    """
+    resent: set[int] = set()
+    after: set[int] = set()
+    n = len(times_ms)
+    for k in resumed_at:
+        if not 0 <= k < n:
+            continue
+        after.add(k)
+        j = k
+        while j + 1 < n and times_ms[j + 1] - times_ms[j] < BURST_MS:
+            resent.update((j, j + 1))
+            j += 1
+    return frozenset(resent), frozenset(after)
+
 
 @dataclass(frozen=True)
 class Signals:
@@ -81,6 +116,8 @@ class Signals:
     pace_percentile: float | None
     #: How many human runs the percentile was taken over.
     history: int
+    #: How many times the player came back after a drop (each leaves intervals out).
+    resumes: int = 0
 
     def as_json(self) -> dict[str, object]:
         """The figures as stored and shown by ``yukon mod show`` (intervals left out)."""
@@ -92,6 +129,7 @@ class Signals:
             "pace": round(self.pace, 3),
             "pace_pct": _round(self.pace_percentile),
             "history": self.history,
+            "resumes": self.resumes,
         }
 
 
@@ -300,21 +338,24 @@ def of_journal(
     code: str,
     journal: Sequence[tuple[int, str]],
     *,
-    resent: Collection[int] = (),
-    after_resume: Collection[int] = (),
+    resumed_at: Sequence[int] = (),
     human_paces: Sequence[float] = (),
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Signals:
     """A stored run's figures from its journal (``PlayerResult.journal``: race-clock ms, action).
 
     The journal's times are the race clock's offsets of accepted actions, so they are the
-    server's clock; the face-up point comes from replaying the deal.
+    server's clock; the face-up point comes from replaying the deal; ``resumed_at`` are
+    the run's resume marks (``PlayerResult.resumed_at``, see ``resume_marks``).
     """
-    return compute(
-        [ms for ms, _ in journal],
+    times = [ms for ms, _ in journal]
+    resent, after_resume = resume_marks(times, resumed_at)
+    figures = compute(
+        times,
         resent=resent,
         after_resume=after_resume,
         face_up_from=face_up_from(code, [a for _, a in journal]),
         human_paces=human_paces,
         thresholds=thresholds,
     )
+    return dataclasses.replace(figures, resumes=len(resumed_at))

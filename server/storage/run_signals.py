@@ -55,7 +55,11 @@ async def record_signals(
         if result_id is None:
             continue
         figures = signals.of_journal(
-            record.code, r.journal, human_paces=paces, thresholds=thresholds
+            record.code,
+            r.journal,
+            resumed_at=r.resumed_at,
+            human_paces=paces,
+            thresholds=thresholds,
         )
         flags = signals.judge(figures, thresholds)
         await conn.execute(

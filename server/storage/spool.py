@@ -50,7 +50,13 @@ def record_to_json(record: RaceRecord) -> str:
 def record_from_json(text: str) -> RaceRecord:
     data: dict[str, Any] = json.loads(text)
     results = tuple(
-        PlayerResult(**{**r, "journal": tuple((at, mv) for at, mv in r["journal"])})
+        PlayerResult(
+            **{
+                **r,
+                "journal": tuple((at, mv) for at, mv in r["journal"]),
+                "resumed_at": tuple(r.get("resumed_at", ())),
+            }
+        )
         for r in data.pop("results")
     )
     daily = data.pop("daily_date")

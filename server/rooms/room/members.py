@@ -111,7 +111,13 @@ class RoomLobby(RoomRace[M]):
         self.room_changed(now)
 
     def reconnected(self, p: M, now: float) -> None:
-        """A member is connected again: they get what they missed, the others see them."""
+        """A member is connected again: they get what they missed, the others see them.
+        A runner's return is marked in their race (``Runner.resumed_at``): what their
+        client resends now comes in a burst that says nothing of how they play."""
+        race = self.race
+        runner = race.runners.get(p.name) if race is not None else None
+        if runner is not None and not runner.done:
+            runner.resumed_at.append(len(runner.journal_ms))
         self.resync(p, now)
         self.room_changed(now, skip=p)
 

@@ -271,6 +271,7 @@ class RoomRace(RoomViews[M]):
                     practice=self.practice,
                     journal=tuple(r.journal),
                     hinted=r.hinted,
+                    resumed_at=tuple(r.resumed_at),
                 )
                 for r in race.runners.values()
             )

@@ -141,3 +141,16 @@ def test_a_stored_journal_leaves_out_the_sends_home_once_every_card_is_face_up()
     assert "fast" in {f.rule for f in judge(compute([t for t, _ in journal]))}
     assert face_up_from(code, ["KD>7"]) is None  # an action that does not replay
     assert face_up_from("C-0001234", moves) is None  # nor a code
+
+
+def test_resume_marks_take_the_burst_at_each_mark_and_nothing_past_the_end() -> None:
+    from server.domain.signals import BURST_MS, resume_marks
+
+    times = [0, 1000, 9000, 9000 + BURST_MS - 1, 9000 + 2 * BURST_MS - 2, 12000, 13000]
+    resent, after = resume_marks(times, [2])
+    assert after == {2} and resent == {2, 3, 4}
+    # An interval of exactly BURST_MS ends the burst.
+    resent, after = resume_marks([0, 500, 500 + BURST_MS], [1])
+    assert after == {1} and resent == frozenset()
+    # A mark with no action after it (the player came back and did nothing) marks nothing.
+    assert resume_marks([0, 500], [2]) == (frozenset(), frozenset())
