@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ _DAILIES = "dailies.json"
 _HINTED = "hinted.json"
 _DECK = "deck.json"
 _PASSWORDS = "passwords.json"
+#: The device id this client sends each server (``hello.device``), by server.
+_DEVICES = "devices.json"
 #: Certificates trusted on first use, as SSH's known_hosts: server -> SHA-256 fingerprint.
 _KNOWN_SERVERS = "known_servers.json"
 #: Daily rooms remembered per server: a resume comes within minutes, so a few suffice.
@@ -208,6 +211,24 @@ class TokenStore:
         if data.get(server_key(server)) != password:
             data[server_key(server)] = password
             _write_json(self.directory, self._passwords, data)
+
+    # -- the device id (docs/protocol.md 4.31) -----------------------------------------------
+
+    def device(self, server: str) -> str:
+        """This client's device id for ``server``, made the first time it is asked for:
+        one for every name played from here on that server (tokens belong to names, the
+        device id to this installation), and another for each server, so two servers
+        cannot tell they see one device."""
+        path = self.directory / _DEVICES
+        data = _read_map(path)
+        known = data.get(server_key(server))
+        if isinstance(known, str) and known:
+            return known
+        made = secrets.token_urlsafe(18)  # 24 URL-safe characters
+        data[server_key(server)] = made
+        with contextlib.suppress(OSError):
+            _write_json(self.directory, path, data)
+        return made
 
     # -- certificates trusted on first use --------------------------------------------------
 

@@ -223,6 +223,8 @@ class Connection:
         #: client was given for this server last time.
         self.password = password if password is not None else self._saved_password()
         self._need_password = False
+        #: ``hello.device``: kept per server with the tokens (none without a store).
+        self.device = store.device(self.key) if store is not None else None
         self._name = name
         self._token: str | None = None
         self._use_saved(name)
@@ -568,7 +570,7 @@ class Connection:
             return None  # a newer server's message, or garbage: not ours to show
 
     def _hello_msg(self, name: str | None, token: str | None) -> Hello:
-        return Hello(PROTOCOL_VERSION, name, token, self.password, follow=True)
+        return Hello(PROTOCOL_VERSION, name, token, self.password, follow=True, device=self.device)
 
     async def _hello(self, ws: ClientConnection) -> Welcome:
         token = self._token

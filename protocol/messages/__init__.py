@@ -55,6 +55,7 @@ from .fields import (
     CLOSE_REPLACED,
     CLOSE_TOO_SLOW,
     CLOSE_VERSION,
+    DEVICE_CHARS,
     HINT_VERDICTS,
     MAX_FRAME,
     MAX_LINE,
@@ -64,6 +65,7 @@ from .fields import (
     MAX_RATINGS,
     MAX_REPLAY_PAGE,
     MAX_WASTED,
+    MIN_DEVICE,
     PLAYER_STATES,
     POOL_STATES,
     POSTMORTEM_STATUSES,
@@ -78,6 +80,7 @@ from .fields import (
     Opt,
     Str,
     from_fields,
+    is_device,
     to_fields,
 )
 from .names import (
@@ -116,6 +119,9 @@ from .server import (
 )
 
 __all__ = [
+    "DEVICE_CHARS",
+    "MIN_DEVICE",
+    "is_device",
     "PROTOCOL_VERSION",
     "MAX_FRAME",
     "MAX_NAME",

@@ -33,6 +33,7 @@ class Hello:
         F("password", Opt(Str(128)), False),
         F("follow", Bool(), False),
         F("bot", Bool(), False),
+        F("device", Opt(Str(64)), False),
     )
     v: int
     name: str | None = None
@@ -44,6 +45,9 @@ class Hello:
     follow: bool = False
     #: With a name: register a BOT account, for good (docs/bots.md). Ignored with a token.
     bot: bool = False
+    #: The client's device id (docs/protocol.md 4.31): random, kept by the client for
+    #: every name it plays on this device; the rating rules read it, no player sees it.
+    device: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,15 @@ MAX_NAME = 20
 #: The longest a name's ``name_key`` and ``name_skeleton`` may be (their columns).
 MAX_NAME_KEY = 80
 MAX_NAME_SKELETON = 400
+#: A device id (``hello.device``, docs/protocol.md 4.31): 16 to 64 of these characters.
+DEVICE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+MIN_DEVICE = 16
+
+
+def is_device(text: str) -> bool:
+    """Is ``text`` a device id a client may send (16-64 URL-safe characters)?"""
+    return MIN_DEVICE <= len(text) <= 64 and all(ch in DEVICE_CHARS for ch in text)
+
 
 # Close codes the server uses besides the standard 1000, 1001, 1008, 1009 and 1011.
 #: The hello asked for a protocol version this server does not speak.

@@ -10,12 +10,16 @@ The rules, each with its threshold:
 - the same two players count at most ``PAIR_LIMIT`` rated races between them in
   ``PAIR_WINDOW_S``; past it their pair does not count (``limit``);
 - in a rated race nobody won, two runners equal on foundations draw as a rating pair
-  (``draw``), whatever their ranks (the ranks and the boards stay as they are).
+  (``draw``), whatever their ranks (the ranks and the boards stay as they are);
+- two runners from one address (``shared_address``) go to the review queue; their pair
+  stops counting (``linked``) only with a second link (``LINK_DEVICE``: one device id;
+  ``LINK_REGISTERED``: both names registered from that address within ``LINK_WINDOW_S``
+  of each other): a shared address alone is no proof (a home, a campus, a carrier's NAT).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -26,6 +30,11 @@ __all__ = [
     "Run",
     "Pair",
     "decide",
+    "link",
+    "shared_address",
+    "LINK_DEVICE",
+    "LINK_REGISTERED",
+    "LINK_WINDOW_S",
     "short",
     "SANDBAG_WINDOW",
     "SANDBAG_WARN",
@@ -41,6 +50,10 @@ MIN_TIME_MS = 10_000
 #: The most rated races two players count between them in ``PAIR_WINDOW_S``.
 PAIR_LIMIT = 10
 PAIR_WINDOW_S = 24 * 3600
+#: Two names registered from one address within this many seconds are linked.
+LINK_WINDOW_S = 24 * 3600
+LINK_DEVICE = "device"
+LINK_REGISTERED = "registered"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +65,16 @@ class Run:
     time_ms: int
     outcome: str
     foundations: int
+    #: The runner's address key and device id at the race's start ("" for none).
+    address: str = ""
+    device: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Pair:
     """One pair of a rated race, lower id first, as decided when the race was committed:
-    ``reason`` is ``"counted"``, ``"draw"`` (counted, as a draw), ``"short"`` or
-    ``"limit"`` (not counted)."""
+    ``reason`` is ``"counted"``, ``"draw"`` (counted, as a draw), ``"short"``,
+    ``"limit"`` or ``"linked"`` (not counted)."""
 
     a: int
     b: int
@@ -74,10 +90,43 @@ def short(run: Run) -> bool:
     return run.moves < MIN_MOVES or run.time_ms < MIN_TIME_MS
 
 
-def decide(runs: Sequence[Run], counted_before: Mapping[tuple[int, int], int]) -> list[Pair]:
+def shared_address(runs: Sequence[Run]) -> list[tuple[Run, Run]]:
+    """The pairs of runners (lower id first) who came from one address."""
+    ordered = sorted(runs, key=lambda r: r.player_id)
+    return [
+        (x, y)
+        for i, x in enumerate(ordered)
+        for y in ordered[i + 1 :]
+        if x.address and x.address == y.address
+    ]
+
+
+def link(x: Run, y: Run, registered: Mapping[int, tuple[str | None, float]]) -> str | None:
+    """The second link between two runners of one address, if any: one device id, or
+    both names registered from this address within ``LINK_WINDOW_S`` of each other
+    (``registered``: each player's registration address key and wall time)."""
+    if x.device and x.device == y.device:
+        return LINK_DEVICE
+    rx, ry = registered.get(x.player_id), registered.get(y.player_id)
+    if (
+        rx is not None
+        and ry is not None
+        and rx[0] == ry[0] == x.address
+        and abs(rx[1] - ry[1]) <= LINK_WINDOW_S
+    ):
+        return LINK_REGISTERED
+    return None
+
+
+def decide(
+    runs: Sequence[Run],
+    counted_before: Mapping[tuple[int, int], int],
+    linked: Collection[tuple[int, int]] = (),
+) -> list[Pair]:
     """Every pair of the race (in id order) with its decision; ``counted_before``: how
     many rated races each pair ``(lower id, higher id)`` counted in the last
-    ``PAIR_WINDOW_S`` before this one (absent: none)."""
+    ``PAIR_WINDOW_S`` before this one (absent: none); ``linked``: the pairs of one
+    address with a second link (``link``)."""
     ordered = sorted(runs, key=lambda r: r.player_id)
     nobody_won = all(r.outcome != "won" for r in ordered)
     pairs: list[Pair] = []
@@ -85,6 +134,8 @@ def decide(runs: Sequence[Run], counted_before: Mapping[tuple[int, int], int]) -
         for y in ordered[i + 1 :]:
             if short(x) or short(y):
                 reason = "short"
+            elif (x.player_id, y.player_id) in linked:
+                reason = "linked"
             elif counted_before.get((x.player_id, y.player_id), 0) >= PAIR_LIMIT:
                 reason = "limit"
             elif nobody_won and x.foundations == y.foundations:

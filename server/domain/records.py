@@ -43,6 +43,10 @@ class PlayerResult:
     hinted: bool = False
     #: ``Runner.resumed_at``: where in ``journal`` the player came back after a drop.
     resumed_at: tuple[int, ...] = ()
+    #: The runner's address key and device id at the race's start ("" for none): the
+    #: rating rules' "one address" test reads them at commit; they are not stored.
+    address: str = ""
+    device: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,9 @@ class Authenticate:
     token: str | None
     #: Register the name as a BOT account (``hello.bot``; docs/bots.md).
     bot: bool = False
+    #: Where a registration comes from (an address key): kept with the name, so that two
+    #: names registered from one address within a day are linked (docs/ratings.md).
+    address: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,11 @@ from collections import deque
 from protocol.messages import (
     CLOSE_REPLACED,
     CLOSE_VERSION,
+    MIN_DEVICE,
     PROTOCOL_VERSION,
     Hello,
     Welcome,
+    is_device,
     normalize_name,
 )
 
@@ -134,7 +136,16 @@ class Handshake(Part):
             )
             self._close(c, CLOSE_VERSION, "unsupported protocol version")
             return
+        if msg.device is not None and not is_device(msg.device):
+            self._error(
+                c,
+                "bad_device",
+                f"a device id is {MIN_DEVICE} to 64 letters, digits, '-' or '_'"
+                " (docs/protocol.md 4.31)",
+            )
+            return
         c.follow = msg.follow
+        c.device = msg.device or ""
         if self._config.password is not None:
             self.password.turn(c, msg, now)
             return
@@ -174,7 +185,8 @@ class Handshake(Part):
         if not self._may_register(c, now):
             return
         c.authenticating = True
-        self._out.append(Authenticate(c.id, name, None, bot=msg.bot))
+        address = c.key or address_key(c.address)
+        self._out.append(Authenticate(c.id, name, None, bot=msg.bot, address=address))
 
     def _may_register(self, c: _Conn, now: float) -> bool:
         """At most ``max_registrations_per_address`` names per window from one address.
@@ -287,6 +299,7 @@ class Handshake(Part):
         p.conn = c.id
         p.gone_at = None
         c.player = p
+        p.address, p.device = c.key or address_key(c.address), c.device
         if resumed:
             log.info("%s resumed", p.name)
         if welcome:

@@ -87,6 +87,8 @@ class _Conn:
     #: Its hello said ``follow``: the client reconnects to its room's node when told
     #: (``route``). On a guest: its gateway asked the owner to tell it (``Nodes.route``).
     follow: bool = False
+    #: The device id its hello gave (``hello.device``), "" for none.
+    device: str = ""
     #: The node the client asked for when it connected (``?node=``), "" if none: a
     #: balancer that ignores the route brings it elsewhere, and it is not told again.
     asked: str = ""
@@ -110,6 +112,11 @@ class _Player:
     registered: float = 0.0
     #: A BOT account (docs/bots.md): its own lane of the pool, rooms that allow bots.
     bot: bool = False
+    #: Where the player's latest connection came from (``limits.address_key``) and the
+    #: device id its hello gave ("" for none): what the rating rules compare between two
+    #: runners of one race (docs/ratings.md "One address"), never shown to a player.
+    address: str = ""
+    device: str = ""
     #: A daily attempt is being numbered by storage.
     daily_pending: bool = False
     #: The hint being worked out for this player (its request number), if any.

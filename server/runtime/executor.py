@@ -395,7 +395,7 @@ class RaceServer:
         try:
             if effect.name is not None:
                 identity = await self.store.register_player(
-                    name=effect.name, now=time.time(), bot=effect.bot
+                    name=effect.name, now=time.time(), bot=effect.bot, address=effect.address
                 )
                 standing = Standing()  # a name just registered has no rating, no streak
                 new = True

@@ -67,6 +67,10 @@ class Player(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     #: A BOT account (``hello.bot`` at registration, for good; docs/bots.md, migration 0018).
     bot: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    #: The key of the address the name was registered from (``limits.address_key``;
+    #: migration 0019), for the rating rules' second link (docs/ratings.md "One address").
+    #: None: registered before 0019, or from no address (a test's hub).
+    registered_from: Mapped[str | None] = mapped_column(String(64))
 
 
 class RaceRow(Base):

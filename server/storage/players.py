@@ -50,9 +50,13 @@ def hash_token(token: str) -> str:
 class PlayersStore(StoreBase, RatingsStore):
     """Registering, finding and forgetting players; settings."""
 
-    async def register_player(self, *, name: str, now: float, bot: bool = False) -> Identity:
+    async def register_player(
+        self, *, name: str, now: float, bot: bool = False, address: str = ""
+    ) -> Identity:
         """Register a new name and hand out its secret token; NameTakenError if taken.
-        ``bot``: a BOT account, for good (docs/bots.md)."""
+        ``bot``: a BOT account, for good (docs/bots.md). ``address``: the key of the
+        address it came from (``limits.address_key``), kept for the rating rules (two
+        names registered from one address within a day are linked, docs/ratings.md)."""
         token = secrets.token_urlsafe(24)
         try:
             async with self.engine.begin() as conn:
@@ -66,6 +70,7 @@ class PlayersStore(StoreBase, RatingsStore):
                         created_at=_utc(now),
                         # Only when set: the column's default says false otherwise.
                         **({"bot": True} if bot else {}),
+                        **({"registered_from": address} if address else {}),
                     )
                     .returning(_players.c.id)
                 )

@@ -28,8 +28,10 @@ from ..domain.pairs import (
     Pair,
     Run,
     decide,
+    link,
     quick_resign,
     sandbag_counts,
+    shared_address,
 )
 from ..domain.ratings import (
     Rated,
@@ -172,10 +174,12 @@ async def rate(
     if len(runners) < 2:
         return {}
     at = _utc(record.ended_wall)
-    decided = decide(
-        [Run(r.player_id, r.moves, r.time_ms, r.outcome, r.foundations) for r in record.results],
-        await _counted_before(conn, ids, at),
-    )
+    runs = [
+        Run(r.player_id, r.moves, r.time_ms, r.outcome, r.foundations, r.address, r.device)
+        for r in record.results
+    ]
+    linked = await _one_address(conn, runs, race_id, at)
+    decided = decide(runs, await _counted_before(conn, ids, at), linked)
     for pair in decided:
         await conn.execute(
             insert(_pairs).values(race_id=race_id, a=pair.a, b=pair.b, reason=pair.reason)
@@ -286,6 +290,52 @@ async def _sandbag_watch(
                         ),
                     )
                 )
+
+
+async def _one_address(
+    conn: AsyncConnection, runs: Sequence[Run], race_id: int, at: dt.datetime
+) -> set[tuple[int, int]]:
+    """Runners of one address (``pairs.shared_address``): each pair goes to the review
+    queue (``address``, the other in ``other_id``, the second link if any in the
+    evidence); the pairs with a second link (``pairs.link``) are returned, to count
+    nothing between them (``linked``)."""
+    pairs = shared_address(runs)
+    if not pairs:
+        return set()
+    ids = sorted({r.player_id for pair in pairs for r in pair})
+    rows = await conn.execute(
+        select(_players.c.id, _players.c.registered_from, _players.c.created_at).where(
+            _players.c.id.in_(ids)
+        )
+    )
+    registered = {
+        int(row.id): (row.registered_from, _aware(row.created_at).timestamp()) for row in rows
+    }
+    linked: set[tuple[int, int]] = set()
+    for x, y in pairs:
+        why = link(x, y, registered)
+        if why is not None:
+            linked.add((x.player_id, y.player_id))
+        await conn.execute(
+            insert(_queue).values(
+                kind="address",
+                created_at=at,
+                player_id=x.player_id,
+                other_id=y.player_id,
+                race_id=race_id,
+                rule="address",
+                evidence=json.dumps(
+                    {"address": x.address, "link": why, "counted": why is None},
+                    separators=(",", ":"),
+                ),
+            )
+        )
+    return linked
+
+
+def _aware(moment: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes (stored as UTC): make them say so."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
 
 
 def _counted(pairs: Sequence[Pair]) -> dict[tuple[int, int], str]:

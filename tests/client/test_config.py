@@ -77,3 +77,15 @@ def test_a_file_of_one_identity_per_server_is_still_read(tmp_path: Path) -> None
     assert store.load("ws://a:1") == Identity("alice", "t1")
     store.save("ws://a:1", Identity("bob", "t2"))
     assert store.load("ws://a:1", "alice") == Identity("alice", "t1")
+
+
+def test_a_device_id_is_made_once_per_server_and_kept(tmp_path: Path) -> None:
+    """``hello.device`` (docs/protocol.md 4.31): one id for every name on a server, kept
+    across runs, another for another server."""
+    import re
+
+    store = TokenStore(tmp_path)
+    first = store.device("ws://a.example:8765")
+    assert re.fullmatch(r"[A-Za-z0-9_-]{24}", first)
+    assert TokenStore(tmp_path).device("ws://a.example:8765") == first
+    assert store.device("ws://b.example:8765") != first

@@ -358,7 +358,7 @@ def test_type_names_are_the_t_field() -> None:
 
 def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
     body = body_of(Hello(1, "ann"))
-    assert list(body) == ["t", "v", "name", "token", "password", "follow", "bot"]
+    assert list(body) == ["t", "v", "name", "token", "password", "follow", "bot", "device"]
     assert body == {
         "t": "hello",
         "v": 1,
@@ -367,6 +367,7 @@ def test_encoding_writes_t_first_and_every_field_with_nil_for_none() -> None:
         "password": None,
         "follow": False,
         "bot": False,
+        "device": None,
     }
     assert body_of(Leave()) == {"t": "leave"}
 
@@ -1022,3 +1023,12 @@ def test_quick_and_pool_are_optional_for_older_peers() -> None:
                 }
             )
         )
+
+
+def test_a_device_id_is_16_to_64_url_safe_characters() -> None:
+    from protocol.messages import is_device
+
+    assert is_device("a" * 16) and is_device("A-_9" * 16)
+    assert not is_device("a" * 15) and not is_device("a" * 65)
+    assert not is_device("a" * 15 + "+") and not is_device("a" * 15 + "=")
+    assert decode_client(encode(Hello(1, "ann", device="a" * 20))).device == "a" * 20

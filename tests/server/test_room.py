@@ -49,6 +49,8 @@ class Seat:
     rating: int | None = None
     provisional: bool = True
     bot: bool = False
+    address: str = ""
+    device: str = ""
 
 
 @dataclass

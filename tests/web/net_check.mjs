@@ -75,6 +75,7 @@ console.log(
   JSON.stringify({
     refusal,
     hellos: [first.sent[0], second.sent[0]],
+    device: localStorage.getItem("yukon.device"),
     urls: sockets.map((s) => s.url),
     firstClosed: first.closed,
     oldOpen,

@@ -10,12 +10,18 @@ sockets ask for the node again until one fails before its welcome.
 
 from __future__ import annotations
 
+import re
+
 from .node import HERE, run_node
 
 
 def test_a_route_moves_the_socket_to_the_rooms_node_and_resumes() -> None:
     seen = run_node(HERE / "net_check.mjs", None)
     first, second = seen["hellos"]
+    # One device id for every hello of this browser on this server (4.31), kept.
+    device = first.pop("device")
+    assert second.pop("device") == device == seen["device"]
+    assert re.fullmatch(r"[A-Za-z0-9_-]{24}", device)
     assert first == {"t": "hello", "v": 1, "follow": True, "name": "ann"}
     assert second == {"t": "hello", "v": 1, "follow": True, "token": "TOK"}
     assert seen["urls"][:3] == [

@@ -23,6 +23,21 @@ const LOOKUP_MS = 5000;
 const NODE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
+ * This browser's device id for this server (protocol 4.31): made once, kept in the
+ * origin's storage beside the token; tokens belong to names, this to the browser.
+ */
+export function deviceId() {
+  let id = keep.get("device");
+  if (!id || !/^[A-Za-z0-9_-]{16,64}$/.test(id)) {
+    const bytes = new Uint8Array(18);
+    crypto.getRandomValues(bytes);
+    id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
+    keep.set("device", id);
+  }
+  return id;
+}
+
+/**
  * The player's token and the server's password: per server, as the terminal client keeps
  * them, since the page comes from the server it plays on (the origin's storage is its).
  */
@@ -220,6 +235,7 @@ export class Link {
     else hello.name = this.name;
     const password = keep.get("password");
     if (password) hello.password = password;
+    hello.device = deviceId();
     return hello;
   }
 

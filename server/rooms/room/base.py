@@ -82,6 +82,9 @@ class RoomBase(Generic[M]):
         self.practice = practice
         #: Player ids by name, fixed when the race starts (a player may leave before the end).
         self.ids: dict[str, int] = {}
+        #: Each runner's address key and device id at the race's start (the rating
+        #: rules' "one address" test; a race rebuilt after a restart has none).
+        self.links: dict[str, tuple[str, str]] = {}
         #: The race's id across restarts (``RaceRecord.uid``), and its journal's next number.
         self.uid = ""
         self.journal_n = 0

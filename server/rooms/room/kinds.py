@@ -85,6 +85,10 @@ class Member(Protocol):
     provisional: bool
     #: A BOT account (docs/bots.md): it enters only rooms that allow bots.
     bot: bool
+    #: Where the member's connection came from (an address key) and its device id (""
+    #: for none): for the rating rules only (``PlayerResult.address``).
+    address: str
+    device: str
 
     @property
     def connected(self) -> bool: ...

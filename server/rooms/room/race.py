@@ -53,6 +53,7 @@ class RoomRace(RoomViews[M]):
         )
         self.started_wall = self._wall()
         self.ids = {m.name: m.id for m in self.players}
+        self.links = {m.name: (m.address, m.device) for m in self.players}
         self.journal_n = 0
         self._enter(RoomState.RACING)
         self.result = None
@@ -272,6 +273,8 @@ class RoomRace(RoomViews[M]):
                     journal=tuple(r.journal),
                     hinted=r.hinted,
                     resumed_at=tuple(r.resumed_at),
+                    address=self.links.get(r.name, ("", ""))[0],
+                    device=self.links.get(r.name, ("", ""))[1],
                 )
                 for r in race.runners.values()
             )

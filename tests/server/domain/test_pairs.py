@@ -75,3 +75,24 @@ def test_the_sandbag_watch_counts_quick_resigns_to_one_opponent() -> None:
     assert sandbag_counts([to_bob] * SANDBAG_REPORT) == {2: 4}
     assert sandbag_counts([to_bob, (True, frozenset({3}))] * 3) == {2: 3, 3: 3}
     assert SANDBAG_WINDOW == 7 and SANDBAG_WARN == 3 and SANDBAG_REPORT == 4
+
+
+def test_a_second_link_is_one_device_or_registrations_there_within_a_day() -> None:
+    from server.domain.pairs import LINK_WINDOW_S, Run, link, shared_address
+
+    def r(pid: int, address: str = "a", device: str = "") -> Run:
+        return Run(pid, 50, 60_000, "won", 52, address, device)
+
+    assert [(x.player_id, y.player_id) for x, y in shared_address([r(2), r(1), r(3, "b")])] == [
+        (1, 2)
+    ]
+    assert shared_address([r(1, ""), r(2, "")]) == []  # no address known: nothing shared
+    near = {1: ("a", 0.0), 2: ("a", float(LINK_WINDOW_S))}
+    far = {1: ("a", 0.0), 2: ("a", float(LINK_WINDOW_S + 1))}
+    assert link(r(1), r(2), near) == "registered"
+    assert link(r(1), r(2), far) is None
+    assert link(r(1), r(2), {1: ("b", 0.0), 2: ("b", 0.0)}) is None  # registered elsewhere
+    assert link(r(1, device="x" * 16), r(2, device="x" * 16), far) == "device"
+    assert link(r(1, device=""), r(2, device=""), far) is None
+    assert decide([r(1), r(2)], {}, linked={(1, 2)}) == [Pair(1, 2, "linked")]
+    assert not Pair(1, 2, "linked").counts
