@@ -43,6 +43,7 @@ __all__ = [
     "Refund",
     "game_cost",
     "plan_refunds",
+    "taken_back",
 ]
 
 #: The marked player's newest rated races that count.
@@ -162,3 +163,10 @@ def plan_refunds(
             out.append(Refund(pid, race_id, cost, points, now_rating, now_rating + points))
             now_rating += points
     return out
+
+
+def taken_back(rating: float, points: float, given_on: float, gave: float) -> float:
+    """A rating with a refund of ``points`` taken back: the rating it was given on, to
+    the last bit, if it is still what the refund made it (``gave``), else ``points``
+    lower (floating point: ``(x + p) - p`` need not be ``x``)."""
+    return given_on if rating == gave else rating - points
