@@ -64,7 +64,9 @@ class ModerationEntry(Base):
     ``action`` is what was done (``mark``, ``unmark``, ``rename``, ``close``, ``reopen``,
     ``mute``, ``unmute``, ``void``, ``dismiss``, ``undo``, and what the server itself does
     later, such as ``hide``); ``details`` (JSON) says exactly what it changed, so that an
-    undo knows what to put back. An undo is an entry of its own whose ``undoes`` names the
+    undo knows what to put back (an undo's entry adds, under ``undo``, what it did
+    besides, such as refunds taken back: written in its own transaction, before it
+    commits). An undo is an entry of its own whose ``undoes`` names the
     entry it undid: unique, so an entry is undone at most once."""
 
     __tablename__ = "moderation_log"

@@ -30,6 +30,7 @@ from ..domain.ratings import Game
 from .moderation_base import (
     _current,
     _marks,
+    _players,
     _ratings,
     _refunds,
     _ts,
@@ -104,7 +105,15 @@ async def lock_circle(conn: AsyncConnection, marked: int, at: float) -> None:
     so a refund and a race of one of them never wait on each other. A rated race of
     ``marked`` committed between reading the circle and locking it can add a runner:
     read again once ``marked`` is held (no race of theirs can commit then) and hold the
-    newcomers too."""
+    newcomers too. On SQLite, take the database's write lock instead."""
+    if conn.dialect.name == "sqlite":
+        # Reads before a transaction's first write see whatever is committed at each
+        # read (the driver begins at the first write), and a rated race could commit
+        # between the plan and its refunds: write first, a no-op, which holds SQLite's
+        # one write lock until the end, so every read after it is the last word.
+        p = _players.c
+        await conn.execute(update(_players).where(p.id == marked).values(name=p.name))
+        return
     held = {marked} | await circle(conn, marked, at)
     await lock_players(conn, sorted(held))
     late = await circle(conn, marked, at) - held

@@ -2,8 +2,9 @@
 
 Pure arithmetic, no database: ``ModerationStore.refunds`` reads the inputs (the marked
 player's rated races and each opponent's stored ``ratings`` row in them, the opponents'
-current ratings and peaks) and this module says what each opponent gets back. Applying
-it (``rating_refunds`` rows, the new current ratings) is the server's part.
+current ratings and peaks) and this module says what each opponent gets back;
+``moderation_refunds`` applies it in the mark's transaction (``rating_refunds`` rows, the
+new current ratings) and takes it back in the unmark's (``taken_back``, below).
 
 The rules, as lichess refunds the victims of a cheater:
 

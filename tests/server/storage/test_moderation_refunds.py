@@ -336,3 +336,31 @@ async def test_alt_and_bot_marks_refund_nothing_and_rate_as_before(
     boost = await mod.mark(name="cheat", kind="boost", reason="farm", **BY)
     assert boost.details["refunds"] == [] and len(await refund_rows(store)) == 2
     await identical(store)
+
+
+async def test_a_mark_among_concurrent_rated_races_stays_exact(
+    store: SqlStore, mod: ModerationStore
+) -> None:
+    """A mark made while rated races of the marked player's opponents (and of the marked
+    player) are being committed: each waits for the other (PostgreSQL: the players held
+    in id order by both), nothing deadlocks, and the recomputation agrees."""
+    import asyncio
+
+    cheat, *others = await register(store, "cheat", "bob", "cyd", "dee", "eve")
+    for who in others:
+        await rated_race(store, res(cheat, rank=1), res(who, rank=2, outcome="resigned"))
+    pairs = [(others[i], others[(i + 1) % len(others)]) for i in range(len(others))]
+    await asyncio.gather(
+        *(rated_race(store, res(a, rank=1), res(b, rank=2)) for a, b in pairs),
+        rated_race(store, res(cheat, rank=1), res(others[0], rank=2)),
+        mod.mark(name="cheat", kind="engine", reason="solver", **BY),
+        *(rated_race(store, res(b, rank=1), res(a, rank=2)) for a, b in pairs),
+    )
+    assert len(await refund_rows(store)) >= len(others)
+    await identical(store)
+    await asyncio.gather(
+        mod.unmark(name="cheat", kind="engine", reason="appeal", **BY),
+        *(rated_race(store, res(a, rank=1), res(b, rank=2)) for a, b in pairs),
+    )
+    assert all(r[3] is not None for r in await refund_rows(store))
+    await identical(store)
