@@ -279,9 +279,10 @@ def cmd_db(args: argparse.Namespace) -> int:
                     if identical
                     else f"{len(report.differences)} difference(s) from the stored numbers"
                 )
+                refunds = f", {report.refunds} refund(s) replayed" if report.refunds else ""
                 lines.append(
                     f"{shown_url(store.url)}: {report.races} rated race(s), {report.rows}"
-                    f" rating(s) of {report.players} player(s) recomputed: {verdict}"
+                    f" rating(s) of {report.players} player(s) recomputed{refunds}: {verdict}"
                 )
                 return "\n".join(lines)
             if args.action == "upgrade":

@@ -66,6 +66,15 @@ def _limit(text: str) -> int:
     return value
 
 
+def _points(refunds: Any, verb: str) -> str:
+    """What a mark gave back, or its unmark or undo took back, in a few words."""
+    if not refunds:
+        return ""
+    total = sum(float(r["points"]) for r in refunds)
+    people = len({r["player_id"] for r in refunds})
+    return f" ({verb} {total:.0f} points, {people} opponent(s), {len(refunds)} race(s))"
+
+
 def summary(entry: LogEntry) -> str:
     """An audit entry as one line: what was done, to whom, by whom, why."""
     d = entry.details
@@ -75,8 +84,10 @@ def summary(entry: LogEntry) -> str:
             what = f"marked {who} {d.get('kind')}"
             if d.get("closed"):
                 what += f" (closed queue entries {', '.join(map(str, d['closed']))})"
+            what += _points(d.get("refunds"), "refunded")
         case "unmark":
             what = f"unmarked {who} {d.get('kind')}"
+            what += _points(d.get("taken_back"), "took back")
         case "rename":
             what = f"renamed {d.get('from')} to {d.get('to')}"
         case "close" | "reopen" | "mute" | "unmute":
@@ -92,6 +103,9 @@ def summary(entry: LogEntry) -> str:
         case "undo":
             what = f"undid entry {entry.undoes} ({d.get('action')}"
             what += f" of {who})" if entry.name else ")"
+            done = d.get("undo") or {}
+            what += _points(done.get("taken_back"), "took back")
+            what += _points(done.get("refunds"), "refunded")
         case _:
             what = f"{entry.action} {who}"
     line = f"entry {entry.id}: {entry.operator} {what}: {entry.reason}"
@@ -155,6 +169,13 @@ def _account_text(account: Account) -> str:
             + ("  rated" if r.rated else "")
             + ("  VOIDED" if r.voided else "")
         )
+    given = [r for r in account.refunded if r.in_force]
+    if given:
+        lines.append(
+            f"  its marks gave back {sum(r.points for r in given):.0f} points to"
+            f" {len({r.player_id for r in given})} opponent(s)"
+            f" for {len({r.race for r in given})} race(s)"
+        )
     if account.refunds:
         total = sum(r.points for r in account.refunds)
         lines.append(
@@ -208,6 +229,18 @@ def _account_json(account: Account) -> dict[str, Any]:
         "refunds": [
             {"player_id": r.player_id, "race_id": r.race_id, "cost": r.cost, "points": r.points}
             for r in account.refunds
+        ],
+        "refunded": [
+            {
+                "player_id": r.player_id,
+                "race": r.race,
+                "points": r.points,
+                "rating_before": r.rating_before,
+                "rating_after": r.rating_after,
+                "entry": r.entry,
+                "taken_back_by": r.undone_entry,
+            }
+            for r in account.refunded
         ],
     }
 

@@ -10,12 +10,15 @@ is written then.
 
 Like ``SqlStore``: an async engine, keyword-only arguments, plain dataclasses out, times
 in and out as wall-clock seconds. What a mark does to a running server (boards, the
-pool, sockets, refunds applied) is the server's part; this store keeps the record, and
-``refunds`` works out what a mark would give back (``server.storage.refunds``).
+pool, sockets) is the server's part; this store keeps the record. What it does to
+ratings is this store's: an ``engine`` or ``boost`` mark refunds the opponents in its own
+transaction and its unmark or undo takes the refunds back (``moderation_refunds``), and
+``refunds`` says what a mark would give back now (``server.storage.refunds``).
 
 The store is a facade over its parts, one module each: ``moderation_base`` (the refusal,
 the dataclasses, the audit log), ``moderation_reads`` (the queue, an account, refunds),
-``moderation_actions`` (every action but undo) and ``moderation_undo``.
+``moderation_actions`` (every action but undo), ``moderation_undo``, and
+``moderation_refunds`` (refunds read, given and taken back).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from protocol.messages import name_key, name_skeleton, normalize_name
 
+from . import moderation_refunds
 from .moderation_base import (
     QUEUE_KINDS,
     STATE_ACTIONS,
@@ -32,7 +33,8 @@ from .moderation_base import (
     _voids,
     _Who,
 )
-from .moderation_models import MARK_KINDS
+from .moderation_models import MARK_KINDS, REFUND_MARKS
+from .ratings import lock_players
 
 __all__ = ["ModerationActions"]
 
@@ -89,12 +91,20 @@ class ModerationActions(ModerationBase):
     async def mark(
         self, *, name: str, kind: str, reason: str, operator: str, now: float
     ) -> LogEntry:
-        """Mark an account; its open queue entries are closed by the same entry."""
+        """Mark an account; its open queue entries are closed by the same entry. An
+        ``engine`` or ``boost`` mark also gives its opponents back what its rated races
+        of the refund window cost them (``moderation_refunds``), in the same transaction,
+        and the entry lists each refund (``details.refunds``)."""
         if kind not in MARK_KINDS:
             raise ModerationError("bad_kind", f"{kind!r} is not one of {', '.join(MARK_KINDS)}")
+        refunding = kind in REFUND_MARKS
         try:
             async with self.engine.begin() as conn:
-                who = await self._lock(conn, name)
+                who = await self._player(conn, name)
+                if refunding:
+                    await moderation_refunds.lock_circle(conn, who.id, now)
+                else:
+                    await lock_players(conn, [who.id])
                 mark = await self._in_force(conn, who.id, kind)
                 if mark is not None:
                     raise ModerationError(
@@ -109,6 +119,10 @@ class ModerationActions(ModerationBase):
                         .order_by(_queue.c.id)
                     )
                 ]
+                refunds = await moderation_refunds.plan(conn, who.id, now) if refunding else []
+                details: dict[str, Any] = {"kind": kind, "closed": open_items}
+                if refunding:
+                    details["refunds"] = moderation_refunds.as_details(refunds)
                 entry = await self._write(
                     conn,
                     action="mark",
@@ -116,9 +130,10 @@ class ModerationActions(ModerationBase):
                     reason=reason,
                     now=now,
                     who=who,
-                    details={"kind": kind, "closed": open_items},
+                    details=details,
                 )
-                await self._insert_mark(conn, who.id, kind, reason, operator, now, entry)
+                mark_id = await self._insert_mark(conn, who.id, kind, reason, operator, now, entry)
+                await moderation_refunds.apply(conn, refunds, mark_id=mark_id, entry=entry, now=now)
                 await self._log_boards(conn, "mark", now, who=who)
                 if open_items:
                     await conn.execute(
@@ -158,9 +173,10 @@ class ModerationActions(ModerationBase):
         operator: str,
         now: float,
         entry: int,
-    ) -> None:
-        await conn.execute(
-            insert(_marks).values(
+    ) -> int:
+        result = await conn.execute(
+            insert(_marks)
+            .values(
                 player_id=player_id,
                 kind=kind,
                 reason=reason,
@@ -168,7 +184,9 @@ class ModerationActions(ModerationBase):
                 marked_at=_utc(now),
                 log_id=entry,
             )
+            .returning(_marks.c.id)
         )
+        return int(result.scalar_one())
 
     @staticmethod
     async def _lift(
@@ -183,13 +201,24 @@ class ModerationActions(ModerationBase):
     async def unmark(
         self, *, name: str, kind: str, reason: str, operator: str, now: float
     ) -> LogEntry:
+        """Lift a mark in force. The refunds it gave are taken back in the same
+        transaction: each opponent's rating lowered by the points, the rows marked undone,
+        the entry listing each (``details.taken_back``)."""
         if kind not in MARK_KINDS:
             raise ModerationError("bad_kind", f"{kind!r} is not one of {', '.join(MARK_KINDS)}")
         async with self.engine.begin() as conn:
-            who = await self._lock(conn, name)
+            who = await self._player(conn, name)
+            if kind in REFUND_MARKS:
+                await moderation_refunds.lock_circle(conn, who.id, now)
+            else:
+                await lock_players(conn, [who.id])
             mark = await self._in_force(conn, who.id, kind)
             if mark is None:
                 raise ModerationError("not_marked", f"{who.name} is not marked {kind}")
+            back = await moderation_refunds.owed(conn, int(mark.id))
+            details: dict[str, Any] = {"kind": kind, "mark": int(mark.id)}
+            if kind in REFUND_MARKS:
+                details["taken_back"] = back.details
             entry = await self._write(
                 conn,
                 action="unmark",
@@ -197,9 +226,10 @@ class ModerationActions(ModerationBase):
                 reason=reason,
                 now=now,
                 who=who,
-                details={"kind": kind, "mark": int(mark.id)},
+                details=details,
             )
             await self._lift(conn, int(mark.id), operator, now, entry)
+            await moderation_refunds.take_back(conn, back, entry=entry)
             await self._log_boards(conn, "unmark", now, who=who)
         return await self._done(entry)
 

@@ -42,6 +42,7 @@ __all__ = [
     "QueueItem",
     "Run",
     "Account",
+    "AppliedRefund",
     "MARK_KINDS",
     "QUEUE_KINDS",
     "RUNS_SHOWN",
@@ -202,6 +203,25 @@ class Run:
 
 
 @dataclass(frozen=True, slots=True)
+class AppliedRefund:
+    """A refund a mark of the account gave one of its opponents (a ``rating_refunds``
+    row): for which race (``races.uid``), how many points, from what rating to what, the
+    entry that gave it and the one that took it back (None: still given)."""
+
+    player_id: int
+    race: str
+    points: float
+    rating_before: float
+    rating_after: float
+    entry: int
+    undone_entry: int | None = None
+
+    @property
+    def in_force(self) -> bool:
+        return self.undone_entry is None
+
+
+@dataclass(frozen=True, slots=True)
 class Account:
     """Everything the moderation tables hold about one account (``yukon mod show``)."""
 
@@ -220,8 +240,11 @@ class Account:
     reported: tuple[QueueItem, ...]
     #: The newest stored runs (``RUNS_SHOWN``).
     runs: tuple[Run, ...]
-    #: What an engine or boost mark would give back to the account's opponents now.
+    #: What an engine or boost mark would give back to the account's opponents now
+    #: (races a mark in force refunded already left out).
     refunds: tuple[Refund, ...] = field(default=())
+    #: What its marks gave back (in force or taken back), oldest first.
+    refunded: tuple[AppliedRefund, ...] = field(default=())
 
 
 def _utc(ts: float) -> dt.datetime:

@@ -35,6 +35,7 @@ from .declarative import Base
 
 __all__ = [
     "MARK_KINDS",
+    "REFUND_MARKS",
     "QUEUE_STATES",
     "ModerationEntry",
     "AccountMark",
@@ -48,6 +49,10 @@ __all__ = [
 #: script played its runs), ``boost`` (rating farming: it lost or won on purpose),
 #: ``alt`` (a second account of someone), ``bot`` (a program not registered as a bot).
 MARK_KINDS = ("engine", "boost", "alt", "bot")
+#: The marks that give their player's opponents back what their rated races cost them
+#: (``rating_refunds``), and after which that player's rated races move nobody's rating
+#: (their pairs do not count: ``marked`` in ``rating_pairs``), as lichess does.
+REFUND_MARKS = ("engine", "boost")
 #: A review queue entry is ``open`` until an operator acts: ``closed`` (acted on, by a
 #: mark) or ``dismissed`` (nothing to do).
 QUEUE_STATES = ("open", "closed", "dismissed")
@@ -59,7 +64,9 @@ class ModerationEntry(Base):
     ``action`` is what was done (``mark``, ``unmark``, ``rename``, ``close``, ``reopen``,
     ``mute``, ``unmute``, ``void``, ``dismiss``, ``undo``, and what the server itself does
     later, such as ``hide``); ``details`` (JSON) says exactly what it changed, so that an
-    undo knows what to put back. An undo is an entry of its own whose ``undoes`` names the
+    undo knows what to put back (an undo's entry adds, under ``undo``, what it did
+    besides, such as refunds taken back: written in its own transaction, before it
+    commits). An undo is an entry of its own whose ``undoes`` names the
     entry it undid: unique, so an entry is undone at most once."""
 
     __tablename__ = "moderation_log"
@@ -222,5 +229,8 @@ class RatingRefund(Base):
     rating_after: Mapped[float] = mapped_column(Double)
     after_rating_id: Mapped[int | None] = mapped_column(Integer)
     refunded_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-    #: The entry that took it back, if one did.
+    #: The entry that took it back, if one did (an ``unmark``, or the ``undo`` of the
+    #: ``mark``), and the last ``ratings`` row at that time (migration 0020): where the
+    #: points came off again in the order of rated races, which a recomputation follows.
     undone_log_id: Mapped[int | None] = mapped_column(ForeignKey("moderation_log.id"))
+    undone_after_rating_id: Mapped[int | None] = mapped_column(Integer)

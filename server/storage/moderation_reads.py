@@ -7,17 +7,16 @@ Kept apart from the actions because reading writes nothing and has its own queri
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import select
 
-from ..domain.ratings import Game
+from . import moderation_refunds
 from .moderation_base import (
     RUNS_SHOWN,
     Account,
+    AppliedRefund,
     Mark,
     ModerationBase,
     QueueItem,
@@ -28,16 +27,14 @@ from .moderation_base import (
     _players,
     _queue,
     _races,
-    _ratings,
     _refunds,
     _results,
     _states,
     _ts,
     _unjson,
-    _utc,
     _voids,
 )
-from .refunds import REFUND_DAYS, MarkedRace, Opponent, OpponentRow, Refund, plan_refunds
+from .refunds import Refund
 
 __all__ = ["ModerationReads"]
 
@@ -156,7 +153,17 @@ class ModerationReads(ModerationBase):
                     .limit(RUNS_SHOWN)
                 )
             ).all()
-            refunds = await self._plan_refunds(conn, who.id, now)
+            refunds = await moderation_refunds.plan(conn, who.id, now)
+            f = _refunds.c
+            given = (
+                await conn.execute(
+                    select(_refunds, _races.c.uid)
+                    .join(_marks, _marks.c.id == f.mark_id)
+                    .join(_races, _races.c.id == f.race_id)
+                    .where(_marks.c.player_id == who.id)
+                    .order_by(f.id)
+                )
+            ).all()
         return Account(
             player_id=who.id,
             name=who.name,
@@ -183,6 +190,18 @@ class ModerationReads(ModerationBase):
                 for x in runs
             ),
             refunds=tuple(refunds),
+            refunded=tuple(
+                AppliedRefund(
+                    player_id=int(x.player_id),
+                    race=str(x.uid),
+                    points=float(x.points),
+                    rating_before=float(x.rating_before),
+                    rating_after=float(x.rating_after),
+                    entry=int(x.log_id),
+                    undone_entry=x.undone_log_id,
+                )
+                for x in given
+            ),
         )
 
     @staticmethod
@@ -226,96 +245,4 @@ class ModerationReads(ModerationBase):
         opponents (``server.storage.refunds``), from the stored ratings. Reads only."""
         async with self.engine.connect() as conn:
             who = await self._player(conn, name)
-            return await self._plan_refunds(conn, who.id, now)
-
-    async def _plan_refunds(self, conn: AsyncConnection, marked: int, now: float) -> list[Refund]:
-        g = _ratings.c
-        since = _utc(now - REFUND_DAYS * 86_400)
-        mine = (
-            await conn.execute(
-                select(g.race_id, g.rated_at).where(
-                    g.player_id == marked, g.rated_at >= since, g.rated_at <= _utc(now)
-                )
-            )
-        ).all()
-        if not mine:
-            return []
-        race_ids = [int(x.race_id) for x in mine]
-        rows = (
-            await conn.execute(
-                select(
-                    g.race_id,
-                    g.player_id,
-                    g.rating_before,
-                    g.deviation_before,
-                    g.deviation,
-                    g.games,
-                )
-                .where(g.race_id.in_(race_ids), g.player_id != marked)
-                .order_by(g.race_id, g.player_id)
-            )
-        ).all()
-        by_race: dict[int, list[OpponentRow]] = {}
-        for x in rows:
-            games = tuple(
-                Game(int(o), float(r), float(d), float(s)) for o, r, d, s in json.loads(x.games)
-            )
-            by_race.setdefault(int(x.race_id), []).append(
-                OpponentRow(
-                    int(x.player_id), x.rating_before, x.deviation_before, x.deviation, games
-                )
-            )
-        races = [
-            MarkedRace(int(x.race_id), _ts(x.rated_at), tuple(by_race.get(int(x.race_id), ())))
-            for x in mine
-        ]
-        ids = sorted({o.player_id for rs in by_race.values() for o in rs})
-        if not ids:
-            return []
-        current = {
-            int(x.player_id): float(x.rating)
-            for x in await conn.execute(
-                select(_current.c.player_id, _current.c.rating).where(_current.c.player_id.in_(ids))
-            )
-        }
-        peaks: dict[int, float] = {}
-        for pid, top, top_before in await conn.execute(
-            select(g.player_id, func.max(g.rating), func.max(g.rating_before))
-            .where(g.player_id.in_(ids))
-            .group_by(g.player_id)
-        ):
-            peaks[int(pid)] = max(float(top), float(top_before))
-        f = _refunds.c
-        for pid, top in await conn.execute(
-            select(f.player_id, func.max(f.rating_after))
-            .where(f.player_id.in_(ids), f.undone_log_id.is_(None))
-            .group_by(f.player_id)
-        ):
-            peaks[int(pid)] = max(peaks.get(int(pid), 0.0), float(top))
-        excluded = {
-            int(pid)
-            for (pid,) in await conn.execute(
-                select(_marks.c.player_id).where(
-                    _marks.c.player_id.in_(ids),
-                    _marks.c.kind.in_(("engine", "boost")),
-                    _marks.c.undone_at.is_(None),
-                )
-            )
-        }
-        refunded = {
-            (int(pid), int(race))
-            for pid, race in await conn.execute(
-                select(f.player_id, f.race_id)
-                .join(_marks, _marks.c.id == f.mark_id)
-                .where(_marks.c.player_id == marked, f.undone_log_id.is_(None))
-            )
-        }
-        opponents = {pid: Opponent(current[pid], peaks[pid]) for pid in ids if pid in current}
-        return plan_refunds(
-            marked=marked,
-            races=races,
-            opponents=opponents,
-            now=now,
-            excluded=excluded | (set(ids) - set(opponents)),
-            refunded=refunded,
-        )
+            return await moderation_refunds.plan(conn, who.id, now)

@@ -14,12 +14,14 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from . import moderation_refunds
 from .moderation_actions import ModerationActions
 from .moderation_base import (
     BOARD_INVERSES,
     STATE_ACTIONS,
     LogEntry,
     ModerationError,
+    _json,
     _log,
     _marks,
     _players,
@@ -29,6 +31,7 @@ from .moderation_base import (
     _voids,
     _Who,
 )
+from .moderation_models import REFUND_MARKS
 from .ratings import lock_players
 
 __all__ = ["ModerationUndo"]
@@ -63,7 +66,7 @@ class ModerationUndo(ModerationActions):
                     )
                 who = None
                 if row.player_id is not None:
-                    await lock_players(conn, [int(row.player_id)])
+                    await self._lock_for_undo(conn, row, now)
                     name = (
                         await conn.execute(
                             select(_players.c.name).where(_players.c.id == row.player_id)
@@ -81,7 +84,17 @@ class ModerationUndo(ModerationActions):
                     details={"action": str(row.action), **_unjson(row.details)},
                     undoes=entry,
                 )
-                await undo(conn, row, who, new, operator, now)
+                done = await undo(conn, row, who, new, operator, now)
+                if done:  # what the undo did besides putting back: the entry says it too
+                    await conn.execute(
+                        update(_log)
+                        .where(_log.c.id == new)
+                        .values(
+                            details=_json(
+                                {"action": str(row.action), **_unjson(row.details), "undo": done}
+                            )
+                        )
+                    )
                 inverse = BOARD_INVERSES.get(str(row.action))
                 if inverse is not None:
                     await self._log_boards(
@@ -98,9 +111,21 @@ class ModerationUndo(ModerationActions):
             ) from None
         return await self._done(new)
 
+    @staticmethod
+    async def _lock_for_undo(conn: AsyncConnection, row: Any, now: float) -> None:
+        """Hold the account acted on; for a mark or an unmark of a kind that refunds,
+        everyone its refunds could touch as well, in one go (``lock_circle``)."""
+        player = int(row.player_id)
+        if row.action in ("mark", "unmark") and _unjson(row.details).get("kind") in REFUND_MARKS:
+            await moderation_refunds.lock_circle(conn, player, now)
+        else:
+            await lock_players(conn, [player])
+
     async def _undo_mark(
         self, conn: AsyncConnection, row: Any, who: _Who, new: int, operator: str, now: float
-    ) -> None:
+    ) -> dict[str, Any] | None:
+        """The mark lifted, the queue entries it closed open again, and the refunds it
+        gave taken back (``details.undo.taken_back``)."""
         mark = (await conn.execute(select(_marks).where(_marks.c.log_id == row.id))).first()
         assert mark is not None
         if mark.undone_at is not None:
@@ -109,28 +134,40 @@ class ModerationUndo(ModerationActions):
                 f"the {mark.kind} mark of entry {row.id} was lifted by entry {mark.undone_log_id}",
             )
         await self._lift(conn, int(mark.id), operator, now, new)
+        back = await moderation_refunds.owed(conn, int(mark.id))
+        await moderation_refunds.take_back(conn, back, entry=new)
         await conn.execute(
             update(_queue)
             .where(_queue.c.closed_log_id == row.id, _queue.c.state == "closed")
             .values(state="open", closed_at=None, closed_by=None, closed_log_id=None)
         )
+        return {"taken_back": back.details} if str(mark.kind) in REFUND_MARKS else None
 
     async def _undo_unmark(
         self, conn: AsyncConnection, row: Any, who: _Who, new: int, operator: str, now: float
-    ) -> None:
+    ) -> dict[str, Any] | None:
+        """The mark back, as a new row; a kind that refunds gives its refunds again, as a
+        mark made now would (``details.undo.refunds``): the races the unmark took back
+        are due again, the caps apply to the ratings as they are now."""
         mark = (await conn.execute(select(_marks).where(_marks.c.undone_log_id == row.id))).first()
         assert mark is not None
-        again = await self._in_force(conn, who.id, str(mark.kind))
+        kind = str(mark.kind)
+        again = await self._in_force(conn, who.id, kind)
         if again is not None:
             raise ModerationError(
                 "cannot_undo",
-                f"{who.name} is marked {mark.kind} again (entry {again.log_id})",
+                f"{who.name} is marked {kind} again (entry {again.log_id})",
             )
-        await self._insert_mark(conn, who.id, str(mark.kind), str(mark.reason), operator, now, new)
+        mark_id = await self._insert_mark(conn, who.id, kind, str(mark.reason), operator, now, new)
+        if kind not in REFUND_MARKS:
+            return None
+        refunds = await moderation_refunds.plan(conn, who.id, now)
+        await moderation_refunds.apply(conn, refunds, mark_id=mark_id, entry=new, now=now)
+        return {"refunds": moderation_refunds.as_details(refunds)}
 
     async def _undo_rename(
         self, conn: AsyncConnection, row: Any, who: _Who, new: int, operator: str, now: float
-    ) -> None:
+    ) -> dict[str, Any] | None:
         details = _unjson(row.details)
         if who.name != details["to"]:
             raise ModerationError(
@@ -138,6 +175,7 @@ class ModerationUndo(ModerationActions):
             )
         await self._check_free(conn, who.id, str(details["from"]))
         await self._set_name(conn, who.id, str(details["from"]))
+        return None
 
     async def _undo_close(
         self, conn: AsyncConnection, row: Any, who: _Who, new: int, operator: str, now: float

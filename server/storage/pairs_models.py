@@ -15,7 +15,8 @@ __all__ = ["RatingPairRow"]
 
 class RatingPairRow(Base):
     """One pair of one rated race: ``a`` < ``b`` (player ids), ``reason`` one of
-    ``counted``, ``draw`` (counted as a draw), ``short``, ``limit``."""
+    ``counted``, ``draw`` (counted as a draw), ``short``, ``limit``, or ``marked`` (a
+    runner held an engine or boost mark: ``ratings.rate``)."""
 
     __tablename__ = "rating_pairs"
     __table_args__ = (

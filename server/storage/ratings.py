@@ -43,8 +43,9 @@ from ..domain.ratings import (
 from ..domain.records import RaceRecord, RatingChange, Standing
 from ..domain.streaks import Streak, streaks
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
-from .moderation_models import ReviewItem
+from .moderation_models import REFUND_MARKS, AccountMark, RatingRefund, ReviewItem
 from .pairs_models import RatingPairRow
+from .refunds import taken_back
 
 __all__ = [
     "RatingsStore",
@@ -55,6 +56,7 @@ __all__ = [
     "rate",
     "stored_changes",
     "RATING_HISTORY",
+    "MARKED",
 ]
 
 #: The most points of a player's rating history a page shows (the newest).
@@ -67,6 +69,12 @@ _ratings = cast(Table, RatingRow.__table__)
 _current = cast(Table, PlayerRating.__table__)
 _pairs = cast(Table, RatingPairRow.__table__)
 _queue = cast(Table, ReviewItem.__table__)
+_marks = cast(Table, AccountMark.__table__)
+_refunds = cast(Table, RatingRefund.__table__)
+
+#: The reason stored in ``rating_pairs`` for a pair with a player marked ``engine`` or
+#: ``boost`` when the race was committed: it does not count.
+MARKED = "marked"
 log = logging.getLogger("yukon.ratings")
 
 
@@ -97,6 +105,8 @@ class Recomputed:
     races: int = 0
     rows: int = 0
     players: int = 0
+    #: Refunds given and taken back, replayed at their places (``rating_refunds``).
+    refunds: int = 0
     differences: list[str] = field(default_factory=list)
 
     @property
@@ -179,7 +189,9 @@ async def rate(
         for r in record.results
     ]
     linked = await _one_address(conn, runs, race_id, at)
-    decided = decide(runs, await _counted_before(conn, ids, at), linked)
+    decided = _unmarked(
+        decide(runs, await _counted_before(conn, ids, at), linked), await _marked(conn, ids)
+    )
     for pair in decided:
         await conn.execute(
             insert(_pairs).values(race_id=race_id, a=pair.a, b=pair.b, reason=pair.reason)
@@ -338,6 +350,24 @@ def _aware(moment: dt.datetime) -> dt.datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
 
 
+async def _marked(conn: AsyncConnection, ids: Sequence[int]) -> set[int]:
+    """Which of these runners hold an ``engine`` or ``boost`` mark in force now (read in
+    the race's transaction, the runners locked: a mark and a race of one player happen
+    one after the other)."""
+    m = _marks.c
+    query = select(m.player_id).where(
+        m.player_id.in_(ids), m.kind.in_(REFUND_MARKS), m.undone_at.is_(None)
+    )
+    return {int(i) for (i,) in await conn.execute(query)}
+
+
+def _unmarked(pairs: Sequence[Pair], marked: set[int]) -> list[Pair]:
+    """lichess's rule: a player marked ``engine`` or ``boost`` moves nobody's rating, and
+    nobody moves theirs. Each pair with one of them does not count, whatever else was
+    decided (``marked``, stored with the race, so a recomputation replays it)."""
+    return [Pair(p.a, p.b, MARKED) if p.a in marked or p.b in marked else p for p in pairs]
+
+
 def _counted(pairs: Sequence[Pair]) -> dict[tuple[int, int], str]:
     """The pairs that count, as ``rate_race`` takes them."""
     return {(p.a, p.b): "draw" if p.reason == "draw" else "rank" for p in pairs if p.counts}
@@ -391,6 +421,49 @@ async def stored_changes(conn: AsyncConnection, uid: str) -> dict[int, RatingCha
         )
         for row in rows
     }
+
+
+@dataclass(frozen=True, slots=True)
+class _Refunded:
+    """A refund given (``points`` > 0) or taken back (< 0), as a recomputation replays
+    it: after the ``ratings`` row ``after`` (its place among the player's rated races),
+    in the order of the audit entries that did it. ``before``: the rating it was given on
+    top of, as stored (a refund given), to check."""
+
+    after: int
+    entry: int
+    refund: int
+    points: float
+    #: The rating it was given on and the one it made, as stored.
+    before: float
+    gave: float
+
+
+async def _refunds_by_player(conn: AsyncConnection) -> dict[int, list[_Refunded]]:
+    """Every refund given, and every one taken back, by player, in the order they
+    happened: a refund taken back is given and taken back, each at its place, since the
+    opponent's rated races between the two were rated on the refunded rating."""
+    out: dict[int, list[_Refunded]] = {}
+    for row in (await conn.execute(select(_refunds).order_by(_refunds.c.id))).all():
+        given = int(row.after_rating_id or 0)
+        mine = out.setdefault(int(row.player_id), [])
+        figures = (float(row.rating_before), float(row.rating_after))
+        mine.append(_Refunded(given, int(row.log_id), int(row.id), float(row.points), *figures))
+        if row.undone_log_id is not None:
+            back = row.undone_after_rating_id
+            mine.append(
+                _Refunded(
+                    given if back is None else int(back),
+                    int(row.undone_log_id),
+                    int(row.id),
+                    -float(row.points),
+                    *figures,
+                )
+            )
+    for mine in out.values():
+        # One entry gives in the order of the rows and takes back newest first.
+        mine.sort(key=lambda e: (e.after, e.entry, e.refund if e.points > 0 else -e.refund))
+    return out
 
 
 class RatingsStore:
@@ -530,14 +603,40 @@ class RatingsStore:
 
     async def recompute_ratings(self) -> Recomputed:
         """Compute every rating again from the stored results of the rated races, in the
-        order they were rated, and compare with what is stored (every ``ratings`` row, its
-        inputs and outputs, and every ``player_ratings`` row). Reads only."""
+        order they were rated, with the stored pair decisions and the refunds of marks
+        (given and taken back, each at its place among the player's rated races), and
+        compare with what is stored (every ``ratings`` row, its inputs and outputs, each
+        refund's rating before, and every ``player_ratings`` row). Reads only."""
         report = Recomputed()
         r = _results.c
         g = _ratings.c
         current: dict[int, Rating] = {}
         counts: dict[int, int] = {}
+
+        def replay(pid: int, pending: list[_Refunded], upto: int | None) -> None:
+            """Give and take back ``pid``'s refunds that came before their ``ratings``
+            row ``upto`` (None: all that are left)."""
+            while pending and (upto is None or pending[0].after < upto):
+                event = pending.pop(0)
+                report.refunds += 1
+                rating = current.get(pid)
+                where = f"refund {event.refund} (entry {event.entry}), player {pid}"
+                if rating is None:
+                    report.differences.append(f"{where}: no recomputed rating to refund")
+                    continue
+                if event.points > 0:
+                    if rating.rating != event.before:
+                        report.differences.append(
+                            f"{where}: given on a rating stored as {event.before},"
+                            f" recomputed {rating.rating}"
+                        )
+                    value = rating.rating + event.points
+                else:  # as the unmark took it back (moderation_refunds.taken_back)
+                    value = taken_back(rating.rating, -event.points, event.before, event.gave)
+                current[pid] = Rating(value, rating.deviation, rating.volatility)
+
         async with self.engine.connect() as conn:
+            refunds = await _refunds_by_player(conn)
             race_ids = (
                 (
                     await conn.execute(
@@ -553,6 +652,15 @@ class RatingsStore:
                         select(r.id, r.player_id, r.rank).where(r.race_id == race_id).order_by(r.id)
                     )
                 ).all()
+                stored = {
+                    int(row.result_id): row
+                    for row in (await conn.execute(select(_ratings).where(g.race_id == race_id)))
+                }
+                for x in results:
+                    row = stored.get(int(x.id))
+                    pid = int(x.player_id)
+                    if row is not None and pid in refunds:
+                        replay(pid, refunds[pid], int(row.id))
                 bots = await _bots(conn, [int(x.player_id) for x in results])
                 runners = [
                     Runner(
@@ -578,10 +686,6 @@ class RatingsStore:
                 # A race stored before migration 0016 has no decisions: every pair counts.
                 counted = _counted(decided) if decided else None
                 report.races += 1
-                stored = {
-                    int(row.result_id): row
-                    for row in (await conn.execute(select(_ratings).where(g.race_id == race_id)))
-                }
                 result_of = {int(x.player_id): int(x.id) for x in results}
                 for rated in rate_race(runners, counted):
                     pid = rated.player_id
@@ -623,6 +727,8 @@ class RatingsStore:
                         f"race {race_id}: a stored rating of player {extra.player_id}"
                         " that no result accounts for"
                     )
+            for pid, pending in sorted(refunds.items()):
+                replay(pid, pending, None)
             kept = {int(row.player_id): row for row in (await conn.execute(select(_current))).all()}
         report.players = len(current)
         for pid, rating in sorted(current.items()):

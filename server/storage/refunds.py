@@ -2,8 +2,9 @@
 
 Pure arithmetic, no database: ``ModerationStore.refunds`` reads the inputs (the marked
 player's rated races and each opponent's stored ``ratings`` row in them, the opponents'
-current ratings and peaks) and this module says what each opponent gets back. Applying
-it (``rating_refunds`` rows, the new current ratings) is the server's part.
+current ratings and peaks) and this module says what each opponent gets back;
+``moderation_refunds`` applies it in the mark's transaction (``rating_refunds`` rows, the
+new current ratings) and takes it back in the unmark's (``taken_back``, below).
 
 The rules, as lichess refunds the victims of a cheater:
 
@@ -43,6 +44,7 @@ __all__ = [
     "Refund",
     "game_cost",
     "plan_refunds",
+    "taken_back",
 ]
 
 #: The marked player's newest rated races that count.
@@ -162,3 +164,10 @@ def plan_refunds(
             out.append(Refund(pid, race_id, cost, points, now_rating, now_rating + points))
             now_rating += points
     return out
+
+
+def taken_back(rating: float, points: float, given_on: float, gave: float) -> float:
+    """A rating with a refund of ``points`` taken back: the rating it was given on, to
+    the last bit, if it is still what the refund made it (``gave``), else ``points``
+    lower (floating point: ``(x + p) - p`` need not be ``x``)."""
+    return given_on if rating == gave else rating - points

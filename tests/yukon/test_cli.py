@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -389,3 +390,59 @@ def test_db_recompute_ratings_reports_identical_numbers_and_differences(tmp_path
     assert done.returncode == 2
     assert "3 difference(s) from the stored numbers" in done.stdout
     assert "current rating stored" in done.stdout
+
+
+def test_db_recompute_ratings_replays_the_refunds_of_a_mark_and_its_unmark(
+    tmp_path: Path,
+) -> None:
+    """``yukon mod mark NAME engine`` refunds the opponents; ``yukon db
+    recompute-ratings`` replays the refunds and finds the live figures, with the mark in
+    force, after an opponent raced on a refunded rating, and after the unmark took the
+    refunds back."""
+    import asyncio
+    import dataclasses
+
+    from server.storage import migrate
+    from server.storage.sql import Identity, SqlStore
+    from tests.server.storage.test_sql import race, register, res
+
+    url = f"sqlite:///{tmp_path}/yukon.db"
+    start = time.time() - 600
+    ended = iter(range(1, 100))
+    players: list[Identity] = []
+
+    async def rated(winner: Identity, loser: Identity) -> None:
+        store = SqlStore(url)
+        # Within the refund window before the mark (``yukon mod`` acts at the wall time).
+        record = race(res(winner, rank=1), res(loser, rank=2), ended=start + next(ended))
+        await store.record_race(dataclasses.replace(record, rated=True))
+        await store.close()
+
+    async def setup() -> None:
+        store = SqlStore(url)
+        await migrate.upgrade(store)
+        players.extend(await register(store, "ann", "bob", "cyd"))
+        await store.close()
+        a, b, c = players
+        for loser in (b, c, b):
+            await rated(a, loser)
+
+    def recomputed(refunds: int) -> None:
+        done = yukon("db", "recompute-ratings", "--db", url)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"recomputed, {refunds} refund(s) replayed: identical" in done.stdout
+
+    asyncio.run(setup())
+    done = yukon("mod", "mark", "ann", "engine", "--reason", "solver", "--by", "olga", "--db", url)
+    assert done.returncode == 0, done.stderr
+    assert "olga marked ann engine (refunded " in done.stdout
+    assert "2 opponent(s), 3 race(s))" in done.stdout
+    recomputed(3)
+    asyncio.run(rated(players[1], players[2]))  # bob beats cyd on their refunded ratings
+    recomputed(3)
+    done = yukon(
+        "mod", "unmark", "ann", "engine", "--reason", "appeal", "--by", "olga", "--db", url
+    )
+    assert done.returncode == 0, done.stderr
+    assert "olga unmarked ann engine (took back " in done.stdout
+    recomputed(6)

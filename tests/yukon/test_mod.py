@@ -106,7 +106,7 @@ def test_mark_closes_the_queue_and_show_and_log_say_so(
     assert status == 0, err
     assert out.strip() == (
         f"entry 1: olga marked ann engine (closed queue entries {db.ids['flag']},"
-        f" {db.ids['report']}): solver"
+        f" {db.ids['report']}) (refunded 150 points, 1 opponent(s), 1 race(s)): solver"
     )
     status, out, _ = db.run(capsys, "queue")
     assert out.strip() == "no open entries in the review queue"
@@ -117,13 +117,18 @@ def test_mark_closes_the_queue_and_show_and_log_say_so(
     assert "marks:\n    engine: solver (olga," in out and "entry 1)" in out
     assert "race-1" in out and "won rank 1" in out and "rated" in out
     assert "reported by bob" in out
-    assert "would give back 150 points to 1 opponent(s) for 1 race(s)" in out
+    # The mark gave bob back what the race cost him (capped at 150): nothing is left due.
+    assert "its marks gave back 150 points to 1 opponent(s) for 1 race(s)" in out
+    assert "would give back" not in out
     status, out, _ = db.run(capsys, "show", "ann", "--json")
     shown = json.loads(out)
     assert shown["marks"][0]["kind"] == "engine" and shown["marks"][0]["in_force"]
     assert [r["race"] for r in shown["runs"]] == ["race-1"]
-    # bob lost to ann in a rated race: a mark of ann refunds bob, as show says.
-    assert shown["refunds"][0]["player_id"] == db.ids["bob"]
+    # bob lost to ann in a rated race: the mark of ann refunded bob, as show says.
+    assert shown["refunds"] == []
+    [given] = shown["refunded"]
+    assert (given["player_id"], given["race"], given["points"]) == (db.ids["bob"], "race-1", 150)
+    assert given["entry"] == 1 and given["taken_back_by"] is None
     status, out, _ = db.run(capsys, "show", "bob")
     assert "would give back" not in out
     status, out, err = db.run(capsys, "log")

@@ -55,7 +55,7 @@ async def test_a_mark_an_unmark_and_their_undos_are_each_one_entry(
         "olga",
         "solver line",
     )
-    assert marked.details == {"kind": "engine", "closed": []} and marked.at == NOW
+    assert marked.details == {"kind": "engine", "closed": [], "refunds": []} and marked.at == NOW
     err = await refused("already_marked", mod.mark(name="ann", kind="engine", reason="x", **BY))
     assert str(err) == f"ann is already marked engine (entry {marked.id})"
     await refused("not_marked", mod.unmark(name="ann", kind="boost", reason="x", **BY))
