@@ -76,13 +76,16 @@ def winning_line(code: str = CODE) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def server_at(tmp_path: Path, **config: Any) -> AsyncIterator[RaceServer]:
+async def server_at(
+    tmp_path: Path, countdown_s: float = 0.2, **config: Any
+) -> AsyncIterator[RaceServer]:
     """The server as ``yukon serve`` wires it (as tests/server/wire.py does), on port 0,
-    with a short countdown and ``config`` (a password, say) on top. The resume window is
-    the default 60 s, not wire.py's 5 s: a page reload or a cut connection resumes, and a
+    with a short countdown (``countdown_s``; long enough to see, for a test of the
+    countdown's screen) and ``config`` (a password, say) on top. The resume window is the
+    default 60 s, not wire.py's 5 s: a page reload or a cut connection resumes, and a
     loaded machine can stretch either past 5 s."""
     hub = HubConfig(
-        countdown_s=0.2,
+        countdown_s=countdown_s,
         resume_window_s=60.0,
         bucket_capacity=200,
         bucket_rate=100,
