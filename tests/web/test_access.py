@@ -407,3 +407,76 @@ async def test_every_control_shows_a_focus_ring(browser: Any, tmp_path: Path) ->
         ):
             assert kind in kinds, (kind, kinds)
         await alice.close()
+
+
+async def test_a_whole_race_by_keyboard_alone(browser: Any, tmp_path: Path) -> None:
+    """No mouse, no touch, no ``fill``: a name typed, the deal's code reached with Tab and
+    typed, the room made with Enter, started with s, every move of a winning line with the
+    terminal client's keys (1-7, ↑, a column's key or f), the results read, the lobby again
+    with l; a held card is said on the status line (and so to a screen reader); the keys
+    are in the page's help, which ? opens and Esc closes."""
+    line = winning_line()
+    async with server_at(tmp_path) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        alice = Player(context, page, "alice")
+        alice.errors = []
+        page.on("pageerror", lambda e: alice.errors.append(str(e)))
+        await page.goto(base + "/")
+        await page.wait_for_selector("#ask-name")
+        assert await page.evaluate("() => document.activeElement.id") == "ask-name"
+        await page.keyboard.type("alice")
+        await page.keyboard.press("Enter")
+        await alice.until(lambda: alice.of("welcome"), "welcome")
+        await page.wait_for_selector("#new-room")
+        # The help lists the keys of a race.
+        await page.keyboard.press("?")
+        keys = await page.locator("dialog[open] dl.keys").inner_text()
+        for key in ("1-7", "↑ ↓ k j", "Enter, Space", "Tab, Shift+Tab", "u", "r"):
+            assert key in keys, key
+        await page.keyboard.press("Escape")
+        assert await page.locator("dialog[open]").count() == 0
+        for _ in range(40):
+            await page.keyboard.press("Tab")
+            if await page.evaluate("() => document.activeElement.id") == "code":
+                break
+        await page.keyboard.type(CODE)
+        await page.keyboard.press("Enter")
+        await alice.until(lambda: alice.of("room"), "the room")
+        await page.wait_for_selector("#start")
+        await page.keyboard.press("s")
+        await alice.until(lambda: alice.of("race"), "the race")
+        await page.wait_for_selector(".board .pc.up")
+        # The board has the focus: the keys go to it, and it shows the ring.
+        assert await page.evaluate("() => document.activeElement.classList.contains('board')")
+        await page.keyboard.press("2")
+        await page.wait_for_selector(".status >> text=holding eight of spades (column 2)")
+        await page.keyboard.press("ArrowUp")
+        await page.wait_for_selector(
+            ".status >> text=holding nine of hearts (column 2) with 1 card on it"
+        )
+        await page.keyboard.press("Escape")
+        for move in line[:-1]:
+            answer = await alice.play_keys(move)
+            assert answer["t"] == "accepted", (move, answer)
+        # The last card home: the results may replace the board before it is redrawn.
+        card, _ = line[-1].split(">")
+        n = next(i + 1 for i, c in enumerate(await alice.columns()) if card in c)
+        await page.keyboard.press(str(n))
+        await page.keyboard.press("f")
+        await alice.until(lambda: len(alice.of("accepted")) == len(line), "the last move")
+        assert alice.of("accepted")[-1]["state"] == "won"
+        await alice.until(lambda: alice.of("result"), "the result")
+        await page.wait_for_selector("#headline >> text=You won")
+        # Enter on a focused button presses it (it is not the race's tap): Tab to Lobby.
+        for _ in range(20):
+            await page.keyboard.press("Tab")
+            if await page.evaluate("() => document.activeElement.id") == "lobby":
+                break
+        await page.keyboard.press("Enter")
+        await page.wait_for_selector("#new-room")
+        sent = [f["t"] for f in alice.sent]
+        assert sent.count("move") == len(line) and "create" in sent and "start" in sent
+        assert alice.errors == []
+        await context.close()

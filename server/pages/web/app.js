@@ -73,6 +73,14 @@ export class Client {
     this.screen = null;
     this.dailyAsk = false;
     document.addEventListener("keydown", (e) => this.key(e));
+    // Which control the keyboard (not a pointer) gave the focus to: `key` lets it have
+    // its Enter and Space.
+    this.keyFocus = null;
+    this.pointerAt = -Infinity;
+    document.addEventListener("pointerdown", () => (this.pointerAt = performance.now()), true);
+    document.addEventListener("focusin", (e) => {
+      this.keyFocus = performance.now() - this.pointerAt > 400 ? e.target : null;
+    });
     window.addEventListener("resize", () => this.screen?.resize?.());
     setInterval(() => this.screen?.tick?.(), 100);
   }
@@ -454,6 +462,13 @@ export class Client {
       if (e.key === "Escape") t.blur();
       return;
     }
+    // Enter and Space on a button or link the keyboard reached press it, as everywhere on
+    // the web (the race's tap and the room's ready are for the board and the page). One
+    // a click left focused leaves them to the keys: Space after clicking "16x" in a
+    // replay plays, as it did. (Chromium makes a clicked button :focus-visible at the
+    // first key, so the app keeps its own note of how the focus came.)
+    const control = t instanceof HTMLElement && t.matches("button, a[href], summary");
+    if (control && (e.key === "Enter" || e.key === " ") && this.keyFocus === t) return;
     if (e.key === "?") {
       screens.help(this);
       e.preventDefault();

@@ -6,7 +6,7 @@
 // player reads the server's reason.
 
 import { suitMark } from "./dailydeck.js";
-import { SUITS } from "./rules.js";
+import { SUITS, cardLabel } from "./rules.js";
 import { RaceBoard } from "./raceboard.js";
 
 // The race's board is a module of its own (raceboard.js); its callers still find it here.
@@ -540,7 +540,18 @@ export class Session {
   hold(race, pick) {
     race.pick = pick;
     race.tapAt = null;
+    this.sayHeld(race);
     return [];
+  }
+
+  /** Said, as a sighted player sees it lit: which card is held, and what comes with it. */
+  sayHeld(race) {
+    const pick = race.pick;
+    if (!pick) return;
+    const up = pick.source ? race.faceUp(pick.source) : [pick.card];
+    const on = up.length - 1 - up.indexOf(pick.card);
+    const where = pick.source ? `column ${pick.source}` : "its foundation";
+    this.say(`holding ${cardLabel(pick.card)} (${where})${on > 0 ? ` with ${on} card${on > 1 ? "s" : ""} on it` : ""}`);
   }
 
   sendMove(race, move) {
@@ -590,11 +601,13 @@ export class Session {
       const tops = race.tops().filter(Boolean);
       const i = tops.indexOf(p.card);
       if (i >= 0) race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
+      this.sayHeld(race);
       return;
     }
     const up = race.faceUp(p.source);
     const i = up.indexOf(p.card);
     race.pick = i < 0 ? null : { source: p.source, card: up[Math.max(0, Math.min(up.length - 1, i - delta))] };
+    this.sayHeld(race);
   }
 
   cancel() {
