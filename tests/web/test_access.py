@@ -6,6 +6,8 @@ Chromium through Playwright, against a real server."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -480,3 +482,82 @@ async def test_a_whole_race_by_keyboard_alone(browser: Any, tmp_path: Path) -> N
         assert sent.count("move") == len(line) and "create" in sent and "start" in sent
         assert alice.errors == []
         await context.close()
+
+
+#: Every text the polite live region is given, with when (ms): a screen reader's ear.
+LISTEN = """() => {
+  window.heard = [];
+  const region = document.getElementById('live');
+  new MutationObserver(() => window.heard.push([performance.now(), region.textContent]))
+    .observe(region, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+async def test_the_live_region_tells_what_a_sighted_player_sees(
+    browser: Any, tmp_path: Path
+) -> None:
+    """alice races bob, listening to her page's polite live region: she hears the
+    countdown, a refusal with the server's reason, bob's milestones (13 and 26 cards home,
+    then his win), and the results' headline; never two announcements within a second, so
+    bob's quick moves and her own never flood it."""
+    line = winning_line()
+    async with server_at(tmp_path, countdown_s=3.5) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        alice = await Player.open(browser, base, "alice")
+        page = alice.page
+        assert await page.get_attribute("#live", "aria-live") == "polite"
+        await page.evaluate(LISTEN)
+        room = await create_room(alice)
+        bob = await Player.open(browser, base, "bob", f"/r/{room}")
+        await bob.page.wait_for_selector("#ready")
+        await bob.page.click("#ready")
+        await page.wait_for_selector("text=Everyone is ready")
+        await page.click("#start")
+        await page.wait_for_selector(".board .pc.up", timeout=15_000)
+        await bob.page.wait_for_selector(".board .pc.up")
+
+        async def heard() -> list[tuple[float, str]]:
+            return [(t, text) for t, text in await page.evaluate("() => window.heard")]
+
+        async def hears(words: str) -> None:
+            for _ in range(100):
+                if any(words in text for _, text in await heard()):
+                    return
+                await asyncio.sleep(0.05)
+            raise AssertionError((words, await heard()))
+
+        await hears("the race starts in 1")
+        counts = {t for _, t in await heard() if "the race starts in" in t}
+        assert len(counts) >= 2, counts
+        # A refusal, with the server's own reason.
+        start = Game.from_code(CODE)
+        wrong = next(
+            f"{start.column(1)[-1]}>{d}"
+            for d in range(2, 8)
+            if f"{start.column(1)[-1]}>{d}" not in start.legal_moves()
+        )
+        answer = await alice.play_keys(wrong)
+        assert answer["t"] == "refused"
+        await hears(answer["reason"])
+        # bob's race, as fast as his page answers: his milestones reach alice.
+        for move in line[:-1]:
+            assert (await bob.play_keys(move))["t"] == "accepted", move
+        card, _ = line[-1].split(">")
+        n = next(i + 1 for i, c in enumerate(await bob.columns()) if card in c)
+        await bob.page.keyboard.press(str(n))
+        await bob.page.keyboard.press("f")
+        await hears("bob: 13 cards home")
+        await hears("bob: 26 cards home")
+        await hears("bob: 39 cards home")
+        await hears("bob: won, 52 cards home")
+        # alice resigns: the results' headline is told.
+        await page.keyboard.press("r")
+        await page.keyboard.press("y")
+        await alice.until(lambda: alice.of("result"), "the result")
+        await hears("You finished #2 of 2")
+        times = [t for t, _ in await heard()]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert min(gaps) >= 990, gaps
+        print(f"\nlive region: {len(times)} announcements; bob's race {len(line)} moves")
+        await alice.close()
+        await bob.close()

@@ -577,7 +577,7 @@ async def test_a_refusal_the_keyboard_and_a_phone(
         answer = await alice.play_taps(wrong)
         assert answer["t"] == "refused"
         await alice.page.wait_for_selector(f".status.error >> text={answer['reason']}")
-        assert answer["reason"] in await alice.page.locator("#live-now").inner_text()
+        await alice.page.wait_for_selector(f"#live >> text={answer['reason']}", state="attached")
         assert await alice.columns() == before
         # A screen reader reads the board: columns as lists, cards by name, backs as such.
         first = start.column(1)[-1]

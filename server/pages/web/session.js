@@ -446,9 +446,20 @@ export class Session {
     this.progress = msg;
     this.watchMs = msg.elapsed_ms;
     this.watchAt = racing ? now : null;
-    this.news = msg.players
-      .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
+    const others = msg.players.filter((p) => p.name !== this.me && before.has(p.name));
+    this.news = others
+      .filter((p) => before.get(p.name) !== p.state)
       .map((p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`);
+    // An opponent's milestones as the bars show them: each quarter of the deck home.
+    // (A race's first progress, a resume's too, only sets where everyone stands.)
+    if (!before.size || !this.milestones) this.milestones = new Map();
+    for (const p of msg.players) {
+      const was = this.milestones.get(p.name);
+      const now = Math.floor(p.foundations / 13);
+      this.milestones.set(p.name, now);
+      if (p.name !== this.me && was !== undefined && now > was && now < 4 && p.state === "playing")
+        this.news.push(`${p.name}: ${now * 13} cards home`);
+    }
     const race = this.race;
     if (!race || !this.me) return;
     const mine = msg.players.find((p) => p.name === this.me);
