@@ -158,9 +158,10 @@ async def test_every_card_and_pile_has_a_name(browser: Any, tmp_path: Path) -> N
         await alice.close()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize(("size", "phone"), SIZES, ids=IDS)
 async def test_every_screen_a_player_meets_has_no_axe_violations(
-    browser: Any, tmp_path: Path, size: dict[str, int], phone: bool
+    browser: Any, tmp_path: Path, size: dict[str, int], phone: bool, scheme: str
 ) -> None:
     """Every screen, in the order a player meets them: the name box (at ``/`` and at an
     invite link), the lobby, the keys, the boards, the archive, the player's and the
@@ -168,7 +169,7 @@ async def test_every_screen_a_player_meets_has_no_axe_violations(
     asked), watching, the results with their post-mortem, a replay, and the pages the
     server renders itself. Each one's violations are kept, so one run names them all."""
     found: dict[str, list[tuple[str, list[str]]]] = {}
-    device = {"viewport": size, "has_touch": phone, "is_mobile": phone}
+    device = {"viewport": size, "has_touch": phone, "is_mobile": phone, "color_scheme": scheme}
 
     async def audit(page: Any, screen: str) -> None:
         got = await violations(page)
@@ -561,3 +562,46 @@ async def test_the_live_region_tells_what_a_sighted_player_sees(
         print(f"\nlive region: {len(times)} announcements; bob's race {len(line)} moves")
         await alice.close()
         await bob.close()
+
+
+#: The page's background and ink, and every element that moves: its transitions and
+#: animations that last (a duration above zero).
+LOOK = """() => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = ([r, g, b]) => (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+  const body = getComputedStyle(document.body);
+  const moving = [...document.querySelectorAll('*')].filter((e) => {
+    const s = getComputedStyle(e);
+    const long = (v) => v.split(',').some((d) => parseFloat(d) > 0);
+    return long(s.transitionDuration) || (s.animationName !== 'none' && long(s.animationDuration));
+  }).map((e) => e.className || e.tagName);
+  return {bg: lum(rgb(body.backgroundColor)), ink: lum(rgb(body.color)), moving,
+          fill: getComputedStyle(document.querySelector('.standings .fill')).transitionDuration};
+}"""
+
+
+async def test_reduced_motion_and_a_dark_scheme_are_honoured(browser: Any, tmp_path: Path) -> None:
+    """On a race board (its buttons fade, its standings' bars grow): by default they move;
+    with ``prefers-reduced-motion: reduce`` nothing on the page has a transition or an
+    animation; ``prefers-color-scheme: dark`` gives a dark page with light ink (axe's
+    contrast over every screen in it: test_every_screen_..._no_axe_violations[dark])."""
+    async with server_at(tmp_path) as server:
+        alice = await Player.open(browser, f"http://127.0.0.1:{server.port}", "alice")
+        page = alice.page
+        await start_alone(alice)
+        await page.emulate_media(reduced_motion="no-preference", color_scheme="light")
+        plain = await page.evaluate(LOOK)
+        assert plain["moving"] and plain["fill"] == "0.4s", plain
+        assert plain["bg"] > 0.8 and plain["ink"] < 0.2, plain
+        await page.emulate_media(reduced_motion="reduce", color_scheme="dark")
+        still = await page.evaluate(LOOK)
+        assert still["moving"] == [] and still["fill"] == "0s", still
+        assert still["bg"] < 0.1 and still["ink"] > 0.8, still
+        # The board's places lit for a move follow the scheme: a dark well, not a light one.
+        await page.keyboard.press("1")
+        well = await page.evaluate(
+            "() => getComputedStyle(document.querySelector('.col.dest')).getPropertyValue('--well')"
+        )
+        assert well.strip() == "#1f4a33", well
+        await page.keyboard.press("Escape")
+        await alice.close()
