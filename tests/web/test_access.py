@@ -165,9 +165,10 @@ async def test_every_screen_a_player_meets_has_no_axe_violations(
 ) -> None:
     """Every screen, in the order a player meets them: the name box (at ``/`` and at an
     invite link), the lobby, the keys, the boards, the archive, the player's and the
-    history's pages, a room waiting, the countdown, the race (a card held, a question
-    asked), watching, the results with their post-mortem, a replay, and the pages the
-    server renders itself. Each one's violations are kept, so one run names them all."""
+    history's pages, the name's link, waiting in the quick pool, a room waiting, the
+    countdown, the race (a card held, a question asked), watching, the results with
+    their post-mortem, a replay, and the pages the server renders itself; in the light
+    scheme and the dark. Each one's violations are kept, so one run names them all."""
     found: dict[str, list[tuple[str, list[str]]]] = {}
     device = {"viewport": size, "has_touch": phone, "is_mobile": phone, "color_scheme": scheme}
 
@@ -211,6 +212,15 @@ async def test_every_screen_a_player_meets_has_no_axe_violations(
         await page.wait_for_selector(".screen.history")
         await audit(page, "history")
         await page.click("#back")
+        await page.click("#name-link")
+        await page.wait_for_selector("dialog[open] #name-link-url")
+        await audit(page, "your name's link")
+        await page.click("#name-link-close")
+        await page.click("#quick")
+        await page.wait_for_selector("#quick-leave:visible")
+        await audit(page, "quick race, waiting in the pool")
+        await page.click("#quick-leave")
+        await page.wait_for_selector("#quick-leave", state="hidden")
         room = await create_room(alice)
         await page.wait_for_selector("#invite")
         await audit(page, "room waiting")
