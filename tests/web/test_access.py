@@ -347,6 +347,18 @@ async def rings(page: Any, limit: int = 90) -> dict[str, list[Any]]:
     return got
 
 
+def contrast(one: str, two: str) -> float:
+    """WCAG's contrast ratio of two ``rgb(...)`` colours."""
+
+    def lum(colour: str) -> float:
+        parts = [float(x) / 255 for x in re.findall(r"[\d.]+", colour)[:3]]
+        r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in parts)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((lum(one), lum(two)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
 def ringless(found: dict[str, list[Any]], accent: str) -> list[Any]:
     """The controls whose ring is missing or is not the page's: 3 px of the accent."""
     return [
@@ -356,13 +368,14 @@ def ringless(found: dict[str, list[Any]], accent: str) -> list[Any]:
     ]
 
 
-async def test_every_control_shows_a_focus_ring(browser: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+async def test_every_control_shows_a_focus_ring(browser: Any, tmp_path: Path, scheme: str) -> None:
     """Tab through each screen: every control it reaches (links, buttons, text, date and
     check boxes, lists, the board, a dialog's and a table's buttons) has the page's ring,
     3 px of the accent colour; every kind of control is met at least once."""
     async with server_at(tmp_path) as server:
         base = f"http://127.0.0.1:{server.port}"
-        alice = await Player.open(browser, base, "alice")
+        alice = await Player.open(browser, base, "alice", color_scheme=scheme)
         page = alice.page
         await page.wait_for_selector("#new-room")
         accent = await page.evaluate(
@@ -370,6 +383,9 @@ async def test_every_control_shows_a_focus_ring(browser: Any, tmp_path: Path) ->
             " document.body.append(e); const c = getComputedStyle(e).color; e.remove();"
             " return c; }"
         )
+        # The ring stands out from the page (WCAG 1.4.11: 3:1 for what shows a state).
+        page_bg = await page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        assert contrast(accent, page_bg) >= 3, (accent, page_bg)
         kinds: set[str] = set()
         bad: dict[str, list[Any]] = {}
 
