@@ -4,7 +4,8 @@
 // a drag on the board is never cut short.
 
 import { Link, keep, serverUrl, appBase, roomNode } from "./net.js";
-import { Session, RaceBoard } from "./session.js";
+import { Session, RaceBoard, headline } from "./session.js";
+import { Announcer } from "./announce.js";
 import { checkDeal } from "./commit.js";
 import * as screens from "./screens.js";
 import * as dailydeck from "./dailydeck.js";
@@ -73,8 +74,24 @@ export class Client {
     this.screen = null;
     this.dailyAsk = false;
     document.addEventListener("keydown", (e) => this.key(e));
+    // Which control the keyboard (not a pointer) gave the focus to: `key` lets it have
+    // its Enter and Space.
+    this.keyFocus = null;
+    this.pointerAt = -Infinity;
+    document.addEventListener("pointerdown", () => (this.pointerAt = performance.now()), true);
+    document.addEventListener("focusin", (e) => {
+      this.keyFocus = performance.now() - this.pointerAt > 400 ? e.target : null;
+    });
     window.addEventListener("resize", () => this.screen?.resize?.());
-    setInterval(() => this.screen?.tick?.(), 100);
+    /** The polite live region's voice, rate-limited (announce.js). */
+    this.announcer = new Announcer((text) => {
+      const region = document.getElementById("live");
+      if (region) region.textContent = text;
+    });
+    setInterval(() => {
+      this.screen?.tick?.();
+      this.announcer.flush();
+    }, 100);
   }
 
   now() {
@@ -256,6 +273,7 @@ export class Client {
         this.error(msg);
         break;
       case "result":
+        this.announcer.say(headline(msg, s.me), "result");
         // My run's post-mortem, for the results (docs/protocol.md 4.22).
         s.postmortem = null;
         if (msg.race && msg.ranks.some((x) => x.name === s.me)) {
@@ -407,17 +425,20 @@ export class Client {
     }
   }
 
-  /** The status line, also told to a screen reader: at once for a refusal or an error. */
+  /**
+   * The status line and the others' news, also told to a screen reader (politely, at most
+   * once a second: announce.js); a refusal is news of its own kind, so that the status of
+   * a move after it does not replace it before it is read.
+   */
   announce() {
     const st = this.session.status;
     if (st.serial !== this.told && st.text) {
       this.told = st.serial;
-      const region = document.getElementById(st.kind === "error" ? "live-now" : "live");
-      region.textContent = st.text;
+      this.announcer.say(st.text, st.kind === "error" ? "refusal" : "status");
     }
     const news = this.session.news;
     if (news?.length) {
-      document.getElementById("live").textContent = news.join("; ");
+      this.announcer.say(news.join("; "), "news");
       this.session.news = null;
     }
   }
@@ -454,6 +475,13 @@ export class Client {
       if (e.key === "Escape") t.blur();
       return;
     }
+    // Enter and Space on a button or link the keyboard reached press it, as everywhere on
+    // the web (the race's tap and the room's ready are for the board and the page). One
+    // a click left focused leaves them to the keys: Space after clicking "16x" in a
+    // replay plays, as it did. (Chromium makes a clicked button :focus-visible at the
+    // first key, so the app keeps its own note of how the focus came.)
+    const control = t instanceof HTMLElement && t.matches("button, a[href], summary");
+    if (control && (e.key === "Enter" || e.key === " ") && this.keyFocus === t) return;
     if (e.key === "?") {
       screens.help(this);
       e.preventDefault();

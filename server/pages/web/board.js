@@ -11,9 +11,42 @@ import { suitMark } from "./dailydeck.js";
 /** A press that moves this far (px) is a drag, not a click. */
 const DRAG_PX = 6;
 
-/** A card; `more`: classes beyond "pc up" and its colour. */
-function cardEl(card, extra = {}, more = "") {
-  if (card === "??") return h("div", { class: "pc down", role: "listitem", "aria-label": "face-down card" });
+/** How many, in words, as a screen reader says them ("three cards face down"). */
+const COUNT = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+  "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+  "nineteen", "twenty"];
+const count = (n, what) => `${COUNT[n] ?? n} ${what}${n === 1 ? "" : "s"}`;
+
+/**
+ * The names a screen reader reads on the board (issue 42): a column's face-down cards are
+ * one item, "three cards face down" (one back named alone would say nothing more, six of
+ * them six times over); a face-up card says where it lies, "seven of hearts, column 2,
+ * face up"; a pile says what is in it, "hearts foundation, up to five".
+ */
+export const names = {
+  backs: (n) => count(n, "card") + " face down",
+  card: (card, where, marks = []) => [cardLabel(card), where, ...marks].join(", "),
+  foundation: (suit, top) =>
+    `${SUIT_WORDS[suit]} foundation, ${top ? `up to ${cardLabel(top).split(" of ")[0]}` : "empty"}`,
+  column(n, cards) {
+    const down = cards.filter((c) => c === "??").length;
+    const up = cards.length - down;
+    if (!cards.length) return `column ${n}: empty`;
+    const parts = [down && names.backs(down), up && `${count(up, "card")} face up`].filter(Boolean);
+    return `column ${n}: ${parts.join(", ")}`;
+  },
+};
+
+/**
+ * A card; `name` what a screen reader calls it (a back: its column's backs, or null for a
+ * back the first one speaks for); `more`: classes beyond "pc up" and its colour.
+ */
+function cardEl(card, extra = {}, more = "", name = null) {
+  if (card === "??") {
+    return name
+      ? h("div", { class: "pc down", role: "listitem", "aria-label": name })
+      : h("div", { class: "pc down", "aria-hidden": "true" });
+  }
   const red = card[1] === "H" || card[1] === "D";
   const shown = label(card);
   return h(
@@ -22,7 +55,7 @@ function cardEl(card, extra = {}, more = "") {
       // s-X: the suit, which the four-colour deck colours (client.css, dailydeck.js).
       class: `pc up${red ? " red" : ""} s-${card[1]}${more}`,
       role: "listitem",
-      "aria-label": cardLabel(card),
+      "aria-label": name ?? cardLabel(card),
       "data-card": card,
       ...extra,
     },
@@ -72,6 +105,8 @@ export class BoardView {
     const dests = new Set(pick ? race.destinations(pick.card) : []);
     const [hintCard, hintDest] = race.hint ? race.hint.split(">") : [null, null];
     const tops = race.tops();
+    // Held (with what lies on it) and the hint's card: said after the card's name.
+    const marks = (c) => [lifted.has(c) && "held", c === hintCard && "the hint's card"].filter(Boolean);
     this.found.replaceChildren(
       ...SUITS.split("").map((s, i) => {
         const top = tops[i];
@@ -83,10 +118,15 @@ export class BoardView {
             role: "list",
             "data-dest": "F",
             "data-suit": s,
-            "aria-label": `${SUIT_WORDS[s]} foundation: ${top ? `up to the ${cardLabel(top)}` : "empty"}`,
+            "aria-label": names.foundation(s, top),
           },
           top
-            ? cardEl(top, { "data-source": "0" }, ` found-top${lifted.has(top) ? " held" : ""}`)
+            ? cardEl(
+                top,
+                { "data-source": "0" },
+                ` found-top${lifted.has(top) ? " held" : ""}`,
+                names.card(top, `on the ${SUIT_WORDS[s]} foundation`, marks(top)),
+              )
             : h("span", { class: `ghost-suit s-${s}`, "aria-hidden": "true" }, suitMark(s)),
         );
       }),
@@ -95,8 +135,7 @@ export class BoardView {
       ...[1, 2, 3, 4, 5, 6, 7].map((n) => {
         const cards = race.column(n);
         const down = cards.filter((c) => c === "??").length;
-        const top = cards[cards.length - 1];
-        const name = `column ${n}: ${cards.length ? `${down} face-down, ${cards.length - down} face-up, top ${cardLabel(top)}` : "empty"}`;
+        const name = names.column(n, cards);
         const col = h(
           "div",
           {
@@ -108,7 +147,13 @@ export class BoardView {
           h("span", { class: "col-n", "aria-hidden": "true" }, n),
         );
         const more = (c) => `${lifted.has(c) ? " held" : ""}${c === hintCard ? " hinted" : ""}`;
-        col.append(...cards.map((c) => cardEl(c, { "data-source": n }, more(c))));
+        col.append(
+          ...cards.map((c, i) =>
+            c === "??"
+              ? cardEl(c, {}, "", i === 0 ? names.backs(down) : null)
+              : cardEl(c, { "data-source": n }, more(c), names.card(c, `column ${n}`, ["face up", ...marks(c)])),
+          ),
+        );
         return col;
       }),
     );

@@ -6,7 +6,7 @@
 // player reads the server's reason.
 
 import { suitMark } from "./dailydeck.js";
-import { SUITS } from "./rules.js";
+import { SUITS, cardLabel } from "./rules.js";
 import { RaceBoard } from "./raceboard.js";
 
 // The race's board is a module of its own (raceboard.js); its callers still find it here.
@@ -446,9 +446,20 @@ export class Session {
     this.progress = msg;
     this.watchMs = msg.elapsed_ms;
     this.watchAt = racing ? now : null;
-    this.news = msg.players
-      .filter((p) => p.name !== this.me && before.has(p.name) && before.get(p.name) !== p.state)
+    const others = msg.players.filter((p) => p.name !== this.me && before.has(p.name));
+    this.news = others
+      .filter((p) => before.get(p.name) !== p.state)
       .map((p) => `${p.name}: ${p.state === "timeout" ? "out of time" : p.state}, ${p.foundations} cards home`);
+    // An opponent's milestones as the bars show them: each quarter of the deck home.
+    // (A race's first progress, a resume's too, only sets where everyone stands.)
+    if (!before.size || !this.milestones) this.milestones = new Map();
+    for (const p of msg.players) {
+      const was = this.milestones.get(p.name);
+      const now = Math.floor(p.foundations / 13);
+      this.milestones.set(p.name, now);
+      if (p.name !== this.me && was !== undefined && now > was && now < 4 && p.state === "playing")
+        this.news.push(`${p.name}: ${now * 13} cards home`);
+    }
     const race = this.race;
     if (!race || !this.me) return;
     const mine = msg.players.find((p) => p.name === this.me);
@@ -540,7 +551,18 @@ export class Session {
   hold(race, pick) {
     race.pick = pick;
     race.tapAt = null;
+    this.sayHeld(race);
     return [];
+  }
+
+  /** Said, as a sighted player sees it lit: which card is held, and what comes with it. */
+  sayHeld(race) {
+    const pick = race.pick;
+    if (!pick) return;
+    const up = pick.source ? race.faceUp(pick.source) : [pick.card];
+    const on = up.length - 1 - up.indexOf(pick.card);
+    const where = pick.source ? `column ${pick.source}` : "its foundation";
+    this.say(`holding ${cardLabel(pick.card)} (${where})${on > 0 ? ` with ${on} card${on > 1 ? "s" : ""} on it` : ""}`);
   }
 
   sendMove(race, move) {
@@ -590,11 +612,13 @@ export class Session {
       const tops = race.tops().filter(Boolean);
       const i = tops.indexOf(p.card);
       if (i >= 0) race.pick = { source: 0, card: tops[(((i - delta) % tops.length) + tops.length) % tops.length] };
+      this.sayHeld(race);
       return;
     }
     const up = race.faceUp(p.source);
     const i = up.indexOf(p.card);
     race.pick = i < 0 ? null : { source: p.source, card: up[Math.max(0, Math.min(up.length - 1, i - delta))] };
+    this.sayHeld(race);
   }
 
   cancel() {

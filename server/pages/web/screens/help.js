@@ -39,6 +39,9 @@ const HELP = [
   ["Space s", "play / pause; speed 1x 4x 16x"],
   ["j c", "the losing move; copy the link"],
   ["r", "race this run as a ghost (or a board row's Race)"],
+  ["Everywhere", ""],
+  ["Tab, Shift+Tab", "the next, the previous control; Enter or Space presses a button"],
+  ["Esc", "out of a text box, back to the keys (a race needs no mouse: 1-7, ↑ ↓, f, Enter)"],
   ["?", "this help; Esc closes it"],
 ];
 

@@ -59,7 +59,11 @@ export function room(c) {
   const tick = () => {
     const left = s.countdownLeft(c.now());
     count.hidden = left === null;
-    if (left !== null) count.textContent = String(Math.max(1, Math.ceil(left / 1000)));
+    if (left === null) return;
+    const n = String(Math.max(1, Math.ceil(left / 1000)));
+    // Each second of the countdown is told, as it is seen (the region is polite and rate-limited).
+    if (count.textContent !== n) c.announcer?.say(`the race starts in ${n}`, "countdown");
+    count.textContent = n;
   };
   return {
     el,
