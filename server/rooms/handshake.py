@@ -24,7 +24,7 @@ from protocol.messages import (
 
 from ..domain.daily import next_daily_ms, utc_date
 from ..domain.records import Standing
-from ..runtime.limits import address_key
+from ..runtime.limits import address_key, telling_address
 from .effects import Authenticate, Close, Effect, Forget, Handover, Resumed
 from .password import Password
 from .play import Play
@@ -185,7 +185,7 @@ class Handshake(Part):
         if not self._may_register(c, now):
             return
         c.authenticating = True
-        address = c.key or address_key(c.address)
+        address = telling_address(c.address)
         self._out.append(Authenticate(c.id, name, None, bot=msg.bot, address=address))
 
     def _may_register(self, c: _Conn, now: float) -> bool:
@@ -299,7 +299,7 @@ class Handshake(Part):
         p.conn = c.id
         p.gone_at = None
         c.player = p
-        p.address, p.device = c.key or address_key(c.address), c.device
+        p.address, p.device = telling_address(c.address), c.device
         if resumed:
             log.info("%s resumed", p.name)
         if welcome:

@@ -46,6 +46,17 @@ def address_key(address: str) -> str:
     return str(ip)
 
 
+def telling_address(address: str) -> str:
+    """``address_key``, or "" for an address that tells nobody apart: loopback (players on
+    the server's own machine, or a proxy beside it whose ``X-Forwarded-For`` is not
+    trusted, so every player seems to come from it) and no address at all. What the
+    rating rules' "one address" test compares (docs/ratings.md)."""
+    ip = _ip(address)
+    if ip is None or ip.is_loopback or ip.is_unspecified:
+        return ""
+    return address_key(address)
+
+
 def parse_networks(text: str) -> list[Network]:
     """Trusted proxies as a comma- or space-separated list of addresses or networks
     (``127.0.0.1, 10.0.0.0/8, ::1``); ValueError names the first bad one."""

@@ -44,3 +44,12 @@ def test_trusted_proxies_must_be_addresses_or_networks() -> None:
     ]
     with pytest.raises(ValueError, match=r"'proxy\.example'"):
         parse_networks("proxy.example")
+
+
+def test_a_loopback_address_tells_nobody_apart_for_the_rating_rules() -> None:
+    from server.runtime.limits import telling_address
+
+    assert telling_address("203.0.113.7") == "203.0.113.7"
+    assert telling_address("2001:db8::1") == "2001:db8::/64"
+    assert telling_address("127.0.0.1") == telling_address("::1") == ""
+    assert telling_address("") == telling_address("not an address") == ""
