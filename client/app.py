@@ -161,16 +161,18 @@ class YukonApp(App[None]):
         cafile: Path | None = None,
         invite: str | None = None,
         token: str | None = None,
+        invite_key: str | None = None,
     ) -> None:
         """``invite``: the room code of an invite link (``yukon play LINK``), which the
         client joins once the server welcomes it (or watches, when it is racing or full);
         first it asks whether the room is open at all (``closed.room_state``), and shows a
         closed room's last race instead. ``token``: a name's link's token, to say hello
-        with (and keep for this server)."""
+        with (and keep for this server). ``invite_key``: an invite-only room's key (the
+        link's ``?k=``, docs/protocol.md 4.32)."""
         super().__init__()
         self.url = url
         self.clock = clock
-        self.session = Session(ascii=ascii, invite=invite)
+        self.session = Session(ascii=ascii, invite=invite, invite_key=invite_key)
         self.key = key or url
         self.link_state = LinkStatus("connecting", f"connecting to {self.where}")
         #: The status serial when the link last changed: older statuses give way to it.
@@ -223,7 +225,9 @@ class YukonApp(App[None]):
         the open room's node when the answer names one (a cluster, 4.25)."""
         code = self.session.invite
         if code is not None and isinstance(self.link, Connection):
-            state = await room_state(self.url, code, cafile=self.cafile)
+            state = await room_state(
+                self.url, code, cafile=self.cafile, key=self.session.invite_key
+            )
             if state is not None and state.node is not None:
                 # On a cluster: the first connection goes to the room's node, whose join
                 # then needs no route (docs/protocol.md 4.25).

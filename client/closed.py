@@ -100,13 +100,16 @@ def _get(url: str, context: ssl.SSLContext | None) -> object:
         return json.loads(response.read(1 << 20).decode("utf-8"))
 
 
-async def room_state(server_url: str, room: str, *, cafile: Path | None = None) -> RoomState | None:
+async def room_state(
+    server_url: str, room: str, *, cafile: Path | None = None, key: str | None = None
+) -> RoomState | None:
     """Ask the server at ``server_url`` (the websocket address dialled) about ``room``;
     None when it cannot be told (see the module docstring)."""
     try:
         # for=join: an open room's last race is not asked for (it is not shown), so the
         # answer comes without a database question (docs/protocol.md 1.6).
-        url = invite_link(server_url, room) + "?format=json&for=join"
+        url = invite_link(server_url, room, key)
+        url += ("&" if "?" in url else "?") + "format=json&for=join"
     except ValueError:
         return None
     context = None

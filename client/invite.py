@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 __all__ = [
     "ROOM_ALPHABET",
@@ -61,6 +61,8 @@ class Target:
     room: str | None = None
     #: A name's link (``#token=``): the player's secret token on that server.
     token: str | None = None
+    #: An invite-only room's key (the link's ``?k=``, docs/protocol.md 4.32).
+    key: str | None = None
 
 
 def normalize_room(text: str) -> str | None:
@@ -76,20 +78,22 @@ def _netloc(host: str, port: int | None) -> str:
     return shown if port is None else f"{shown}:{port}"
 
 
-def invite_link(server_url: str, room: str) -> str:
+def invite_link(server_url: str, room: str, key: str | None = None) -> str:
     """The invite link of ``room`` on the server the client dialled at ``server_url``
     (``ws://`` or ``wss://``).
 
     ``ws://race.example:8765`` and room ``K7WQM`` give ``http://race.example:8765/r/K7WQM``;
     ``wss://example.org/yukon/`` gives ``https://example.org/yukon/r/K7WQM``. A user and
-    password in the address are left out: the link is made to be passed around.
+    password in the address are left out: the link is made to be passed around. An
+    invite-only room's ``key`` goes in as ``?k=KEY`` (docs/protocol.md 4.32).
     """
     parts = urlsplit(server_url.strip())
     scheme = _PAGE_SCHEME.get(parts.scheme.lower())
     if scheme is None or not parts.hostname:
         raise ValueError(f"{server_url!r} is not a ws:// or wss:// address")
     prefix = parts.path.rstrip("/")
-    return f"{scheme}://{_netloc(parts.hostname, parts.port)}{prefix}/r/{room}"
+    link = f"{scheme}://{_netloc(parts.hostname, parts.port)}{prefix}/r/{room}"
+    return link if key is None else f"{link}?k={quote(key, safe='')}"
 
 
 def name_link(server_url: str, token: str) -> str:
@@ -125,7 +129,7 @@ def parse_target(text: str) -> Target:
     * ``http(s)://HOST:PORT[/PREFIX]/r/ROOMCODE``, or the same with ``ws``/``wss`` or no
       scheme: an invite link; the server is ``ws(s)://HOST:PORT[/PREFIX]/`` (``https`` and
       ``wss`` are TLS) and the room is ROOMCODE, in any case. A query or fragment after
-      the link is ignored, but for a name's link:
+      the link is ignored, but for an invite-only room's key (``?k=KEY``) and a name's link:
     * ``http(s)://HOST:PORT[/PREFIX]/#token=TOKEN`` (``name_link``): that server, and the
       token of a name to use there (also after a room's link).
 
@@ -171,4 +175,5 @@ def parse_target(text: str) -> Target:
             f"{given}: {match['code']!r} is not a room code ({ROOM_CODE_LENGTH} letters and"
             " digits such as K7WQM, without 0, O, 1 or I)"
         )
-    return Target(f"{socket_scheme}://{parts.netloc}{match['prefix']}/", room, token)
+    key = next(iter(parse_qs(parts.query).get("k", [])), None)
+    return Target(f"{socket_scheme}://{parts.netloc}{match['prefix']}/", room, token, key)

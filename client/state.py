@@ -186,6 +186,8 @@ class Session(Controls):
     pool_at: float = 0.0
     quick: bool = False
     invite_watch: str = ""
+    #: The invite link's key, for an invite-only room (docs/protocol.md 4.32).
+    invite_key: str | None = None
     #: The link's room let this client in before its ``join`` was answered (the token
     #: resumed it there): the ``already_in_room`` still to come is no news.
     _invite_echo: str | None = field(default=None, init=False, repr=False)
@@ -448,9 +450,9 @@ class Session(Controls):
             return []
         if self.invite_watch:
             self.say(f"room {code} {self.invite_watch}: watching it instead…")
-            return [Watch(code)]
+            return [Watch(code, self.invite_key)]
         self.say(f"joining room {code}…")
-        return [Join(code)]
+        return [Join(code, self.invite_key)]
 
     def _invite_answered(self, msg: Room) -> None:
         """The invite link's room took this client in: the link is done."""

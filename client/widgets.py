@@ -98,7 +98,7 @@ def room_invite(client: Host) -> str | None:
     if room is None or room.max_players == 1:
         return None
     try:
-        return invite_link(client.url, room.room)
+        return invite_link(client.url, room.room, room.key)
     except ValueError:  # not a ws:// or wss:// address: nothing a browser could open
         return None
 

@@ -394,6 +394,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             store=store,
             cafile=cafile,
             invite=target.room,
+            invite_key=target.key,
             token=target.token,
         )
         app.session.quick = args.quick  # issue 29: into the quick-race pool once welcomed

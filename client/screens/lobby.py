@@ -98,6 +98,7 @@ class LobbyScreen(Base):
                     yield TickBox("undo", value=True, compact=True, id="undo")
                     yield TickBox("hints", value=False, compact=True, id="hints")
                     yield TickBox("rated", value=False, compact=True, id="rated")
+                    yield TickBox("by link only", value=False, compact=True, id="invite-only")
                     remark = "(h in a race; hinted wins rank lower)"
                     yield Label(Text(remark, style="#8a8a8a"))
                 with Horizontal(classes="row"):
@@ -143,6 +144,8 @@ class LobbyScreen(Base):
         undo = self.query_one("#undo", TickBox).value
         hints = self.query_one("#hints", TickBox).value
         rated = self.query_one("#rated", TickBox).value
+        # Joinable only through the room's invite link, with its key (protocol 4.32).
+        invite_only = self.query_one("#invite-only", TickBox).value
         if code:
             try:
                 parsed = GameCode.parse(code)
@@ -157,6 +160,7 @@ class LobbyScreen(Base):
                 time_limit=time_limit,
                 hints=hints,
                 rated=rated,
+                invite_only=invite_only,
             )
         rules = cast(str, self.query_one("#variant", Select).value)
         for letter in "EGT":
@@ -169,6 +173,7 @@ class LobbyScreen(Base):
             time_limit=time_limit,
             hints=hints,
             rated=rated,
+            invite_only=invite_only,
         )
 
     def _room_code(self) -> str | None:

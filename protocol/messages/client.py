@@ -64,6 +64,7 @@ class Create:
         F("hints", Bool(), False),
         F("rated", Bool(), False),
         F("bots", Bool(), False),
+        F("invite_only", Bool(), False),
     )
     rules: str | None = None
     code: str | None = None
@@ -76,20 +77,27 @@ class Create:
     rated: bool = False
     #: BOT accounts may join (docs/bots.md); a room a bot creates allows them anyway.
     bots: bool = False
+    #: Only its invite link lets anyone in (docs/protocol.md 4.32): ``join`` and ``watch``
+    #: need the room's ``key``, which ``room`` gives its members.
+    invite_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Join:
     TYPE: ClassVar[str] = "join"
-    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)),)
+    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)), F("key", Opt(Str(32)), False))
     room: str
+    #: An invite-only room's key (its invite link's ``?k=``, docs/protocol.md 4.32).
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Watch:
     TYPE: ClassVar[str] = "watch"
-    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)),)
+    FIELDS: ClassVar[tuple[F, ...]] = (F("room", Str(16)), F("key", Opt(Str(32)), False))
     room: str
+    #: An invite-only room's key, as for ``join``.
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

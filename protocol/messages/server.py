@@ -182,6 +182,7 @@ class Room:
         F("rated", Bool(), False),  # sent always; optional for an older server
         F("quick", Bool(), False),  # issue 29: optional, an older server leaves it out
         F("bots", Bool(), False),  # issue 40: BOT accounts may join; optional for an older one
+        F("key", Opt(Str(32)), False),  # issue 40: an invite-only room's key; sent always
     )
     room: str
     you: str
@@ -208,6 +209,9 @@ class Room:
     quick: bool = False
     #: BOT accounts may join it (docs/bots.md).
     bots: bool = False
+    #: An invite-only room's key (docs/protocol.md 4.32): its invite link carries it as
+    #: ``?k=``; None for a room anyone with its code may join.
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,6 +128,8 @@ class LiveRace:
     archive: bool = False
     #: A race the quick-race pool formed (docs/protocol.md 4.26): rebuilt as a quick room.
     quick: bool = False
+    #: An invite-only room's key (docs/protocol.md 4.32): a rebuilt room stays invite-only.
+    invite_key: str | None = None
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

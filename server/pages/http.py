@@ -244,7 +244,10 @@ class HttpPages:
         client's page, which joins it. A closed one (or a malformed code): a page that says
         so and shows the room's last race, with a replay link per runner, before any name
         is asked (issue 28, item 5); ``?format=json`` says the same to other clients."""
-        fmt = "json" if parse_qs(query).get("format") == ["json"] else "html"
+        asked = parse_qs(query)
+        fmt = "json" if asked.get("format") == ["json"] else "html"
+        #: An invite-only room's key (docs/protocol.md 4.32): without it the room is closed.
+        invite = next(iter(asked.get("k", [])), None)
         if _ROOM_CODE.fullmatch(raw) is None:
             text = (
                 f"no room code {shown(raw)}: an invite link is /r/ and the room's 5"
@@ -267,7 +270,7 @@ class HttpPages:
                 )
             return page_reply(HTTPStatus.TOO_MANY_REQUESTS, render_room_html(None, None, text))
         if fmt == "html":
-            is_open, _ = await self._room_node(code)
+            is_open, _ = await self._room_node(code, invite)
             if is_open:
                 return self.web.respond(WebClient.INVITE, if_none_match, accept_encoding)
             if key:
@@ -278,26 +281,30 @@ class HttpPages:
         if parse_qs(query).get("for") == ["join"]:
             # A client about to join looks the room's node up (4.25): an open room's last
             # race is not asked of the database, which was most of the look-up's time.
-            is_open, node = await self._room_node(code)
+            is_open, node = await self._room_node(code, invite)
             last = None if is_open else await self._last_race(code)
         else:
             # Both questions at once: the slower of the directory and the database.
             (is_open, node), last = await asyncio.gather(
-                self._room_node(code), self._last_race(code)
+                self._room_node(code, invite), self._last_race(code)
             )
         if not is_open and key:
             guesses.add(key, now)
         return json_reply(HTTPStatus.OK, room_json(code, is_open, last, node))
 
-    async def _room_node(self, code: str) -> tuple[bool, str | None]:
+    async def _room_node(self, code: str, invite: str | None) -> tuple[bool, str | None]:
         """Whether a node holds an ordinary room with this code, and which (the id that
         ``?node=`` routes by): this server's hub, or on a cluster the directory's owner of
         the code (``Node.owner``). When the directory cannot say, the room counts as open
         (the client's page then learns it from the websocket) and its node is unknown
         (None: the client connects anywhere, as before). Alone, the node is None too:
-        there is nowhere else to go."""
-        if self.server.hub.room_open(code):
+        there is nowhere else to go. An invite-only room here is open only with its key
+        (``invite``); one on another node is known to the directory by its code alone,
+        so its page says open, and its own node refuses a join without the key.)"""
+        if self.server.hub.room_open(code, invite):
             return True, self.server.node.node or None
+        if self.server.hub.has_room(code):  # here, and invite-only: closed without its key
+            return False, None
         try:
             owner = await asyncio.wait_for(self.server.node.owner(code), self.query_timeout)
         except Exception as exc:

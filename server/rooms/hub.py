@@ -76,6 +76,10 @@ from .windows import SlidingCounts
 
 __all__ = ["Hub"]
 
+#: An invite-only room's key: 9 random bytes, 12 URL-safe characters (72 bits: a
+#: guesser, at the per-address budget of 30 misses in 10 minutes, never finds one).
+INVITE_KEY_BYTES = 9
+
 log = logging.getLogger("yukon.rooms")
 
 
@@ -93,6 +97,7 @@ class Hub(Queries):
         new_room_code: Callable[[], str] = lambda: "".join(
             secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH)
         ),
+        new_invite_key: Callable[[], str] = lambda: secrets.token_urlsafe(INVITE_KEY_BYTES),
         boot_id: str | None = None,
         node: str = "",
     ) -> None:
@@ -105,6 +110,7 @@ class Hub(Queries):
             random_deal=random_deal,
             new_salt=new_salt,
             new_room_code=new_room_code,
+            new_invite_key=new_invite_key,
             boot=boot_id or secrets.token_hex(6),
         )
         self._handshake = Handshake(shared, play)
@@ -403,9 +409,9 @@ class Hub(Queries):
         elif isinstance(msg, Create):
             self._play.create(c, p, msg, now)
         elif isinstance(msg, Join):
-            self._play.join(c, p, msg.room, now, spectator=False)
+            self._play.join(c, p, msg.room, now, spectator=False, key=msg.key)
         elif isinstance(msg, Watch):
-            self._play.join(c, p, msg.room, now, spectator=True)
+            self._play.join(c, p, msg.room, now, spectator=True, key=msg.key)
         elif isinstance(msg, Ready):
             self._play.ready(c, p, msg.ready, now)
         elif isinstance(msg, Start):
@@ -648,7 +654,9 @@ class Hub(Queries):
                     return self._flush()
                 if isinstance(message, (Join, Watch)):
                     spectator = isinstance(message, Watch)
-                    self._play.join(c, p, message.room, now, spectator=spectator, located=True)
+                    self._play.join(
+                        c, p, message.room, now, spectator=spectator, located=True, key=message.key
+                    )
         return self._flush()
 
     def returned(self, conn: int, frame: bytes | str | None, now: float) -> list[Effect]:

@@ -43,10 +43,13 @@ class Play(Part):
         random_deal: Callable[[], int | bytes],
         new_salt: Callable[[], str],
         new_room_code: Callable[[], str],
+        new_invite_key: Callable[[], str] = lambda: "",
         boot: str,
     ) -> None:
         super().__init__(shared)
         self.random_deal = random_deal
+        #: An invite-only room's key (``Hub``'s: 12 random URL-safe characters).
+        self.new_invite_key = new_invite_key
         self.new_salt = new_salt
         self._new_room_code = new_room_code
         #: Makes race ids unique across restarts (``RaceRecord.uid``).
@@ -148,6 +151,8 @@ class Play(Part):
             rated=msg.rated,
         )
         room.bots = msg.bots or p.bot  # a bot's own room takes bots
+        if msg.invite_only:
+            room.invite_key = self.new_invite_key()
         self.open_room(c, p, room)
         log.info("%s created room %s (%s)", p.name, code, fixed or rules)
         room.room_changed(now, progress=False)
@@ -188,7 +193,12 @@ class Play(Part):
         *,
         spectator: bool,
         located: bool = False,
+        key: str | None = None,
     ) -> None:
+        """A ``join`` (or, ``spectator``, a ``watch``) of room ``code``; ``key``: the
+        invite key it came with. A room that does not admit it (``Room.admits``: an
+        invite-only room, a wrong or missing key) is answered exactly as a room that does
+        not exist, and counts as a guess (docs/protocol.md 4.32)."""
         here = p.room
         if here is not None and here.code == code.strip().upper() and not p.daily_pending:
             # The room they are in already (an invite link reloaded): its state again, as
@@ -214,7 +224,7 @@ class Play(Part):
                 c.locating = True
                 self._out.append(Locate(c.id, code.strip().upper(), self._shared.frame))
             return
-        if room is None or room.private:
+        if room is None or room.private or not room.admits(key):
             self.no_such_room(c, code, now)
             return
         self.refuse(c, room.enter(p, now, spectator=spectator))

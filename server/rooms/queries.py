@@ -46,11 +46,12 @@ class Queries:
     def has_room(self, code: str) -> bool:
         return code in self._rooms
 
-    def room_open(self, code: str) -> bool:
+    def room_open(self, code: str, key: str | None = None) -> bool:
         """An ordinary room with this code is here: one that an invite link joins (a daily
-        or ghost room is private), for ``/r/CODE`` (``server.pages.http``)."""
+        or ghost room is private), for ``/r/CODE`` (``server.pages.http``); an invite-only
+        room only with its ``key`` (the link's ``?k=``), else it is not here at all."""
         room = self._rooms.get(code)
-        return room is not None and not room.private
+        return room is not None and not room.private and room.admits(key)
 
     def seated(self, player_id: int) -> bool:
         """The player is in a room here (a cluster's resume needs no directory then)."""

@@ -150,6 +150,7 @@ class LiveStore(StoreBase):
             "rated": r.rated,
             "archive": r.archive,
             "quick": r.quick,
+            "invite_key": r.invite_key,
         }
 
     def _live_params(self, r: LiveRace) -> tuple[Any, ...]:
@@ -385,6 +386,7 @@ class LiveStore(StoreBase):
             rated=bool(row.rated),
             archive=bool(row.archive),
             quick=bool(row.quick),
+            invite_key=row.invite_key,
         )
         alive = max([row.alive_ms, *(a.at_ms for a in actions)])
         return live, actions, alive

@@ -314,6 +314,8 @@ class LiveRaceRow(Base):
     archive: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: A race the quick-race pool formed (migration 0013): rebuilt as a quick room.
     quick: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: An invite-only room's key (migration 0021): rebuilt still invite-only.
+    invite_key: Mapped[str | None] = mapped_column(String(32))
 
 
 class LiveActionRow(Base):

@@ -128,3 +128,11 @@ def test_a_replay_link_is_on_the_server_of_the_invite_links() -> None:
         replay_link("wss://u:p@example.org/yukon/", "r 2", "Jörg/x")
         == "https://example.org/yukon/replay/r%202/J%C3%B6rg%2Fx"
     )
+
+
+def test_an_invite_only_rooms_link_carries_its_key_and_reads_back() -> None:
+    """docs/protocol.md 4.32: the key is the link's ``?k=``, and ``yukon play`` takes it."""
+    link = invite_link("ws://race.example:8765", "K7WQM", "aB3_-xY9zQ1w")
+    assert link == "http://race.example:8765/r/K7WQM?k=aB3_-xY9zQ1w"
+    assert parse_target(link) == Target("ws://race.example:8765/", "K7WQM", None, "aB3_-xY9zQ1w")
+    assert parse_target(link + "#token=TOK").token == "TOK"

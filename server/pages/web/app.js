@@ -10,6 +10,11 @@ import { checkDeal } from "./commit.js";
 import * as screens from "./screens.js";
 import * as dailydeck from "./dailydeck.js";
 
+/** A join or watch with an invite-only room's key when there is one (protocol 4.32). */
+function withKey(msg, key) {
+  return key ? { ...msg, key } : msg;
+}
+
 /** An invite link's room code (/r/K7WQM), or null. */
 function inviteCode(path) {
   const m = /\/r\/([A-Za-z0-9]{5})$/.exec(path);
@@ -56,9 +61,11 @@ export class Client {
     });
     /** The invite this page was opened with: joined once the welcome came. */
     this.invite = inviteCode(location.pathname);
+    /** An invite-only room's key, the link's ?k= (protocol 4.32): sent with the join. */
+    this.inviteKey = new URLSearchParams(location.search).get("k");
     // On a cluster the first socket goes to the room's node, looked up while the page
     // loads: the join lands where the room is, with no route (protocol 4.25).
-    if (this.invite) this.link.lookup = roomNode(appBase(), this.invite);
+    if (this.invite) this.link.lookup = roomNode(appBase(), this.invite, undefined, undefined, this.inviteKey);
     this.autoJoin = null;
     /** What the player must type before anything else: "name", "password" or null. */
     this.ask = keep.get("token") ? null : "name";
@@ -260,7 +267,7 @@ export class Client {
           // A finished room the player sits in is left by the server on the join (4.3).
           this.autoJoin = this.invite;
           this.invite = null;
-          this.link.send({ t: "join", room: this.autoJoin });
+          this.link.send(withKey({ t: "join", room: this.autoJoin }, this.inviteKey));
         }
         if (this.afterWelcome.length) {
           const msgs = this.afterWelcome;
@@ -351,7 +358,7 @@ export class Client {
       const code = this.autoJoin;
       if (msg.code === "race_running" || msg.code === "room_full") {
         this.autoJoin = null;
-        this.link.send({ t: "watch", room: code });
+        this.link.send(withKey({ t: "watch", room: code }, this.inviteKey));
         s.say(`room ${code} is ${msg.code === "room_full" ? "full" : "racing"}: you watch`);
       } else if (msg.code === "already_in_room") {
         this.autoJoin = null; // resumed in a room: the invite is not needed
@@ -388,13 +395,13 @@ export class Client {
     const room = this.session.room;
     const base = appBase();
     const joining = this.invite || this.autoJoin;
-    const path =
-      room && room.max_players > 1 && !(joining && joining !== room.room)
-        ? `${base}r/${room.room}`
-        : joining
-          ? `${base}r/${joining}`
-          : base;
-    if (location.pathname !== path) history.replaceState(null, "", path);
+    const inRoom = room && room.max_players > 1 && !(joining && joining !== room.room);
+    const path = inRoom ? `${base}r/${room.room}` : joining ? `${base}r/${joining}` : base;
+    // An invite-only room's link carries its key (4.32): the address bar is the link.
+    const key = inRoom ? room.key : joining ? this.inviteKey : null;
+    const search = key ? `?k=${encodeURIComponent(key)}` : "";
+    if (location.pathname !== path || location.search !== search)
+      history.replaceState(null, "", path + search);
   }
 
   // -- screens ---------------------------------------------------------------------------

@@ -83,12 +83,13 @@ export function withNode(url, node) {
  * older server, no answer within `ms`, an answer that is not one). It never throws: the
  * page then connects as before, anywhere.
  */
-export async function roomNode(base, code, get = globalThis.fetch, ms = LOOKUP_MS) {
+export async function roomNode(base, code, get = globalThis.fetch, ms = LOOKUP_MS, key = null) {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), ms);
   try {
     // for=join: the open room's node alone, with no question to the database (1.6).
-    const reply = await get(`${base}r/${encodeURIComponent(code)}?format=json&for=join`, {
+    const k = key ? `&k=${encodeURIComponent(key)}` : "";
+    const reply = await get(`${base}r/${encodeURIComponent(code)}?format=json&for=join${k}`, {
       signal: abort.signal,
       cache: "no-store",
       headers: { Accept: "application/json" },

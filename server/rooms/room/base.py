@@ -10,6 +10,7 @@ is connected, the one place the state changes (``_enter``, checked against
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import logging
 from typing import Generic
 
@@ -109,12 +110,22 @@ class RoomBase(Generic[M]):
         self.quick = False
         #: BOT accounts may join (``create.bots``, or a bot's own room: docs/bots.md).
         self.bots = False
+        #: An invite-only room's key (``create.invite_only``, docs/protocol.md 4.32): a
+        #: ``join`` or ``watch`` without it is answered as for a room that does not exist.
+        self.invite_key: str | None = None
         #: A past day's deal played from the archive (``daily`` is that day, whose code is
         #: public): practice, never cut at the code's publication, on the archive board.
         self.archive = archive
 
     def members(self) -> list[M]:
         return self.players + self.spectators
+
+    def admits(self, key: str | None) -> bool:
+        """May a ``join`` or ``watch`` with ``key`` come in (the room's key, if it has one,
+        compared in constant time: a guess learns nothing from the answer's timing)?"""
+        if self.invite_key is None:
+            return True
+        return key is not None and hmac.compare_digest(key.encode(), self.invite_key.encode())
 
     def connected(self) -> dict[str, bool]:
         """Which players are connected, by name (what ``progress`` shows)."""

@@ -82,6 +82,7 @@ class RoomRace(RoomViews[M]):
                     rated=self.rated,
                     archive=self.archive,
                     quick=self.quick,
+                    invite_key=self.invite_key,
                 )
             )
         )

@@ -62,6 +62,7 @@ class Room(RoomLobby[M]):
             archive=live.archive,
         )
         room.quick = live.quick
+        room.invite_key = live.invite_key
         room.players = players
         room.ready = {p.name for p in players}
         for p in players:

@@ -86,6 +86,7 @@ class RoomViews(RoomProgress[M]):
             rated=self.rated,
             quick=self.quick,
             bots=self.bots,
+            key=self.invite_key,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:

@@ -32,6 +32,7 @@ from protocol.messages import (
     Accepted,
     Board,
     BoardPage,
+    Create,
     Daily,
     History,
     HistoryPage,
@@ -42,6 +43,7 @@ from protocol.messages import (
     Refused,
     Resign,
     Result,
+    Room,
     Undo,
     Undone,
 )
@@ -959,3 +961,21 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
             assert reply.status == 404 and reply.json()["error"] == "no_such_room"
         await alice.ws.close()
         await bob.ws.close()
+
+
+async def test_an_invite_only_rooms_link_needs_its_key(db_url: str, tmp_path: Path) -> None:
+    """docs/protocol.md 4.32: ``/r/CODE`` of an invite-only room without its ``?k=`` (or
+    with another) is a closed room's answer, page and JSON, and a guess; with it, open."""
+    async with running_server(db_url, tmp_path) as server:
+        alice = await open_client(server, "alice")
+        await alice.send(Create(invite_only=True))
+        room = await alice.expect(Room)
+        assert room.key is not None
+        code, key = room.room, room.key
+        assert (await fetch(server, f"/r/{code}")).status == 404
+        assert (await fetch(server, f"/r/{code}?k=wrong-key-123")).status == 404
+        data = (await fetch(server, f"/r/{code}?format=json&for=join")).json()
+        assert data["open"] is False and data["node"] is None
+        assert (await fetch(server, f"/r/{code}?k={key}")).status == 200
+        data = (await fetch(server, f"/r/{code}?format=json&for=join&k={key}")).json()
+        assert data == {"room": code, "open": True, "node": None, "last_race": None}

@@ -21,6 +21,7 @@ export function lobby(c) {
   const undo = h("input", { type: "checkbox", id: "undo", checked: true });
   const hints = h("input", { type: "checkbox", id: "hints" });
   const rated = h("input", { type: "checkbox", id: "rated" });
+  const inviteOnly = h("input", { type: "checkbox", id: "invite-only" });
   const standing = h("p", { class: "summary", id: "my-standing" });
   const players = h(
     "select",
@@ -49,6 +50,7 @@ export function lobby(c) {
       hints: hints.checked,
     };
     if (rated.checked) msg.rated = true; // said only when asked: rated rooms are new (4.27)
+    if (inviteOnly.checked) msg.invite_only = true; // joinable by its link only (4.32)
     if (code.value.trim()) {
       msg.code = gameCode(c, code.value);
       if (!msg.code) return;
@@ -104,6 +106,7 @@ export function lobby(c) {
         tick(undo, "undo"),
         tick(hints, "hints"),
         tick(rated, "rated"),
+        tick(inviteOnly, "by link only"),
         h("span", "summary", "(a win with hints ranks after the wins without; a rated race changes ratings)"),
       ),
       row(

@@ -73,7 +73,8 @@ export function room(c) {
       const r = s.room;
       if (!r) return;
       title.textContent = `Room ${r.room}`;
-      const url = `${location.origin}${appBase()}r/${r.room}`;
+      const key = r.key ? `?k=${encodeURIComponent(r.key)}` : ""; // invite-only (4.32)
+      const url = `${location.origin}${appBase()}r/${r.room}${key}`;
       if (link.value !== url) link.value = url;
       invite.hidden = r.max_players === 1;
       fill(
