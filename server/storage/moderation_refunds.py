@@ -5,8 +5,10 @@ undo's), each with its place in the order of rated races.
 
 A refund applied is a ``rating_refunds`` row and a raised ``player_ratings.rating`` (the
 deviation, the volatility and the count of races stay as they are: a refund is not a
-race). Taking it back lowers the rating by the same points and marks the row undone; the
-row stays, so the audit log and ``yukon db recompute-ratings`` can explain every number.
+race). Taking it back puts the rating back to the exact figure it was given on if
+nothing moved it since, or lowers it by the same points if the opponent raced on it
+(``refunds.taken_back``), and marks the row undone; the row stays, so the audit log and
+``yukon db recompute-ratings`` can explain every number.
 Each row keeps the last ``ratings`` row's id when it was applied (``after_rating_id``)
 and when it was taken back (``undone_after_rating_id``): a recomputation gives and takes
 the points at those places among the opponent's own rated races, so it agrees with the
@@ -102,7 +104,8 @@ async def circle(conn: AsyncConnection, marked: int, at: float) -> set[int]:
 async def lock_circle(conn: AsyncConnection, marked: int, at: float) -> None:
     """Hold ``marked`` and everyone ``circle`` names until the transaction ends, in id
     order, in one statement, as a rated race holds its runners (``ratings.lock_players``),
-    so a refund and a race of one of them never wait on each other. A rated race of
+    so a refund and a race of one of them run one after the other and never wait on
+    each other in a circle (a deadlock). A rated race of
     ``marked`` committed between reading the circle and locking it can add a runner:
     read again once ``marked`` is held (no race of theirs can commit then) and hold the
     newcomers too. On SQLite, take the database's write lock instead."""
