@@ -477,8 +477,12 @@ async def test_a_whole_race_by_keyboard_alone(browser: Any, tmp_path: Path) -> N
         await page.keyboard.press("s")
         await alice.until(lambda: alice.of("race"), "the race")
         await page.wait_for_selector(".board .pc.up")
-        # The board has the focus: the keys go to it, and it shows the ring.
+        # The board has the focus: the keys go to it, and what it says tells them.
         assert await page.evaluate("() => document.activeElement.classList.contains('board')")
+        from playwright.async_api import expect  # here: without Playwright, a skip
+
+        board = page.get_by_role("region", name="Your board")
+        await expect(board).to_have_accessible_description(re.compile(r"^1 to 7: hold"))
         await page.keyboard.press("2")
         await page.wait_for_selector(".status >> text=holding eight of spades (column 2)")
         await page.keyboard.press("ArrowUp")

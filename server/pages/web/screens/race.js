@@ -101,6 +101,9 @@ export function race(c) {
     drop: (source, card, dest) => s.drop(source, card, dest),
   };
   const board = new BoardView((what, ...args) => c.send(...(acts[what]?.(...args) ?? [])));
+  // Read when the board takes the focus: how to play it without a mouse.
+  const how = h("p", { id: "board-keys", class: "sr-only" }, "1 to 7: hold a column's card, or drop the held one there; arrows: deeper or higher; f: home; Escape: put it back; u: undo; ?: every key");
+  board.el.setAttribute("aria-describedby", "board-keys");
   const stand = standingsEl(c);
   const undo = plain("Undo (u)", () => c.send(...s.undo()), "undo");
   const hint = plain("Hint (h)", () => c.send(...s.askHint()), "hint");
@@ -128,6 +131,7 @@ export function race(c) {
     "section",
     { class: "screen race" },
     ch.link,
+    how,
     head.el,
     h(
       "div",
