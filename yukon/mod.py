@@ -2,7 +2,7 @@
 
 Reads and writes the moderation tables of a server's database (``--db``, as ``yukon db``)
 through ``server.storage.moderation``: the review queue, an account's record, marks,
-renames, closed and muted accounts, voids, the audit log, and undo. Every action writes
+renames, closed, muted and hidden accounts, voids, the audit log, and undo. Every action writes
 one audit entry with the operator (``--by``, the OS user by default) and the reason, and
 prints it as one line. A refusal (an unknown name, a mark already in force, an entry
 undone before) is one line on stderr and exit status 2; a database that cannot be
@@ -85,6 +85,14 @@ def summary(entry: LogEntry) -> str:
                 if entry.action.endswith("e")
                 else f"{entry.action}ed {who}"
             )
+        case "hide":
+            what = f"hid {who} from the boards"
+            if d.get("auto"):
+                what += (
+                    f" (auto-hide {d['auto']}: results {', '.join(map(str, d.get('results', [])))})"
+                )
+        case "unhide":
+            what = f"put {who} back on the boards"
         case "void":
             what = f"voided race {entry.race} for {', '.join(d.get('players', []))}"
         case "dismiss":
@@ -294,6 +302,8 @@ ACTIONS: dict[str, Action] = {
     "reopen": _state,
     "mute": _state,
     "unmute": _state,
+    "hide": _state,
+    "unhide": _state,
     "void": _void,
     "dismiss": _dismiss,
     "undo": _undo,
@@ -397,6 +407,8 @@ def add_mod_parser(
         ("reopen", "reopen a closed account"),
         ("mute", "mute an account: no chat, no reactions"),
         ("unmute", "lift a mute"),
+        ("hide", "hide an account from the public boards (its rows stay stored)"),
+        ("unhide", "put a hidden account back on the boards"),
     ):
         q = command(name, help)
         q.add_argument("name", metavar="NAME")

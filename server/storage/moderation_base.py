@@ -77,6 +77,8 @@ BOARD_INVERSES = {
     "void": "unvoid",
     "close": "reopen",
     "reopen": "close",
+    "hide": "unhide",
+    "unhide": "hide",
 }
 
 #: The account states an action sets: (column, value, the refusal's code and words).
@@ -85,6 +87,8 @@ STATE_ACTIONS: dict[str, tuple[str, bool, str, str]] = {
     "reopen": ("closed", False, "not_closed", "is not closed"),
     "mute": ("muted", True, "already_muted", "is already muted"),
     "unmute": ("muted", False, "not_muted", "is not muted"),
+    "hide": ("hidden", True, "already_hidden", "is already hidden"),
+    "unhide": ("hidden", False, "not_hidden", "is not hidden"),
 }
 
 
