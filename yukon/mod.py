@@ -163,6 +163,7 @@ def _account_text(account: Account) -> str:
             + ("  rated" if r.rated else "")
             + ("  VOIDED" if r.voided else "")
         )
+        lines.append(f"      {_signals_text(r.signals, r.flags)}")
     if account.refunds:
         total = sum(r.points for r in account.refunds)
         lines.append(
@@ -171,6 +172,31 @@ def _account_text(account: Account) -> str:
             f" for {len({r.race_id for r in account.refunds})} race(s)"
         )
     return "\n".join(lines)
+
+
+def _figure(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _signals_text(figures: dict[str, Any] | None, flags: tuple[str, ...]) -> str:
+    """A run's fair-play signals on one line (docs/fairplay.md, "Signals and flags"):
+    the whole-run CV, the lowest 14-move window, the intervals under 50 ms, the sustained
+    pace and its percentile among human runs of the rule set, and the rules that fired."""
+    if figures is None:
+        return "signals: none (stored before the server recorded them)"
+    pct = figures.get("pace_pct")
+    pace = f"pace {_figure(figures.get('pace'), 2)}/s"
+    pace += (
+        f" (p{_figure(pct, 1)} of {figures.get('history')} human runs)"
+        if pct is not None
+        else " (no human runs yet)"
+    )
+    return (
+        f"signals: {figures.get('n')} intervals  cv {_figure(figures.get('cv'))}"
+        f"  lowest window cv {_figure(figures.get('window_cv'))}"
+        f"  under 50 ms {figures.get('fast')}  {pace}"
+        f"  flags: {', '.join(flags) if flags else 'none'}"
+    )
 
 
 def _account_json(account: Account) -> dict[str, Any]:
@@ -210,6 +236,8 @@ def _account_json(account: Account) -> dict[str, Any]:
                 "moves": r.moves,
                 "rated": r.rated,
                 "voided": r.voided,
+                "signals": r.signals,
+                "flags": list(r.flags),
             }
             for r in account.runs
         ],

@@ -203,6 +203,10 @@ class Run:
     moves: int
     rated: bool
     voided: bool
+    #: The run's fair-play figures (``Signals.as_json``: ``cv``, ``window_cv``, ``fast``,
+    #: ``pace``, ``pace_pct``, ...) and the rules that fired; None: stored before 0017.
+    signals: dict[str, Any] | None = None
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
