@@ -84,8 +84,9 @@ async def play(client: Client, moves: list[str], gaps_s: list[float]) -> None:
 async def test_a_changed_threshold_flags_a_run_the_default_would_not(
     db_url: str, tmp_path: Path
 ) -> None:
-    """Steps of 100 and 300 ms: a CV of about 0.33 (with the 0.1 s offset), above the
-    default 0.25 and below the operator's 0.6; no step under 50 ms; 24 kept intervals."""
+    """Steps of 150 and 450 ms: a CV of about 0.375 (with the 0.1 s offset), above the
+    default 0.25 and below the operator's 0.6; no step under 50 ms (a step would have to
+    shrink by 100 ms on a loaded machine); 24 kept intervals."""
     strict = Thresholds(cv_below=0.6)
     async with running_server(db_url, tmp_path, fairplay=FairPlay(thresholds=strict)) as server:
         code, line = winning_line()
@@ -93,7 +94,7 @@ async def test_a_changed_threshold_flags_a_run_the_default_would_not(
         await room_with(ann, bob, code=code)
         await start_race(ann, bob)
         await bob.send(Resign())
-        await play(ann, line[:25], [0.1, 0.3])
+        await play(ann, line[:25], [0.15, 0.45])
         await ann.expect(Result)
         signals, queue = await stored(server)
         [run] = [s for s in signals if json.loads(s["flags"])]
