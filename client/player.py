@@ -1,6 +1,8 @@
 """A player's page in the terminal (docs/protocol.md 4.27): rating, its history as a chart
 of block characters, races, wins, best times, the daily streak. ``p`` opens it from the
-lobby (my own) and on a chosen row of the results or a leaderboard.
+lobby (my own) and on a chosen row of the results or a leaderboard; ``r`` on another's
+page reports them to the server's operators (``report``, docs/protocol.md 4.33: the
+server takes it only for someone you raced, and says so on the status line).
 
 The chart is pure (``sparkline``); the screen asks ``player`` when it opens and draws the
 ``player_page`` that comes back (or the refusal's text)."""
@@ -14,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 
-from protocol.messages import Player, PlayerPage
+from protocol.messages import Player, PlayerPage, Report
 from protocol.times import format_ms
 
 from .chrome import Base, Hints, Title
@@ -98,9 +100,10 @@ class PlayerScreen(Base):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back"),
         Binding("q", "back", "back", show=False),
+        Binding("r", "report", "report"),
         Binding("question_mark", "help", "help"),
     ]
-    HINTS = "esc back · ? help"
+    HINTS = "r report · esc back · ? help"
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -118,3 +121,12 @@ class PlayerScreen(Base):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_report(self) -> None:
+        """Report this player (about our latest race together; the server checks it)."""
+        me = self.session.me
+        if me is not None and me.casefold() == self.name_asked.casefold():
+            self.session.say("this is your own page: there is nobody to report", "error")
+            self.client.sync()
+            return
+        self.client.send(Report(self.name_asked))

@@ -39,6 +39,7 @@ from protocol.messages import (
     Race,
     Refused,
     ReplayPage,
+    Reported,
     Resign,
     Result,
     Room,
@@ -356,6 +357,8 @@ class Session(Controls):
                 return out
         elif isinstance(msg, PostMortemAnswer):
             return self._postmortem_answered(msg)
+        elif isinstance(msg, Reported):  # a report of mine is with the operators (4.33)
+            self.say(f"your report of {msg.player} is with the server's operators")
         elif isinstance(msg, Error) and msg.code in _REPLAY_ERRORS and self._replay_refused(msg):
             return self._next_postmortem()
         elif isinstance(msg, Error):

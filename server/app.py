@@ -30,6 +30,7 @@ from .cluster.node import Node, NodeHost
 from .cluster.relay import Relay, RelayDown
 from .domain.daily import DailyDeals
 from .domain.leaderboard import Leaderboards
+from .domain.signals import DEFAULT_FAIRPLAY, FairPlay
 from .pages.http import HttpPages
 from .rooms import Hub, HubConfig
 from .runtime.enforcer import ENFORCE_EVERY_S, Enforcer
@@ -70,6 +71,9 @@ class ServeOptions:
     trusted_proxies: tuple[Network, ...] = ()
     #: How often this process reads the operator's marks (docs/fairplay.md).
     enforce_every_s: float = ENFORCE_EVERY_S
+    #: The fair-play thresholds each stored run is judged by, and the automatic hide
+    #: (off by default): docs/fairplay.md, "Setting the thresholds".
+    fairplay: FairPlay = DEFAULT_FAIRPLAY
     #: A node of a cluster (docs/cluster.md): its Redis (``redis://host:6379/0``), the
     #: prefix of its keys and channels there, and its id (None: made up at start).
     redis: str | None = None
@@ -122,6 +126,7 @@ async def open_server(
     ``hub_options`` reach ``Hub`` as they are (tests fix its randomness with them).
     """
     store = SqlStore(options.db)
+    store.fairplay = options.fairplay
     solver = SolverPool(daily_processes=options.solver_processes)
     try:
         try:

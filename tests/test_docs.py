@@ -120,6 +120,7 @@ _NUMBERS = {
     "nineteen": 19,
     "twenty": 20,
     "twenty-one": 21,
+    "twenty-two": 22,
 }
 
 

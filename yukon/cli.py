@@ -190,6 +190,12 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         )
     except ValueError as exc:
         raise _UsageError(f"--quick-min/--quick-max/--quick-wait/--quick-fill: {exc}") from None
+    from yukon.fairplay import fairplay_from
+
+    try:  # issue 40: the fair-play thresholds and the automatic hide
+        fairplay = fairplay_from(args)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
     return ServeOptions(
         host=args.host,
         port=args.port,
@@ -204,6 +210,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         redis=args.redis or None,
         redis_prefix=args.redis_prefix,
         node=_node_id(args.node_id),
+        fairplay=fairplay,
         hub=HubConfig(
             resume_window_s=args.resume_window,
             password=password or None,
@@ -713,6 +720,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages a connection may send at once before the rate applies"
         " (YUKON_MSG_BURST); a connection beyond both is closed with 1008",
     )
+    from yukon.fairplay import add_fairplay_options
+
+    add_fairplay_options(p)  # issue 40: every threshold, and --auto-hide K/H
     p.add_argument(
         "--spool",
         default=_env("SPOOL", "yukon-spool.jsonl"),

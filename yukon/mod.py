@@ -2,7 +2,7 @@
 
 Reads and writes the moderation tables of a server's database (``--db``, as ``yukon db``)
 through ``server.storage.moderation``: the review queue, an account's record, marks,
-renames, closed and muted accounts, voids, the audit log, and undo. Every action writes
+renames, closed, muted and hidden accounts, voids, the audit log, and undo. Every action writes
 one audit entry with the operator (``--by``, the OS user by default) and the reason, and
 prints it as one line. A refusal (an unknown name, a mark already in force, an entry
 undone before) is one line on stderr and exit status 2; a database that cannot be
@@ -96,6 +96,14 @@ def summary(entry: LogEntry) -> str:
                 if entry.action.endswith("e")
                 else f"{entry.action}ed {who}"
             )
+        case "hide":
+            what = f"hid {who} from the boards"
+            if d.get("auto"):
+                what += (
+                    f" (auto-hide {d['auto']}: results {', '.join(map(str, d.get('results', [])))})"
+                )
+        case "unhide":
+            what = f"put {who} back on the boards"
         case "void":
             what = f"voided race {entry.race} for {', '.join(d.get('players', []))}"
         case "dismiss":
@@ -169,6 +177,7 @@ def _account_text(account: Account) -> str:
             + ("  rated" if r.rated else "")
             + ("  VOIDED" if r.voided else "")
         )
+        lines.append(f"      {_signals_text(r.signals, r.flags)}")
     given = [r for r in account.refunded if r.in_force]
     if given:
         lines.append(
@@ -184,6 +193,31 @@ def _account_text(account: Account) -> str:
             f" for {len({r.race_id for r in account.refunds})} race(s)"
         )
     return "\n".join(lines)
+
+
+def _figure(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _signals_text(figures: dict[str, Any] | None, flags: tuple[str, ...]) -> str:
+    """A run's fair-play signals on one line (docs/fairplay.md, "Signals and flags"):
+    the whole-run CV, the lowest 14-move window, the intervals under 50 ms, the sustained
+    pace and its percentile among human runs of the rule set, and the rules that fired."""
+    if figures is None:
+        return "signals: none (stored before the server recorded them)"
+    pct = figures.get("pace_pct")
+    pace = f"pace {_figure(figures.get('pace'), 2)}/s"
+    pace += (
+        f" (p{_figure(pct, 1)} of {figures.get('history')} human runs)"
+        if pct is not None
+        else " (no human runs yet)"
+    )
+    return (
+        f"signals: {figures.get('n')} intervals  cv {_figure(figures.get('cv'))}"
+        f"  lowest window cv {_figure(figures.get('window_cv'))}"
+        f"  under 50 ms {figures.get('fast')}  {pace}"
+        f"  flags: {', '.join(flags) if flags else 'none'}"
+    )
 
 
 def _account_json(account: Account) -> dict[str, Any]:
@@ -223,6 +257,8 @@ def _account_json(account: Account) -> dict[str, Any]:
                 "moves": r.moves,
                 "rated": r.rated,
                 "voided": r.voided,
+                "signals": r.signals,
+                "flags": list(r.flags),
             }
             for r in account.runs
         ],
@@ -327,6 +363,8 @@ ACTIONS: dict[str, Action] = {
     "reopen": _state,
     "mute": _state,
     "unmute": _state,
+    "hide": _state,
+    "unhide": _state,
     "void": _void,
     "dismiss": _dismiss,
     "undo": _undo,
@@ -430,6 +468,8 @@ def add_mod_parser(
         ("reopen", "reopen a closed account"),
         ("mute", "mute an account: no chat, no reactions"),
         ("unmute", "lift a mute"),
+        ("hide", "hide an account from the public boards (its rows stay stored)"),
+        ("unhide", "put a hidden account back on the boards"),
     ):
         q = command(name, help)
         q.add_argument("name", metavar="NAME")

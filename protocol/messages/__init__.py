@@ -18,6 +18,7 @@ Pure code: the server and the client share it, and neither needs a socket to tes
 from __future__ import annotations
 
 from .client import (
+    MAX_REPORT_REASON,
     Board,
     Create,
     Daily,
@@ -35,6 +36,7 @@ from .client import (
     Ready,
     Rematch,
     Replay,
+    Report,
     Resign,
     Start,
     Undo,
@@ -110,6 +112,7 @@ from .server import (
     RankEntry,
     Refused,
     ReplayPage,
+    Reported,
     Result,
     Room,
     RoomPlayer,
@@ -172,6 +175,8 @@ __all__ = [
     "Finish",
     "Player",
     "Quick",
+    "Report",
+    "MAX_REPORT_REASON",
     # server -> client
     "Welcome",
     "Error",
@@ -200,6 +205,7 @@ __all__ = [
     "BestTime",
     "MAX_RATINGS",
     "Pool",
+    "Reported",
     "POOL_STATES",
     "NODE_ID_CHARS",
     "HINT_VERDICTS",

@@ -278,3 +278,25 @@ class Quick:
     TYPE: ClassVar[str] = "quick"
     FIELDS: ClassVar[tuple[F, ...]] = (F("leave", Bool(), False),)
     leave: bool = False
+
+
+#: The longest ``reason`` of a ``report`` (characters), kept with the report for operators.
+MAX_REPORT_REASON = 280
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Report a player you raced to the server's operators (docs/protocol.md 4.33):
+    ``race`` names the stored race (nil: your latest stored race together, else the room
+    you share with them now), ``reason`` says why in your words. Answered with ``reported``
+    or an ``error``; it joins the review queue (docs/fairplay.md). Rate-limited."""
+
+    TYPE: ClassVar[str] = "report"
+    FIELDS: ClassVar[tuple[F, ...]] = (
+        F("player", Str(64)),
+        F("race", Opt(_race_id), False),
+        F("reason", Opt(Str(MAX_REPORT_REASON)), False),
+    )
+    player: str
+    race: str | None = None
+    reason: str | None = None

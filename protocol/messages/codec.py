@@ -26,6 +26,7 @@ from .client import (
     Ready,
     Rematch,
     Replay,
+    Report,
     Resign,
     Start,
     Undo,
@@ -53,6 +54,7 @@ from .server import (
     Race,
     Refused,
     ReplayPage,
+    Reported,
     Result,
     Room,
     Route,
@@ -86,6 +88,7 @@ CLIENT_TYPES: dict[str, type[Any]] = {
         Finish,
         Player,
         Quick,
+        Report,
     )
 }
 SERVER_TYPES: dict[str, type[Any]] = {
@@ -111,6 +114,7 @@ SERVER_TYPES: dict[str, type[Any]] = {
         Route,
         PlayerPage,
         Pool,
+        Reported,
     )
 }
 

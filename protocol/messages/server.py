@@ -705,3 +705,16 @@ class PostMortemAnswer:
     wasted_total: int
     #: Positions each solve could search: the same answer on any machine for the same run.
     budget: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """The answer to ``report``: the report is with the operators (docs/protocol.md
+    4.33). ``player`` is the reported name as registered, ``race`` the stored race it is
+    about (nil: the room you share, while its race is not stored). Nothing more: what
+    operators decide is never sent."""
+
+    TYPE: ClassVar[str] = "reported"
+    FIELDS: ClassVar[tuple[F, ...]] = (F("player", Str(MAX_NAME)), F("race", Opt(_race_id)))
+    player: str
+    race: str | None

@@ -67,6 +67,37 @@ class Thresholds:
     #: Runs with fewer kept intervals than this are not judged.
     min_intervals: int = 20
 
+    def __post_init__(self) -> None:
+        """Refuse a threshold that cannot mean anything, naming the field: an operator's
+        typo (a CV of 25 for 0.25, a negative count) must stop the server from starting,
+        not silently flag every run or none."""
+        problems = [
+            f"{name} {rule} (got {getattr(self, name)!r})"
+            for name, ok, rule in (
+                ("cv_below", 0 <= self.cv_below <= 10, "must be from 0 to 10"),
+                ("window_cv_below", 0 <= self.window_cv_below <= 10, "must be from 0 to 10"),
+                ("window", 2 <= self.window <= 1_000, "must be from 2 to 1000 intervals"),
+                ("fast_ms", 0 <= self.fast_ms <= 60_000, "must be from 0 to 60000 ms"),
+                ("fast_count_at_least", self.fast_count_at_least >= 1, "must be at least 1"),
+                (
+                    "pace_percentile_above",
+                    0 <= self.pace_percentile_above <= 100,
+                    "must be from 0 to 100",
+                ),
+                ("pace_min_history", self.pace_min_history >= 0, "must be at least 0"),
+                (
+                    "pace_window_ms",
+                    1_000 <= self.pace_window_ms <= 3_600_000,
+                    "must be from 1000 to 3600000 ms",
+                ),
+                ("offset_ms", 0 <= self.offset_ms <= 60_000, "must be from 0 to 60000 ms"),
+                ("min_intervals", self.min_intervals >= 0, "must be at least 0"),
+            )
+            if not ok or isinstance(getattr(self, name), bool)
+        ]
+        if problems:  # NaN and infinities fail the ranges too
+            raise ValueError("; ".join(problems))
+
 
 DEFAULT_THRESHOLDS = Thresholds()
 
@@ -96,6 +127,64 @@ def resume_marks(
             resent.update((j, j + 1))
             j += 1
     return frozenset(resent), frozenset(after)
+
+
+@dataclass(frozen=True)
+class AutoHide:
+    """The automatic hide (issue 40 item 2), off unless the operator turns it on: a player
+    with ``flags`` flagged runs within ``hours`` leaves the public boards, as an operator's
+    hide does, by an audit-log entry of operator ``auto`` that ``yukon mod undo`` takes back.
+
+    Counted in flagged *runs*, not rules: a bot's one run fires three or four rules at
+    once, and one run is no pattern. ``hours`` is inclusive: the K-th flagged run ending
+    exactly ``hours`` after the first still counts the first.
+    """
+
+    flags: int
+    hours: float
+
+    def __post_init__(self) -> None:
+        """A count under 1 or a window that is not a positive number of hours means nothing."""
+        if isinstance(self.flags, bool) or not 1 <= self.flags <= 1_000:
+            raise ValueError(f"the flag count must be from 1 to 1000 (got {self.flags!r})")
+        if not (math.isfinite(self.hours) and 0 < self.hours <= 24 * 365):
+            raise ValueError(f"the hours must be more than 0, at most 8760 (got {self.hours!r})")
+
+    @classmethod
+    def parse(cls, text: str) -> AutoHide | None:
+        """``K/H`` (``3/24``: three flagged runs within 24 hours), or ``off``: None."""
+        text = text.strip()
+        if text.lower() in ("", "off", "0"):
+            return None
+        count, slash, hours = text.partition("/")
+        if not slash:
+            raise ValueError(f"{text!r} is not K/H (flagged runs / hours, such as 3/24) nor off")
+        try:
+            return cls(int(count), float(hours))
+        except ValueError as exc:
+            if "must be" in str(exc):
+                raise
+            raise ValueError(f"{text!r} is not K/H (flagged runs / hours, such as 3/24)") from None
+
+    @property
+    def window_s(self) -> float:
+        return self.hours * 3600.0
+
+    def describe(self) -> str:
+        return f"{self.flags}/{self.hours:g}"
+
+
+@dataclass(frozen=True)
+class FairPlay:
+    """What the operator set for fair play: the rules' thresholds and the automatic hide
+    (None: off, the default). ``ServeOptions.fairplay`` carries it to the store, which
+    judges each run as it records the race."""
+
+    thresholds: Thresholds = DEFAULT_THRESHOLDS
+    auto_hide: AutoHide | None = None
+
+
+DEFAULT_FAIRPLAY = FairPlay()
 
 
 @dataclass(frozen=True)

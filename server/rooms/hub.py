@@ -36,6 +36,7 @@ from protocol.messages import (
     Ready,
     Rematch,
     Replay,
+    Report,
     Resign,
     Start,
     Undo,
@@ -67,6 +68,7 @@ from .play import Play
 from .postmortems import PostMortems
 from .queries import Queries
 from .quick import ENTERING, Quick
+from .reports import Reports
 from .restarts import Restarts
 from .room import Room
 from .shared import Shared
@@ -124,6 +126,7 @@ class Hub(Queries):
         self._lobbies = Lobbies(shared, play, random_deal=random_deal, new_salt=new_salt)
         self._quick = Quick(shared, play)  # issue 29: the quick-race pool
         self._enforcement = Enforcement(shared, self._quick)  # issue 40: marks applied
+        self._reports = Reports(shared)  # issue 40: players' reports
         # Bound once: the move path (receive, _dispatch, Play.move, Room.move) costs one class.
         self._conns = shared.conns
         self._rooms = shared.rooms
@@ -432,6 +435,8 @@ class Hub(Queries):
             self._ghosts.ask(c, p, msg)
         elif isinstance(msg, QuickMsg):  # issue 29: the quick-race pool
             self._quick.ask(c, p, msg, now)
+        elif isinstance(msg, Report):  # issue 40: a report, checked and queued (reports.py)
+            self._reports.ask(c, p, msg, now)
         elif isinstance(msg, (BoardMsg, HistoryMsg, Replay, PlayerMsg)):
             limit = self.config.max_queries_per_connection
             if c.queries >= limit:

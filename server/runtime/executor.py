@@ -72,7 +72,9 @@ from ..rooms.effects import (
     Solve,
 )
 from ..rooms.pool import usual_window
+from ..rooms.reports import ReportRequest
 from ..storage.journal import JournalWriter
+from ..storage.reports import file_report
 from ..storage.spool import ResultWriter
 from ..storage.sql import NameTakenError, SqlStore
 from .connection import HttpHandler, Listener, Peer, binary_frame
@@ -118,6 +120,19 @@ def _asked(peer: Peer) -> str:
         return ""
     asked = parse_qs(query).get("node", [""])[-1]
     return asked if len(asked) <= 64 and NODE_ID_CHARS.issuperset(asked) else ""
+
+
+def _report_args(request: ReportRequest) -> dict[str, Any]:
+    """A report the hub let through, as ``file_report`` takes it (its ``at`` is ``now``)."""
+    return {
+        "reporter_id": request.reporter_id,
+        "player": request.player,
+        "race": request.race,
+        "reason": request.reason,
+        "room": request.room,
+        "room_mates": request.room_mates,
+        "now": request.at,
+    }
 
 
 class RaceServer:
@@ -558,7 +573,9 @@ class RaceServer:
                     found = await self.replays.ghost(effect.message, effect.player_id)
                     self._apply(self.hub.ghost_answered(effect.conn, found, self._now()))
                     return
-                if isinstance(effect.message, Replay):
+                if isinstance(effect.message, ReportRequest):  # issue 40: a player's report
+                    reply = await file_report(self.store.engine, **_report_args(effect.message))
+                elif isinstance(effect.message, Replay):
                     reply = await self.replays.replay(effect.message)
                 else:
                     reply = await self.boards.answer(effect.message, effect.player_id)

@@ -290,7 +290,7 @@ class ModerationActions(ModerationBase):
     async def set_state(
         self, *, action: str, name: str, reason: str, operator: str, now: float
     ) -> LogEntry:
-        """``close``, ``reopen``, ``mute`` or ``unmute`` an account."""
+        """``close``, ``reopen``, ``mute``, ``unmute``, ``hide`` or ``unhide`` an account."""
         column, value, code, words = STATE_ACTIONS[action]
         async with self.engine.begin() as conn:
             who = await self._lock(conn, name)
@@ -300,7 +300,7 @@ class ModerationActions(ModerationBase):
                 conn, action=action, operator=operator, reason=reason, now=now, who=who
             )
             await self._put_state(conn, who.id, column, value, now, entry)
-            if column == "closed":
+            if column in ("closed", "hidden"):
                 await self._log_boards(conn, action, now, who=who)
         return await self._done(entry)
 

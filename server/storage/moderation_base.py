@@ -78,6 +78,8 @@ BOARD_INVERSES = {
     "void": "unvoid",
     "close": "reopen",
     "reopen": "close",
+    "hide": "unhide",
+    "unhide": "hide",
 }
 
 #: The account states an action sets: (column, value, the refusal's code and words).
@@ -86,6 +88,8 @@ STATE_ACTIONS: dict[str, tuple[str, bool, str, str]] = {
     "reopen": ("closed", False, "not_closed", "is not closed"),
     "mute": ("muted", True, "already_muted", "is already muted"),
     "unmute": ("muted", False, "not_muted", "is not muted"),
+    "hide": ("hidden", True, "already_hidden", "is already hidden"),
+    "unhide": ("hidden", False, "not_hidden", "is not hidden"),
 }
 
 
@@ -200,6 +204,10 @@ class Run:
     moves: int
     rated: bool
     voided: bool
+    #: The run's fair-play figures (``Signals.as_json``: ``cv``, ``window_cv``, ``fast``,
+    #: ``pace``, ``pace_pct``, ...) and the rules that fired; None: stored before 0017.
+    signals: dict[str, Any] | None = None
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

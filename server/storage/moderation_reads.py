@@ -7,10 +7,11 @@ Kept apart from the actions because reading writes nothing and has its own queri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 
 from . import moderation_refunds
 from .moderation_base import (
@@ -35,8 +36,11 @@ from .moderation_base import (
     _voids,
 )
 from .refunds import Refund
+from .signals_models import RunSignals
 
 __all__ = ["ModerationReads"]
+
+_signals = cast(Table, RunSignals.__table__)
 
 
 class ModerationReads(ModerationBase):
@@ -146,8 +150,11 @@ class ModerationReads(ModerationBase):
                         r.time_ms,
                         r.moves,
                         voided.label("voided"),
+                        _signals.c.figures,
+                        _signals.c.flags,
                     )
                     .join(_races, _races.c.id == r.race_id)
+                    .outerjoin(_signals, _signals.c.result_id == r.id)
                     .where(r.player_id == who.id)
                     .order_by(r.finished_at.desc(), r.id.desc())
                     .limit(RUNS_SHOWN)
@@ -186,6 +193,8 @@ class ModerationReads(ModerationBase):
                     moves=int(x.moves),
                     rated=bool(x.rated),
                     voided=bool(x.voided),
+                    signals=None if x.figures is None else _unjson(x.figures),
+                    flags=() if x.flags is None else tuple(json.loads(x.flags)),
                 )
                 for x in runs
             ),

@@ -191,6 +191,8 @@ class ModerationUndo(ModerationActions):
     _undo_reopen = _undo_close
     _undo_mute = _undo_close
     _undo_unmute = _undo_close
+    _undo_hide = _undo_close  # an operator's hide and the automatic one alike
+    _undo_unhide = _undo_close
 
     async def _undo_void(
         self, conn: AsyncConnection, row: Any, who: _Who | None, new: int, operator: str, now: float

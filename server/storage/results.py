@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from protocol.messages import name_key
 
 from ..domain.records import RaceRecord, RatingChange
+from ..domain.signals import DEFAULT_FAIRPLAY, FairPlay
 from .base import (
     FencedError,
     StoreBase,
@@ -147,6 +148,10 @@ class History:
 class ResultsStore(StoreBase):
     """Recording finished races and reading them back (history, runs, rooms)."""
 
+    #: The fair-play thresholds and automatic hide each recorded run is judged by
+    #: (``ServeOptions.fairplay``; the defaults until ``open_server`` sets it).
+    fairplay: FairPlay = DEFAULT_FAIRPLAY
+
     async def record_race(self, record: RaceRecord) -> dict[int, RatingChange]:
         """Store a finished race with its results and moves, once: a retry is a no-op.
 
@@ -170,7 +175,7 @@ class ResultsStore(StoreBase):
                 if held is not None and (held.owner, held.epoch) != self._fence(record.uid):
                     raise FencedError(record.uid)
                 race_id, result_ids = await self._insert_race(conn, record)
-                await record_signals(conn, record, race_id, result_ids)
+                await record_signals(conn, record, race_id, result_ids, self.fairplay)
                 changes: dict[int, RatingChange] = {}
                 if record.rated:
                     changes = await rate(conn, record, race_id, result_ids)

@@ -85,6 +85,17 @@ async def test_a_rated_race_then_the_players_page(
             await pilot.press("p")
             await until(pilot, lambda: isinstance(app.screen, PlayerScreen), "my page again")
             await sees(app, "1 race · 0 won", pilot)
+            await pilot.press("r")  # my own page: nobody to report
+            await sees(app, "nobody to report", pilot)
+            await pilot.press("escape")
+            # bob's page: r reports him, about our race (docs/protocol.md 4.33).
+            app.push_screen(PlayerScreen("bob"))
+            await until(pilot, lambda: isinstance(app.screen, PlayerScreen), "bob's page")
+            await sees(app, "r report", pilot)
+            await pilot.press("r")
+            await sees(app, "your report of bob is with the server's operators", pilot)
+            await pilot.press("r")
+            await sees(app, "is with the operators already", pilot)
             await bob.ws.close()
 
 

@@ -56,6 +56,8 @@ from protocol.messages import (
     Rematch,
     Replay,
     ReplayPage,
+    Report,
+    Reported,
     Resign,
     Result,
     Room,
@@ -155,6 +157,8 @@ CLIENT_MESSAGES: list[Any] = [
     Create(rules="C", rated=True),
     Quick(),
     Quick(leave=True),
+    Report("bob"),
+    Report("bob", race="r-1", reason="moves every 20 ms"),
     Join("ZEBRA"),
     Watch("zebra"),
     Leave(),
@@ -218,6 +222,8 @@ SERVER_MESSAGES: list[Any] = [
     replace(ROOM, rated=True, players=(RoomPlayer("ann", True, True, 1562, True),)),
     Pool("waiting", 3, 4200, 20_000, 180, "most races start 18:00-22:00 UTC"),
     Pool("left", 0, 0, 20_000, 75, None),
+    Reported("bob", "r-1"),
+    Reported("bob", None),
     DailyDeal("2026-11-29", 1, False, "C"),
     DailyDeal("2026-11-29", 2, True, "RT"),
     BoardPage("daily", "2026-11-29", None, 1, 0, (BOARD_ROW,), BOARD_ROW),
@@ -328,6 +334,7 @@ def test_type_names_are_the_t_field() -> None:
             "finish",
             "player",
             "quick",
+            "report",
         ]
     )
     assert sorted(SERVER_TYPES) == sorted(
@@ -352,6 +359,7 @@ def test_type_names_are_the_t_field() -> None:
             "route",
             "player_page",
             "pool",
+            "reported",
         ]
     )
 

@@ -27,6 +27,7 @@ from protocol.messages import (
     encode,
 )
 from server.app import ServeOptions, open_server
+from server.domain.signals import DEFAULT_FAIRPLAY, FairPlay
 from server.rooms import HubConfig
 from server.runtime.executor import RaceServer
 
@@ -84,6 +85,7 @@ async def running_server(
     resume_window_s: float = 5.0,
     hint_budget_nodes: int = HubConfig.hint_budget_nodes,
     config: dict[str, Any] | None = None,
+    fairplay: FairPlay = DEFAULT_FAIRPLAY,
     **hub_options: Any,
 ) -> AsyncIterator[RaceServer]:
     """The server as ``yukon serve`` wires it, on port 0, with a real database (and a
@@ -119,6 +121,7 @@ async def running_server(
         hub=hub,
         solver_processes=0,
         enforce_every_s=0.2,  # marks read often: a test of them waits little
+        fairplay=fairplay,  # the fair-play thresholds and automatic hide (``--flag-*``)
     )
     async with open_server(options, hub_options=hub_options) as srv:
         yield srv

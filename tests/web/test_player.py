@@ -75,7 +75,23 @@ async def test_a_rated_race_and_a_player_page_with_its_chart(
         assert drawn == wanted
         text = await alice.page.locator("#player-rating").inner_text()
         assert f"{mine['rating']}?" in text and "provisional" in text
+        assert await alice.page.locator("#report").count() == 0  # my own page: no Report
         await shot(alice, artifacts, "player-screen")
+        await alice.page.keyboard.press("Escape")
+        await alice.page.wait_for_selector("#headline")
+
+        # bob's page has Report: about our race (docs/protocol.md 4.33).
+        await alice.page.click("td.name a.who >> text=bob")
+        await alice.page.wait_for_selector("#player-title >> text=bob")
+        await alice.page.click("#report")
+        await alice.until(lambda: alice.of("reported"), "the report's answer")
+        sent = [f for f in alice.sent if f["t"] == "report"][-1]
+        assert sent["player"] == "bob"
+        answer = alice.of("reported")[-1]
+        assert answer == {"t": "reported", "player": "bob", "race": page_race(alice)}
+        await alice.page.wait_for_selector("text=your report of bob is with the server's operators")
+        await alice.page.click("#report")
+        await alice.page.wait_for_selector("text=is with the operators already")
         await alice.page.keyboard.press("Escape")
         await alice.page.wait_for_selector("#headline")
 
@@ -87,3 +103,8 @@ async def test_a_rated_race_and_a_player_page_with_its_chart(
         await bob.page.screenshot(path=str(artifacts / "web-player-page.png"))
         for p in (alice, bob):
             await p.close()
+
+
+def page_race(p: Player) -> str:
+    """The race of the last result the player got."""
+    return str(p.of("result")[-1]["race"])

@@ -292,3 +292,56 @@ def test_yukon_mod_as_a_process(db: Db) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     done = yukon("mod", "show", "nobody", "--db", db.url)
     assert done.returncode == 2 and "[unknown_player]" in done.stderr
+
+
+def test_show_prints_the_signals_of_each_run_and_an_auto_hide_is_undone_like_any_action(
+    db: Db, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cyd plays a bot-paced run (20 ms a move) on a server with ``--auto-hide 1/24``: the
+    run is flagged, cyd is hidden by ``auto``; ``show`` prints the run's figures and
+    flags; ``undo`` of the automatic entry puts cyd back; ``hide``/``unhide`` by hand."""
+    from server.domain.signals import AutoHide, FairPlay
+    from server.storage.players import Identity
+    from tests.server.storage.test_run_signals import WINNING
+
+    async def bot_race() -> None:
+        store = SqlStore(db.url)
+        store.fairplay = FairPlay(auto_hide=AutoHide(1, 24))
+        assert await ModerationStore(store.engine).log() == []  # nothing logged yet
+        journal = tuple((20 * (i + 1), m) for i, m in enumerate(WINNING[1:]))
+        ident = Identity(player_id=db.ids["cyd"], name="cyd", token="")
+        record = race(res(ident, journal=journal, moves=len(journal)), code=WINNING[0])
+        await store.record_race(dataclasses.replace(record, uid="race-bot"))
+        await store.close()
+
+    asyncio.run(bot_race())
+    status, out, err = db.run(capsys, "show", "cyd")
+    assert status == 0, err
+    assert "state: hidden from the boards" in out
+    [line] = [x for x in out.splitlines() if "signals:" in x]
+    assert "cv 0.0" in line and "lowest window cv 0.0" in line and "under 50 ms" in line
+    assert "pace 3.33/s (p100.0 of 2 human runs)" in line  # race-1: two runs of pace 0
+    assert line.endswith("flags: cv, window_cv, fast")
+    shown = json.loads(db.run(capsys, "show", "cyd", "--json")[1])
+    [run] = shown["runs"]
+    assert run["flags"] == ["cv", "window_cv", "fast"]
+    assert run["signals"]["fast"] > 3 and run["signals"]["cv"] < 0.25
+    assert set(run["signals"]) >= {"cv", "window_cv", "fast", "pace", "pace_pct", "n"}
+    status, out, _ = db.run(capsys, "show", "ann")  # race-1 has no journal: judged on nothing
+    assert "flags: none" in out
+
+    status, out, _ = db.run(capsys, "log", "--player", "cyd")
+    [entry] = out.strip().splitlines()
+    assert "auto hid cyd from the boards (auto-hide 1/24: results" in entry
+    number = entry.split("entry ", 1)[1].split(":", 1)[0]
+    status, out, err = db.run(capsys, "undo", number, "--reason", "a fast hand", "--by", "olga")
+    assert status == 0 and f"olga undid entry {number} (hide of cyd)" in out, err
+    assert "state: open" in db.run(capsys, "show", "cyd")[1]
+    status, out, err = db.run(capsys, "unhide", "cyd", "--reason", "r")
+    one_line_refusal(status, err, "not_hidden")
+    status, out, err = db.run(capsys, "hide", "cyd", "--reason", "looked", "--by", "olga")
+    assert status == 0 and out.strip().endswith("olga hid cyd from the boards: looked"), err
+    status, out, err = db.run(capsys, "hide", "cyd", "--reason", "again")
+    one_line_refusal(status, err, "already_hidden")
+    status, out, err = db.run(capsys, "unhide", "cyd", "--reason", "ok", "--by", "olga")
+    assert status == 0 and "olga put cyd back on the boards: ok" in out, err

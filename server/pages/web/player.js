@@ -1,6 +1,7 @@
 // Ratings, streaks and a player's page (docs/protocol.md 4.27): how a rating reads beside a
 // name, the rating history as an SVG chart, and the player screen (`player` ->
-// `player_page`). The words and the chart are pure (tests/web/player_check.mjs); the screen
+// `player_page`), with a Report button on another's page (`report` -> `reported`,
+// protocol 4.33: the server takes it only for someone you raced and says so). The words and the chart are pure (tests/web/player_check.mjs); the screen
 // uses the same helpers as every other screen.
 
 import { h, fill } from "./dom.js";
@@ -113,12 +114,25 @@ export function player(c) {
   const title = h("h1", { id: "player-title" }, st.name);
   const body = h("div", { id: "player-body" });
   const back = () => (st.back ? c.open(st.back) : c.close());
+  const mine = s.me !== null && s.me.toLowerCase() === st.name.toLowerCase();
+  // Another's page: report them to the server's operators (about your latest race together).
+  const report = () => c.send({ t: "report", player: st.name, race: null, reason: null });
   const el = h(
     "section",
     "screen player",
     title,
     body,
-    h("div", "row actions", h("button", { class: "plain", id: "back", onclick: back }, "Back (Esc)")),
+    h(
+      "div",
+      "row actions",
+      h("button", { class: "plain", id: "back", onclick: back }, "Back (Esc)"),
+      !mine &&
+        h(
+          "button",
+          { class: "plain", id: "report", title: "tell the server's operators this player broke the rules", onclick: report },
+          "Report",
+        ),
+    ),
   );
   s.playerPage = null;
   queueMicrotask(() => c.send({ t: "player", name: st.name }));

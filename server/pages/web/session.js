@@ -254,6 +254,9 @@ export class Session {
       case "player_page":
         this.onPlayerPage(msg);
         break;
+      case "reported": // a report of mine is with the operators (protocol 4.33)
+        this.say(`your report of ${msg.player} is with the server's operators`, "good");
+        break;
       case "hint_answer":
         this.onHint(msg);
         break;
