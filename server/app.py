@@ -122,7 +122,10 @@ async def open_server(
     ``hub_options`` reach ``Hub`` as they are (tests fix its randomness with them).
     """
     store = SqlStore(options.db)
-    solver = SolverPool(daily_processes=options.solver_processes)
+    solver = SolverPool(
+        daily_processes=options.solver_processes,
+        stock_processes=min(options.solver_processes, 1),  # 0 (tests): a thread
+    )
     try:
         try:
             before, after = await migrate.upgrade_from(store)

@@ -60,6 +60,7 @@ class Create:
         F("hints", Bool(), False),
         F("rated", Bool(), False),
         F("bots", Bool(), False),
+        F("winnable", Opt(Bool()), False),
     )
     rules: str | None = None
     code: str | None = None
@@ -72,6 +73,10 @@ class Create:
     rated: bool = False
     #: BOT accounts may join (docs/bots.md); a room a bot creates allows them anyway.
     bots: bool = False
+    #: Random deals proven winnable by the solver (issue 40): nil (left out) means yes for
+    #: a room without a code; false asks for plain random deals (refused if ``rated``);
+    #: true with a ``code`` is refused (docs/protocol.md 4.3).
+    winnable: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

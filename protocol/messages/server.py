@@ -182,6 +182,7 @@ class Room:
         F("rated", Bool(), False),  # sent always; optional for an older server
         F("quick", Bool(), False),  # issue 29: optional, an older server leaves it out
         F("bots", Bool(), False),  # issue 40: BOT accounts may join; optional for an older one
+        F("winnable", Bool(), False),  # issue 40: the deal was proven; optional for an older one
     )
     room: str
     you: str
@@ -208,6 +209,9 @@ class Room:
     quick: bool = False
     #: BOT accounts may join it (docs/bots.md).
     bots: bool = False
+    #: The solver proved this race's deal winnable (docs/protocol.md 4.3); false: a plain
+    #: random deal, a host's code, or one not proven in time (the stock was empty).
+    winnable: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,10 @@ class Live:
     db_write_failures: Callable[[], float]
     db_write_retries: Callable[[], float]
     hints_in_progress: Callable[[], float]
+    #: The stock of proven-winnable deals (``domain.stock``): held now, and rooms dealt a
+    #: deal while it had none for their rules (proven on the spot, or raced unproven).
+    winnable_stock: Callable[[], float] = lambda: 0.0
+    winnable_unproven: Callable[[], float] = lambda: 0.0
 
 
 class _Read(Collector):
@@ -193,6 +197,31 @@ class Metrics:
             "yukon_hint_seconds",
             "Seconds from a hint being asked of the solver to its verdict, for those received.",
             buckets=HINT_BUCKETS,
+            registry=registry,
+        )
+
+        if live is not None:
+            registry.register(
+                _Read(
+                    (
+                        "yukon_winnable_stock",
+                        "gauge",
+                        "Secret deals proven winnable, kept for the next rooms.",
+                        live.winnable_stock,
+                    ),
+                    (
+                        "yukon_winnable_stock_empty_total",
+                        "counter",
+                        "Rooms that wanted a winnable deal while the stock had none.",
+                        live.winnable_unproven,
+                    ),
+                )
+            )
+        #: Deals the solver judged for the stock (or a room's, on the spot), by verdict.
+        self.winnable_proofs = Counter(
+            "yukon_winnable_proofs_total",
+            "Deals the solver judged for the stock of winnable deals, by verdict.",
+            ["verdict"],
             registry=registry,
         )
 

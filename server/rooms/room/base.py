@@ -106,6 +106,10 @@ class RoomBase(Generic[M]):
         self.quick = False
         #: BOT accounts may join (``create.bots``, or a bot's own room: docs/bots.md).
         self.bots = False
+        #: Its random deals are to be proven winnable (``create.winnable``; always for a
+        #: rated or quick room), and whether this deal was (``rooms.deals``, ``room.winnable``).
+        self.wants_winnable = False
+        self.winnable = False
         #: A past day's deal played from the archive (``daily`` is that day, whose code is
         #: public): practice, never cut at the code's publication, on the archive board.
         self.archive = archive

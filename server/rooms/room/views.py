@@ -86,6 +86,7 @@ class RoomViews(RoomProgress[M]):
             rated=self.rated,
             quick=self.quick,
             bots=self.bots,
+            winnable=self.winnable,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:
