@@ -10,7 +10,7 @@ from typing import Any
 
 from protocol import GameCode, Rules
 from protocol.commitment import commitment
-from protocol.messages import Create, Error, Rematch, Resign, Room
+from protocol.messages import Create, Daily, Error, Rematch, Resign, Room
 from server.rooms import HubConfig
 from server.rooms import events as ev
 from server.rooms.effects import Effect, Prove
@@ -218,3 +218,13 @@ def test_a_quick_race_is_dealt_a_winnable_deal() -> None:
     room = cl.last(a, Room)
     assert room.quick and room.rated and room.winnable
     assert room.commitment == commitment(code_of(asked[0]), SALT)
+
+
+def test_a_daily_room_says_its_deal_is_winnable() -> None:
+    """The daily's deal is chosen proven (its par is the solver's line): ``winnable``."""
+    cl = Clients(CONFIG)
+    ann = cl.hello("ann")
+    effects = cl.send(ann, Daily())
+    [room] = [m for m in to(effects, ann) if isinstance(m, Room)]
+    assert room.max_players == 1 and room.winnable
+    assert proofs(effects) == []  # nothing of the stock's
