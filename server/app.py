@@ -127,7 +127,10 @@ async def open_server(
     """
     store = SqlStore(options.db)
     store.fairplay = options.fairplay
-    solver = SolverPool(daily_processes=options.solver_processes)
+    solver = SolverPool(
+        daily_processes=options.solver_processes,
+        stock_processes=min(options.solver_processes, 1),  # 0 (tests): a thread
+    )
     try:
         try:
             before, after = await migrate.upgrade_from(store)

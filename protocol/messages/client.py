@@ -65,6 +65,7 @@ class Create:
         F("rated", Bool(), False),
         F("bots", Bool(), False),
         F("invite_only", Bool(), False),
+        F("winnable", Opt(Bool()), False),
     )
     rules: str | None = None
     code: str | None = None
@@ -80,6 +81,10 @@ class Create:
     #: Only its invite link lets anyone in (docs/protocol.md 4.32): ``join`` and ``watch``
     #: need the room's ``key``, which ``room`` gives its members.
     invite_only: bool = False
+    #: Random deals proven winnable by the solver (issue 40): nil (left out) means yes for
+    #: a room without a code; false asks for plain random deals (refused if ``rated``);
+    #: true with a ``code`` is refused (docs/protocol.md 4.3).
+    winnable: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,6 +183,7 @@ class Room:
         F("quick", Bool(), False),  # issue 29: optional, an older server leaves it out
         F("bots", Bool(), False),  # issue 40: BOT accounts may join; optional for an older one
         F("key", Opt(Str(32)), False),  # issue 40: an invite-only room's key; sent always
+        F("winnable", Bool(), False),  # issue 40: the deal was proven; optional for an older one
     )
     room: str
     you: str
@@ -212,6 +213,9 @@ class Room:
     #: An invite-only room's key (docs/protocol.md 4.32): its invite link carries it as
     #: ``?k=``; None for a room anyone with its code may join.
     key: str | None = None
+    #: The solver proved this race's deal winnable (docs/protocol.md 4.3); false: a plain
+    #: random deal, a host's code, or one not proven in time (the stock was empty).
+    winnable: bool = False
 
 
 @dataclass(frozen=True, slots=True)

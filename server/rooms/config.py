@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..domain.daily import DAILY_TIME_LIMIT_S
+from ..domain.daily import DAILY_BUDGET_NODES, DAILY_TIME_LIMIT_S
 
 __all__ = ["HubConfig"]
 
@@ -99,3 +99,15 @@ class HubConfig:
     quick_max_players: int = 4
     quick_max_wait_s: float = 20.0
     quick_fill_s: float = 6.0
+    #: The stock of proven-winnable secret deals (``rooms.deals``, docs/protocol.md 4.3):
+    #: deals kept per rule set, the solver's budget for proving one (the daily's), how many
+    #: deals a room whose deal was dealt from an empty stock is dealt at most before it
+    #: races unproven, the proofs out at once for the stock, how many rule sets are
+    #: stocked, and those always stocked (the quick race's, ``quick.QUICK_RULES``, and the
+    #: default).
+    winnable_stock: int = 32
+    winnable_budget_nodes: int = DAILY_BUDGET_NODES
+    winnable_tries: int = 3
+    winnable_in_flight: int = 2
+    winnable_rule_sets: int = 8
+    winnable_rules: tuple[str, ...] = ("C",)

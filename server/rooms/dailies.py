@@ -130,6 +130,7 @@ class Dailies(Part):
             salt=salt,
             archive=archive,
         )
+        room.winnable = par is not None  # the daily is chosen proven: its par is the line's
         room.seat_player(p)
         self._rooms[code] = room
         log.info(

@@ -24,6 +24,7 @@ __all__ = [
     "Query",
     "Forget",
     "Solve",
+    "Prove",
     "Examine",
     "Effect",
     "Journal",
@@ -165,6 +166,20 @@ class Solve:
     budget_nodes: int
 
 
+@dataclass(frozen=True, slots=True)
+class Prove:
+    """Ask the solver, within ``budget_nodes`` positions, whether the deal of ``rules`` and
+    ``seed`` (a secret 128-bit seed) is won, on the solver's stock lane (never delaying a
+    hint or a post-mortem); then call ``Hub.handle(DealProven(...))`` with the verdict
+    (``failed`` if the solver could not run). ``room``: the room waiting for this proof
+    (its deal, drawn when the stock was empty: ``Deals``), or "" for the stock's own."""
+
+    rules: str
+    seed: int | bytes
+    budget_nodes: int
+    room: str = ""
+
+
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x
 class Journal:
     """Record a running race's start or one of its actions. Written in groups, a little
@@ -293,6 +308,7 @@ Effect = (
     | Forget
     | Journal
     | Solve
+    | Prove
     | Examine
     | Locate
     | Handover

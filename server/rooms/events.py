@@ -38,7 +38,9 @@ __all__ = [
     "Control",
     "DailyBegun",
     "DailyRefused",
+    "DealProven",
     "Enforce",
+    "FillStock",
     "Disconnected",
     "GhostAnswered",
     "HelloRefused",
@@ -172,6 +174,22 @@ class HintReady:
 
 
 @dataclass(frozen=True, slots=True)
+class DealProven:
+    """The solver's verdict on a ``Prove``: ``won``, ``lost``, ``unknown`` (the budget ran
+    out), or ``failed`` (it could not run)."""
+
+    rules: str
+    seed: int | bytes
+    verdict: str
+    room: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FillStock:
+    """The server is up: start filling the stock of winnable deals (``Deals.fill``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class HintFailed:
     """The solver could not run: the player may ask again."""
 
@@ -287,6 +305,8 @@ HubEvent: TypeAlias = (
     | PostMortemAnswered
     | HintReady
     | HintFailed
+    | DealProven
+    | FillStock
     | DailyBegun
     | DailyRefused
     | Restore

@@ -102,6 +102,7 @@ class Hub(Queries):
         new_invite_key: Callable[[], str] = lambda: secrets.token_urlsafe(INVITE_KEY_BYTES),
         boot_id: str | None = None,
         node: str = "",
+        stock_seed: Callable[[], int | bytes] = lambda: secrets.token_bytes(SEED_BYTES),
     ) -> None:
         self.config = config or HubConfig()
         #: This node's id in a cluster (docs/cluster.md); "" alone.
@@ -114,6 +115,7 @@ class Hub(Queries):
             new_room_code=new_room_code,
             new_invite_key=new_invite_key,
             boot=boot_id or secrets.token_hex(6),
+            stock_seed=stock_seed,  # the candidates of the stock of winnable deals
         )
         self._handshake = Handshake(shared, play)
         self._password = self._handshake.password
@@ -213,6 +215,14 @@ class Hub(Queries):
                 return self.adopt_lobby(code, snapshot, now, owner=owner)
             case ev.RoomLost(code):
                 return self.drop_room(code, now)
+            case ev.DealProven(rules, seed, verdict, room):  # the stock of winnable deals
+                self._begin(now)
+                self._play.deals.proven(rules, seed, verdict, room)
+                return self._flush()
+            case ev.FillStock():
+                self._begin(now)
+                self._play.deals.fill()
+                return self._flush()
             case ev.Enforce(marks, closed, muted):  # the operator's marks (Enforcement)
                 self._begin(now)
                 self._enforcement.apply(marks, closed, muted, now)

@@ -79,6 +79,8 @@ class Lobbies(Part):
                 "hints": r.hints,
                 "rated": r.rated,
                 "quick": r.quick,
+                "wants_winnable": r.wants_winnable,
+                "winnable": r.winnable and not over,
                 "players": [[m.id, m.name] for m in r.players],
                 "spectators": [[m.id, m.name] for m in r.spectators],
                 "ready": sorted(r.ready) if not over else [],
@@ -103,7 +105,8 @@ class Lobbies(Part):
             return False
         watchers = [p for p in (self._member(i, n, now, owner) for i, n in snap["spectators"]) if p]
         host = next((p for p in players if p.id == snap["host"]), players[0])
-        if deal is None:  # after a race: a new deal, as a rematch draws
+        fresh = deal is None  # after a race: a new deal, as a rematch draws (below)
+        if deal is None:
             fixed = None
             deal = GameCode(rules, self._random_deal())
             salt: str | None = self._new_salt()
@@ -125,6 +128,11 @@ class Lobbies(Part):
         )
         # An older node's snapshot has no "quick": an ordinary room, as it was then.
         room.quick = bool(snap.get("quick", False))
+        # An older node's snapshot has no "winnable": its deal is not proven, as it was not.
+        room.wants_winnable = bool(snap.get("wants_winnable", False))
+        room.winnable = bool(snap.get("winnable", False))
+        if fresh:
+            self._play.redeal(room, drawn=True)
         for p in players:
             room.seat_player(p)
         for p in watchers:

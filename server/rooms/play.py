@@ -20,6 +20,7 @@ from protocol import GameCode, InvalidCodeError, InvalidRulesError, Rules
 from protocol.messages import Create, Left, Message
 
 from ..domain.records import RaceRecord, RatingChange
+from .deals import Deals
 from .effects import Locate, Persist, Send
 from .room import Refusal, Room, RoomState
 from .shared import Part, Shared
@@ -29,6 +30,9 @@ __all__ = ["Play"]
 
 #: The refusal of ``create`` with ``rated`` and a ``code`` (docs/protocol.md 4.3).
 RATED_CODE_TEXT = "a rated room always gets a fresh secret deal: give rules, not a code"
+#: The refusals of ``create``'s ``winnable`` where it cannot hold (docs/protocol.md 4.3).
+WINNABLE_CODE_TEXT = "a room with a code plays that deal: winnable is for random deals"
+WINNABLE_RATED_TEXT = "a rated room is always dealt a winnable deal: leave winnable out"
 
 log = logging.getLogger("yukon.rooms")
 
@@ -45,12 +49,20 @@ class Play(Part):
         new_room_code: Callable[[], str],
         new_invite_key: Callable[[], str] = lambda: "",
         boot: str,
+        stock_seed: Callable[[], int | bytes] | None = None,
     ) -> None:
         super().__init__(shared)
         self.random_deal = random_deal
         #: An invite-only room's key (``Hub``'s: 12 random URL-safe characters).
         self.new_invite_key = new_invite_key
         self.new_salt = new_salt
+        #: The deals of rooms with a random deal, and the stock of proven ones (issue 40).
+        self.deals = Deals(
+            shared,
+            random_deal=random_deal,
+            new_salt=new_salt,
+            stock_seed=stock_seed or random_deal,
+        )
         self._new_room_code = new_room_code
         #: Makes race ids unique across restarts (``RaceRecord.uid``).
         self._boot = boot
@@ -91,6 +103,11 @@ class Play(Part):
         race_id = self.next_race_id()
         return race_id, f"{self._boot}-{race_id}"
 
+    def redeal(self, room: Room[_Player], *, drawn: bool = False) -> None:
+        """A new secret deal for the room's next race (``Deals.deal``; ``drawn``: the
+        room was just made with a fresh secret deal)."""
+        self.deals.deal(room, drawn=drawn)
+
     def vacated(self, room: Room[_Player]) -> None:
         del self._rooms[room.code]
         self._uncount(room.code)
@@ -121,6 +138,10 @@ class Play(Part):
             # A known deal can be solved before the race (issue 40: a pasted line won a
             # rated race in 4 s), so a rated room is always dealt a fresh secret deal.
             self._error(c, "rated_code", RATED_CODE_TEXT)
+            return
+        if (msg.winnable and msg.code is not None) or (msg.rated and msg.winnable is False):
+            text = WINNABLE_CODE_TEXT if msg.code is not None else WINNABLE_RATED_TEXT
+            self._error(c, "bad_winnable", text)
             return
         fixed: GameCode | None = None
         try:
@@ -153,6 +174,9 @@ class Play(Part):
         room.bots = msg.bots or p.bot  # a bot's own room takes bots
         if msg.invite_only:
             room.invite_key = self.new_invite_key()
+        if fixed is None:  # a random deal: winnable unless the host said no (never if rated)
+            room.wants_winnable = msg.rated or msg.winnable is not False
+            self.redeal(room, drawn=True)
         self.open_room(c, p, room)
         log.info("%s created room %s (%s)", p.name, code, fixed or rules)
         room.room_changed(now, progress=False)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.stock import DealStock
 from .lobbies import Lobbies
+from .play import Play
 from .room import Room, RoomState
 from .shared import Shared
 from .state import _Conn, _Player
@@ -26,12 +28,18 @@ class Queries:
     _conns: dict[int, _Conn]
     _rooms: dict[str, Room[_Player]]
     _lobbies: Lobbies
+    _play: Play
 
     # -- figures for logs and metrics -----------------------------------------------------
 
     @property
     def connections(self) -> int:
         return len(self._conns)
+
+    @property
+    def winnable_stock(self) -> DealStock:
+        """The stock of proven-winnable deals (``rooms.deals``): its size, its figures."""
+        return self._play.deals.stock
 
     @property
     def rooms(self) -> int:

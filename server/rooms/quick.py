@@ -260,6 +260,8 @@ class Quick(Part):
             rated=True,  # every quick race is rated (docs/ratings.md)
         )
         room.quick = True
+        room.wants_winnable = True  # rated: a deal the solver proved won (issue 40)
+        play.redeal(room, drawn=True)
         self._rooms[code] = room
         for p in members:
             room.seat_player(p)

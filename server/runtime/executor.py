@@ -46,7 +46,9 @@ from ..domain.leaderboard import Leaderboards
 from ..domain.ratings import DEFAULT_RATING
 from ..domain.records import LiveRace, Standing
 from ..domain.replays import Replays
+from ..domain.stock import prove
 from ..rooms import Hub
+from ..rooms import events as ev
 from ..rooms.effects import (
     Authenticate,
     BeginDaily,
@@ -63,6 +65,7 @@ from ..rooms.effects import (
     Persist,
     PoolEnter,
     PoolLeave,
+    Prove,
     Query,
     QuickInvite,
     Rate,
@@ -177,6 +180,8 @@ class RaceServer:
                 db_write_failures=lambda: self.writer.failures,
                 db_write_retries=lambda: self.writer.retries,
                 hints_in_progress=lambda: self.hints_in_progress,
+                winnable_stock=lambda: self.hub.winnable_stock.size(),
+                winnable_unproven=lambda: self.hub.winnable_stock.figures.empty,
             ),
             node=hub.node,
         )
@@ -204,6 +209,8 @@ class RaceServer:
     async def start(self, host: str, port: int, *, ssl: SSLContext | None = None) -> None:
         """Listen on ``host:port`` (port 0 picks a free one); with ``ssl``, wss:// only."""
         await self.listener.start(host, port, ssl=ssl)
+        # The stock of winnable deals starts filling now, in the background (``_prove``).
+        self._apply(self.hub.handle(ev.FillStock(), self._now()))
 
     @property
     def port(self) -> int:
@@ -352,6 +359,8 @@ class RaceServer:
                     self._spawn(self._solve(effect))
                 case Examine():
                     self._spawn(self._examine(effect))
+                case Prove():
+                    self._spawn(self._prove(effect))
                 case Rate():
                     self._spawn(self._rate(effect))
                 case (
@@ -623,6 +632,22 @@ class RaceServer:
             verdict = "best" if sent[0].verdict == "best" else solution.verdict
             self.metrics.hint_solved(verdict, time.perf_counter() - started)
         self._apply(effects)
+
+    async def _prove(self, effect: Prove) -> None:
+        """Prove a deal for the stock of winnable deals (or a room's, dealt while it was
+        empty) on the solver's stock lane, then hand the verdict to the hub."""
+        try:
+            verdict = await self.solver.run(
+                Lane.STOCK, prove, effect.rules, effect.seed, effect.budget_nodes
+            )
+        except asyncio.CancelledError:  # the server is closing
+            return
+        except Exception as exc:  # the worker died (BrokenProcessPool), or we are closing
+            log.warning("winnable deals: the solver failed (%s)", type(exc).__name__)
+            verdict = "failed"
+        self.metrics.winnable_proofs.labels(verdict).inc()
+        event = ev.DealProven(effect.rules, effect.seed, verdict, effect.room)
+        self._apply(self.hub.handle(event, self._now()))
 
     def _schedule(self) -> None:
         # The deadline is kept beside the handle: uvloop's ``call_at`` for a time already

@@ -24,7 +24,14 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-__all__ = ["Metrics", "Live", "LATENCY_BUCKETS", "HINT_BUCKETS", "HINT_VERDICTS"]
+__all__ = [
+    "Metrics",
+    "Live",
+    "LATENCY_BUCKETS",
+    "HINT_BUCKETS",
+    "HINT_VERDICTS",
+    "WINNABLE_VERDICTS",
+]
 
 # prometheus_client adds a ``<name>_created`` sample to each counter and histogram (the
 # time it was made). In the text format it becomes a gauge family of its own per metric,
@@ -42,6 +49,9 @@ HINT_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 #: start: the solver's verdict, except that an undecided one that offered the best move
 #: found (the ``best`` answer, docs/solver.md "Hints") is ``best``, not ``unknown``.
 HINT_VERDICTS = ("won", "lost", "unknown", "best")
+#: What a proof for the stock of winnable deals came to (``yukon_winnable_proofs_total``):
+#: the solver's verdict, or ``failed`` when it could not run.
+WINNABLE_VERDICTS = ("won", "lost", "unknown", "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +65,10 @@ class Live:
     db_write_failures: Callable[[], float]
     db_write_retries: Callable[[], float]
     hints_in_progress: Callable[[], float]
+    #: The stock of proven-winnable deals (``domain.stock``): held now, and rooms dealt a
+    #: deal while it had none for their rules (proven on the spot, or raced unproven).
+    winnable_stock: Callable[[], float] = lambda: 0.0
+    winnable_unproven: Callable[[], float] = lambda: 0.0
 
 
 class _Read(Collector):
@@ -195,6 +209,33 @@ class Metrics:
             buckets=HINT_BUCKETS,
             registry=registry,
         )
+
+        if live is not None:
+            registry.register(
+                _Read(
+                    (
+                        "yukon_winnable_stock",
+                        "gauge",
+                        "Secret deals proven winnable, kept for the next rooms.",
+                        live.winnable_stock,
+                    ),
+                    (
+                        "yukon_winnable_stock_empty_total",
+                        "counter",
+                        "Rooms that wanted a winnable deal while the stock had none.",
+                        live.winnable_unproven,
+                    ),
+                )
+            )
+        #: Deals the solver judged for the stock (or a room's, on the spot), by verdict.
+        self.winnable_proofs = Counter(
+            "yukon_winnable_proofs_total",
+            "Deals the solver judged for the stock of winnable deals, by verdict.",
+            ["verdict"],
+            registry=registry,
+        )
+        for verdict in WINNABLE_VERDICTS:  # every series from the start, as the hints'
+            self.winnable_proofs.labels(verdict)
 
     def hint_solved(self, verdict: str, seconds: float) -> None:
         """A verdict went to its asker, ``seconds`` after the hub asked for it."""

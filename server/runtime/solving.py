@@ -1,4 +1,5 @@
-"""The solver's worker processes, as one object: hints, post-mortems and the daily deal.
+"""The solver's worker processes, as one object: hints, post-mortems, the daily deal and
+the stock of winnable deals.
 
 The solver holds the GIL while it runs (its C search too), so it never runs on the event
 loop: each job goes to a worker process (``server.runtime.workers``). What every user of it needs
@@ -7,8 +8,8 @@ first use with the real stderr, start anew after a worker died (a broken pool st
 broken), cancel what is awaited when the server closes, and count the jobs in flight.
 ``SolverPool`` does it once.
 
-Each kind of job has a lane (its own worker process): a post-mortem of a long run, or the
-day's deal being chosen, never delays a hint.
+Each kind of job has a lane (its own worker process): a post-mortem of a long run, the
+day's deal being chosen, or the stock being filled, never delays a hint.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class Lane(enum.Enum):
     HINT = "hint"
     POSTMORTEM = "postmortem"
     DAILY = "daily"
+    #: The stock of winnable deals (``domain.stock``): filled in the background, and a
+    #: room's deal proven on the spot when the stock was empty.
+    STOCK = "stock"
 
 
 class SolverClosedError(RuntimeError):
@@ -48,10 +52,16 @@ class SolverPool:
     Hints and post-mortems have one worker process each. The daily deal has
     ``daily_processes`` (``yukon serve --solver-processes``); 0 chooses it on a thread of
     this process instead (tests: a process per test server would cost more than the deal).
+    The stock of winnable deals has ``stock_processes`` (one; 0: a thread, likewise).
     """
 
-    def __init__(self, *, daily_processes: int = 1) -> None:
-        self.workers = {Lane.HINT: 1, Lane.POSTMORTEM: 1, Lane.DAILY: daily_processes}
+    def __init__(self, *, daily_processes: int = 1, stock_processes: int = 1) -> None:
+        self.workers = {
+            Lane.HINT: 1,
+            Lane.POSTMORTEM: 1,
+            Lane.DAILY: daily_processes,
+            Lane.STOCK: stock_processes,
+        }
         self._pools: dict[Lane, Executor] = {}
         self._jobs: dict[Lane, set[asyncio.Future[Any]]] = {lane: set() for lane in Lane}
         self._closed = False

@@ -155,6 +155,8 @@ CLIENT_MESSAGES: list[Any] = [
     Finish(7),
     Player("ann"),
     Create(rules="C", rated=True),
+    Create(rules="C", winnable=False),
+    Create(rules="C", winnable=True),
     Quick(),
     Quick(leave=True),
     Report("bob"),
@@ -220,6 +222,7 @@ SERVER_MESSAGES: list[Any] = [
     PlayerPage("bob", None, True, None, 0, 0, (), 0, 0, ()),
     Welcome(PROTOCOL_VERSION, "ann", "tok", 60, None, 1562, False, 3, 5),
     replace(ROOM, rated=True, players=(RoomPlayer("ann", True, True, 1562, True),)),
+    replace(ROOM, rated=True, quick=True, winnable=True),
     Pool("waiting", 3, 4200, 20_000, 180, "most races start 18:00-22:00 UTC"),
     Pool("left", 0, 0, 20_000, 75, None),
     Reported("bob", "r-1"),
@@ -431,6 +434,24 @@ def test_hints_fields() -> None:
     assert "'seq'" in field_error(answer, decode_server).text
     answer = {"t": "hint_answer", "seq": 0, "verdict": "lost"}
     assert "missing field 'move'" in field_error(answer, decode_server).text
+
+
+def test_winnable_fields() -> None:
+    """``create.winnable`` (issue 40) is true, false or nil, and nil (or left out) is the
+    default the server reads as "yes, without a code"; ``room.winnable`` is always sent
+    and read as false from a server that predates it."""
+    assert decode_client(pack({"t": "create"})).winnable is None
+    assert decode_client(pack({"t": "create", "winnable": None})).winnable is None
+    assert decode_client(pack({"t": "create", "winnable": False})).winnable is False
+    assert decode_client(pack({"t": "create", "winnable": True})).winnable is True
+    assert field_error({"t": "create", "winnable": 1}).text.startswith("field 'winnable'")
+    assert body_of(Create())["winnable"] is None
+    body = body_of(replace(ROOM, winnable=True))
+    assert list(body)[-1] == "winnable" and body["winnable"] is True
+    del body["winnable"]
+    assert decode_server(pack(body)) == ROOM
+    assert ROOM.winnable is False
+    assert field_error({**body_of(ROOM), "winnable": None}, decode_server).code == "bad_field"
 
 
 def test_unknown_keys_are_ignored() -> None:

@@ -92,6 +92,12 @@ class FakeOutside:
     def new_salt(self) -> str:
         return SALT
 
+    def redeal(self, room: Room[Seat]) -> None:
+        """A plain random deal (the hub's ``Deals`` and its stock have tests of their own)."""
+        room.fixed = None
+        room.deal = GameCode(room.rules, self.random_deal())
+        room.salt = self.new_salt()
+
     def vacated(self, room: Room[Seat]) -> None:
         self.vacated_rooms.append(room.code)
 

@@ -113,6 +113,10 @@ class RoomBase(Generic[M]):
         #: An invite-only room's key (``create.invite_only``, docs/protocol.md 4.32): a
         #: ``join`` or ``watch`` without it is answered as for a room that does not exist.
         self.invite_key: str | None = None
+        #: Its random deals are to be proven winnable (``create.winnable``; always for a
+        #: rated or quick room), and whether this deal was (``rooms.deals``, ``room.winnable``).
+        self.wants_winnable = False
+        self.winnable = False
         #: A past day's deal played from the archive (``daily`` is that day, whose code is
         #: public): practice, never cut at the code's publication, on the archive board.
         self.archive = archive

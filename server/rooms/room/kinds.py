@@ -145,6 +145,11 @@ class Outside(Protocol[_M_contra]):
 
     def new_salt(self) -> str: ...
 
+    def redeal(self, room: Any) -> None:
+        """A new secret deal for the room's next race (its ``deal``, ``salt``, ``winnable``:
+        ``rooms.deals``)."""
+        ...
+
     def vacated(self, room: Any) -> None:
         """The last player left: the room is gone (its code, its counts)."""
         ...

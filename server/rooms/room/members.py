@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 
-from protocol import GameCode
 from protocol.messages import Countdown, Error
 
 from ..timers import TimerKind
@@ -191,8 +190,7 @@ class RoomLobby(RoomRace[M]):
         self.ghost_due = None
         self.ready.clear()
         if self.ghost is None:  # a ghost room races the same run on its deal again
-            self.fixed = None  # a rematch is always a new deal, drawn at random
-            self.deal = GameCode(self.rules, self._outside.random_deal())
-            self.salt = self._outside.new_salt()
+            # a rematch is always a new deal, drawn in secret (winnable if the room wants)
+            self._outside.redeal(self)
         self.room_changed(now, progress=False)
         return None

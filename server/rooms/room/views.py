@@ -87,6 +87,7 @@ class RoomViews(RoomProgress[M]):
             quick=self.quick,
             bots=self.bots,
             key=self.invite_key,
+            winnable=self.winnable,
         )
 
     def race_msg(self, runner: Runner, now: float) -> RaceMsg:

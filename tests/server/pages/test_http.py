@@ -307,6 +307,9 @@ async def test_metrics_count_a_short_race(db_url: str, tmp_path: Path) -> None:
             "yukon_hint_solves": "counter",
             "yukon_hint_failures": "counter",
             "yukon_hint_seconds": "histogram",
+            "yukon_winnable_stock": "gauge",
+            "yukon_winnable_stock_empty": "counter",
+            "yukon_winnable_proofs": "counter",
         }
         assert all(f.documentation for f in families.values())
         values = metric_values(reply.text)
