@@ -942,10 +942,12 @@ async def test_an_invite_link_of_a_closed_room_shows_its_last_race(
         # The replay link it shows is the run's.
         replay = (await fetch(server, f"/replay/{result.race}/alice?format=json")).json()
         assert replay["player"] == "alice" and replay["moves"] == 1
-        # A code that never had a room: closed, nothing to show.
+        # A code that never had a room: not open, and not said to be closed (issue 42:
+        # the server cannot tell "never existed" from "closed before a race").
         other = "23456" if code != "23456" else "23457"
         page = await fetch(server, f"/r/{other}")
-        assert page.status == 404 and f"Room {other} is closed" in page.text
+        assert page.status == 404 and f"No room {other} is open" in page.text
+        assert "is closed" not in page.text and "Everyone has left" not in page.text
         assert "<table" not in page.text
         data = (await fetch(server, f"/r/{other}?format=json")).json()
         assert data == {"room": other, "open": False, "node": None, "last_race": None}
