@@ -18,7 +18,11 @@
   like any other.
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
-version, another connection of the same player (4001), an address that is not a URL.
+version, another connection of the same player (4001), an address that is not a URL, a
+``ws://`` address of a server that speaks TLS (the status names its ``wss://`` address).
+The first time on a server (no token, no name) the websocket is opened first and nothing
+said on it: only a server that answers gets ``need_name``, so that an address with
+nothing behind it says so (``retrying``) instead of asking a name for nobody.
 A name the server refuses puts it in ``need_name`` until ``login`` gives another; a private
 server that refuses the password (none, or a wrong one) puts it in ``need_password`` until
 ``use_password`` gives one, which is kept per server once the server takes it.
