@@ -382,12 +382,13 @@ class YukonApp(App[None]):
         if status.kind not in ("connecting", "retrying"):
             self._answered = status.kind != "failed"
             box, self._unreachable = self._unreachable, None
-            if box is not None and box in self.screen_stack and self.screen_stack[-1] is box:
-                box.dismiss()
+            if box is not None and box.is_current:
+                box.dismiss()  # if still being pushed, it sees the answer itself (on_mount)
             return status
         if status.kind != "retrying" or "retrying in" not in status.text:
             return status
-        title = "Nothing answers"
+        silent = status.text.startswith(("nothing answers", "no answer from", "cannot reach"))
+        title = "Nothing answers" if silent else "Cannot connect"  # else: not a race server?
         code = self.session.invite
         if code is not None:
             title = f"Room {code} can't be reached"

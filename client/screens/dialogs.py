@@ -327,6 +327,17 @@ class UnreachableScreen(ModalScreen[None]):
             )
             yield Static(Text("Esc waits in the lobby · q quits", style="#8a8a8a"))
 
+    def on_mount(self) -> None:
+        # The app dismisses it when the server answers; an answer that came while the
+        # box was still being pushed is seen here.
+        self.set_interval(0.2, self._check)
+        self._check()
+
+    def _check(self) -> None:
+        kind = host(self).link_state.kind
+        if kind not in ("connecting", "retrying") and self.is_current:
+            self.dismiss()
+
     def update(self, text: str) -> None:
         """The latest attempt's outcome (the wait before the next one changes)."""
         self.text = text

@@ -360,7 +360,7 @@ class LobbyScreen(Base):
             event.stop()
             return
         target = "#room-code"
-        if focused is not None and focused.id in ("archive",):
+        if focused is not None and focused.id == "archive":
             target = "#archive-date"
         elif focused is not None and any(a.id == "new-room" for a in focused.ancestors):
             target = "#code"

@@ -11,8 +11,15 @@ from pathlib import Path
 from textual.widgets import Button, Input
 
 from client.config import LOCAL_KEY
+from client.connection import LinkStatus
 from client.quick import quick_from
-from client.screens import HelpScreen, LeaderboardScreen, LobbyScreen, NameScreen
+from client.screens import (
+    HelpScreen,
+    LeaderboardScreen,
+    LobbyScreen,
+    NameScreen,
+    UnreachableScreen,
+)
 from protocol.messages import (
     Create,
     Error,
@@ -229,3 +236,21 @@ async def test_a_name_with_a_slash_is_refused_at_registration(tmp_path: Path) ->
             await pilot.press(*(["backspace"] * 7), *"ann-bob", "enter")
             await online(pilot, app)
             assert app.session.me == "ann-bob"
+
+
+async def test_the_nothing_answers_box_goes_when_the_server_answers_at_once() -> None:
+    """A failed first attempt, then at once an answer (a loaded machine's hello that timed
+    out, then the retry's welcome): the box, pushed a moment ago, does not stay over the
+    lobby, whose keys work."""
+    app, link = fake_app()
+    async with app.run_test(size=(100, 36)) as pilot:
+        await pilot.pause()
+        app.link_status(LinkStatus("retrying", "no answer from x:1; retrying in 0.5 s"))
+        app.link_status(LinkStatus("online", "connected to x:1 as alice"))
+        feed(app, welcome())
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await pilot.pause()
+        assert not any(isinstance(s, UnreachableScreen) for s in app.screen_stack)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(link.sent[-1], Create)
