@@ -493,3 +493,31 @@ async def test_a_missing_password_is_logged_as_missing_not_wrong(
     assert len(said) == 2, said
     assert "missing password" in said[0] and "wrong" not in said[0], said
     assert "wrong password" in said[1], said
+
+
+async def test_two_pipelined_gets_in_one_packet_get_both_answers(tmp_path: Path) -> None:
+    """Issue 42: two GETs written in one packet to the server as ``yukon serve`` wires it
+    (its pages, a real socket) got no answer at all; each is answered, in order, on the
+    one connection (``server.runtime.plainhttp``; its own tests cover the edge cases)."""
+    import asyncio
+
+    from server.app import ServeOptions, open_server
+
+    options = ServeOptions(
+        port=0, db=f"sqlite:///{tmp_path}/h.db", spool=tmp_path / "s.jsonl", solver_processes=0
+    )
+    async with open_server(options) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        get = "GET {} HTTP/1.1\r\nHost: x\r\n\r\n"
+        writer.write((get.format("/healthz") + get.format("/no-such-page")).encode())
+        statuses, bodies = [], []
+        for _ in range(2):
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 20)
+            lines = head.decode("latin-1").split("\r\n")
+            statuses.append(int(lines[0].split(" ")[1]))
+            length = next(
+                int(h.split(":")[1]) for h in lines if h.lower().startswith("content-length")
+            )
+            bodies.append(await asyncio.wait_for(reader.readexactly(length), 20))
+        writer.close()
+    assert statuses == [200, 404] and bodies[0] == b"ok\n", (statuses, bodies)
