@@ -22,7 +22,18 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from protocol.messages import DailyDeal, Finish, Message, MoveMsg, Undo, Welcome
+from protocol.messages import (
+    DailyDeal,
+    Error,
+    Finish,
+    Join,
+    Message,
+    MoveMsg,
+    Room,
+    Undo,
+    Watch,
+    Welcome,
+)
 
 from .closed import room_state
 from .config import (
@@ -38,6 +49,7 @@ from .config import (
 from .connection import BACKOFF, Connection, Link, LinkStatus
 from .dailylog import HeadMemory, check_day
 from .host import Host
+from .quick import quick_from
 from .screens import (
     AlertScreen,
     Base,
@@ -51,6 +63,7 @@ from .screens import (
     ResultsScreen,
     RoomScreen,
     TrustScreen,
+    UnreachableScreen,
     WatchScreen,
 )
 from .state import Session
@@ -204,6 +217,15 @@ class YukonApp(App[None]):
         self.decks = DeckMemory(store.directory) if store is not None else None
         self._asking_name = False
         self._asking_password = False
+        #: The server answered (or refused) this run: a later failure is a drop, said on
+        #: the status line; before it, nothing answering is said in a box of its own.
+        self._answered = False
+        self._unreachable: UnreachableScreen | None = None
+        self._unreachable_seen = False
+        #: A room the lobby joins by Enter (``join_or_watch``), until the server answers.
+        self._joining: str | None = None
+        #: ``--quick`` was welcomed back into a room: the room's resync decides (``quick_from``).
+        self._quick_resync = False
 
     @property
     def where(self) -> str:
@@ -234,7 +256,8 @@ class YukonApp(App[None]):
                 self.link.aim_at(state.node)
             if state is not None and not state.open:
                 self.session.invite = None
-                self.session.say(f"invite link: room {code} is closed", "error")
+                said = "is closed" if state.last_race is not None else "is not open"
+                self.session.say(f"invite link: room {code} {said}", "error")
                 # Nothing is said to the server (no name asked) until the player goes
                 # on: to the lobby, or to replay or race a run of the closed room.
                 go_on = asyncio.Event()
@@ -276,6 +299,14 @@ class YukonApp(App[None]):
     def link_message(self, message: Message) -> None:
         if isinstance(message, Welcome):
             self._load_deck(message.name)
+            # --quick, but the token put us back in a room: decided on its resync (below).
+            self._quick_resync = self.session.quick and message.room is not None
+        if self._watch_instead(message):
+            return
+        if isinstance(message, Room) and self._quick_resync:
+            self._quick_resync = self.session.quick = False
+            for out in quick_from(message):  # the resync itself is taken in below
+                self.link.send(out)
         known = len(self.session.dailies)
         hinted = list(self.session.hinted_rooms)
         for reply in self.session.receive(message, self.clock()):
@@ -325,11 +356,13 @@ class YukonApp(App[None]):
         self.sync()
 
     def link_status(self, status: LinkStatus) -> None:
+        status = self._unanswered(status)
         was = self.link_state
         self.link_state = status
         self.link_serial = self.session.status.serial
         if was.kind == "online" and status.kind != "online":
             self.session.connection_lost(self.clock())
+        was_answered = self._answered or status.kind != "failed"
         if status.kind == "need_name" and not self._asking_name:
             self._ask_name(status.text)
         if status.kind == "need_password" and not self._asking_password:
@@ -338,7 +371,44 @@ class YukonApp(App[None]):
             self._ask_trust(status)
         if status.kind == "failed" and status.text.startswith("REFUSED"):
             self.push_screen(AlertScreen("Certificate changed", status.text))
+        elif status.kind == "failed" and not was_answered:
+            # Retrying cannot mend it (a wss:// server dialled as ws://, another protocol
+            # version): the whole reason, and how to start again, before anything else.
+            self.push_screen(AlertScreen("Cannot connect", status.text))
         self.sync()
+
+    def _unanswered(self, status: LinkStatus) -> LinkStatus:
+        """Before the server has ever answered: nothing answering at the address (or an
+        invite link's room that cannot be reached because of it) is said at once in a box
+        over the lobby (``UnreachableScreen``), which closes once the server answers."""
+        if self._answered:
+            return status
+        if status.kind not in ("connecting", "retrying"):
+            self._answered = status.kind != "failed"
+            box, self._unreachable = self._unreachable, None
+            if box is not None and box.is_current:
+                box.dismiss()  # if still being pushed, it sees the answer itself (on_mount)
+            return status
+        if status.kind != "retrying" or "retrying in" not in status.text:
+            return status
+        silent = status.text.startswith(("nothing answers", "no answer from", "cannot reach"))
+        title = "Nothing answers" if silent else "Cannot connect"  # else: not a race server?
+        code = self.session.invite
+        if code is not None:
+            title = f"Room {code} can't be reached"
+            status = LinkStatus(
+                status.kind, f"invite link: room {code} can't be reached: {status.text}"
+            )
+        if self._unreachable is not None:
+            self._unreachable.update(status.text)
+        elif not self._unreachable_seen:  # once: Esc waits in the lobby for good
+            self._unreachable_seen = True
+            self._unreachable = UnreachableScreen(title, status.text)
+            self.push_screen(self._unreachable, lambda _: self._closed_unreachable())
+        return status
+
+    def _closed_unreachable(self) -> None:
+        self._unreachable = None
 
     def _ask_name(self, problem: str) -> None:
         self._asking_name = True
@@ -378,6 +448,29 @@ class YukonApp(App[None]):
         self.push_screen(TrustScreen(self.where, status.text, status.fingerprint), answered)
 
     # -- doing things -----------------------------------------------------------------------------
+
+    #: A join refused with one of these, after Enter on a room's code, is tried as a watch.
+    WATCH_INSTEAD: ClassVar[dict[str, str]] = {"race_running": "is racing", "room_full": "is full"}
+
+    def join_or_watch(self, room: str) -> None:
+        """Enter on a room's code in the lobby: join it, or, if the server says it is
+        racing or full, watch it (as an invite link does) rather than leave the player
+        with a refusal where watching was meant."""
+        self._joining = room.strip().upper()
+        self.send(Join(room))
+
+    def _watch_instead(self, message: Message) -> bool:
+        """The answer to ``join_or_watch``'s join: a refusal as racing or full becomes a
+        watch (True: the refusal is not shown); anything else ends the wait."""
+        room = self._joining
+        if room is None or not isinstance(message, (Error, Room)):
+            return False
+        self._joining = None
+        if isinstance(message, Error) and message.code in self.WATCH_INSTEAD:
+            self.session.say(f"room {room} {self.WATCH_INSTEAD[message.code]}: watching it…")
+            self.send(Watch(room))
+            return True
+        return False
 
     def send(self, *messages: Message) -> None:
         """Send what the player did; say so when the connection is down."""

@@ -147,8 +147,10 @@ HELP = """\
   click a picked card to tap it.
 [b]Everywhere[/b]
   [b]?[/b] this help  [b]l[/b] leave the room / to the lobby  [b]q[/b] quit (asks mid-race)
-  [b]m[/b] a finished room's rematch (anyone)  [b]i[/b] lobby: your name's link
-  [b]a[/b] lobby: a past day's daily (archive)  [b]f[/b] four colours  [b]s[/b] suits S H D C
+  [b]m[/b] a finished room's rematch (anyone)  [b]f[/b] four colours  [b]s[/b] suits S H D C
+[b]Lobby[/b]    [b]r[/b] quick  [b]n[/b] new room  [b]k[/b] its game code field  [b]b[/b] boards
+  [b]j w[/b]      join / watch the code typed; [b]Enter[/b] joins (watches if racing)
+  [b]d[/b] daily  [b]a[/b] a past day  [b]h[/b] history  [b]i[/b] your name's link  [b]Esc[/b] keys
   [b]c[/b]        in a room or watching: copy the room's invite link (others
            open it in a browser, or run yukon play LINK)
   [b]↑ ↓ v[/b]    results, boards, history: choose a run and replay it: [b]← →[/b] step

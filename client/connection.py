@@ -18,7 +18,11 @@
   like any other.
 
 It stops for good (status ``failed``) only where retrying cannot help: another protocol
-version, another connection of the same player (4001), an address that is not a URL.
+version, another connection of the same player (4001), an address that is not a URL, a
+``ws://`` address of a server that speaks TLS (the status names its ``wss://`` address).
+The first time on a server (no token, no name) the websocket is opened first and nothing
+said on it: only a server that answers gets ``need_name``, so that an address with
+nothing behind it says so (``retrying``) instead of asking a name for nobody.
 A name the server refuses puts it in ``need_name`` until ``login`` gives another; a private
 server that refuses the password (none, or a wrong one) puts it in ``need_password`` until
 ``use_password`` gives one, which is kept per server once the server takes it.
@@ -165,7 +169,8 @@ def _fingerprint(ssl_object: object) -> str:
 
 def _describe_os_error(exc: BaseException, where: str) -> str:
     if isinstance(exc, ConnectionRefusedError):
-        return f"cannot reach {where}: connection refused"
+        # Said plainly: a newcomer's first mistake is an address with no server behind it.
+        return f"nothing answers at {where}: connection refused (is a server running there?)"
     if isinstance(exc, TimeoutError):
         return f"no answer from {where}"
     text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
@@ -242,6 +247,10 @@ class Connection:
         self._wake = asyncio.Event()
         self._fresh = False  # reconnect at once, without backoff
         self._went_online = False
+        #: A server answered at this address this run (its websocket opened): only then
+        #: is a first-time player asked for a name, so that an address with nothing
+        #: behind it says so at once instead of asking a name for nobody (issue 42).
+        self._answered = False
         self.status = LinkStatus("connecting", f"connecting to {url}")
         self.player: str | None = None
         #: The node that holds this player's room, once a ``route`` named it: later
@@ -410,7 +419,7 @@ class Connection:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            if self._token is None and self._name is None:
+            if self._token is None and self._name is None and self._answered:
                 if self.status.kind != "need_name":
                     self._report("need_name", f"first time on {self.where}: choose a name")
                 self._wake.clear()
@@ -458,6 +467,25 @@ class Connection:
             self.events.link_status(self.status)
         except Exception:  # the app's problem; the connection carries on
             log.exception("link_status handler failed")
+
+    async def _speaks_tls(self) -> bool:
+        """Does the ws:// server answer a TLS handshake? A websocket's plain HTTP upgrade
+        to a ``wss://`` server gets garbage back ("did not receive a valid HTTP
+        response"), which retrying can never mend: then the address is what is wrong."""
+        parts = urlsplit(self.url.strip())
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(
+                    parts.hostname or "", parts.port or 80, ssl=_unverified(), server_hostname=""
+                ),
+                5,
+            )
+        except (OSError, TimeoutError, ValueError, ssl.SSLError):
+            return False
+        writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(writer.wait_closed(), 2)
+        return True
 
     async def _peer_fingerprint(self) -> str:
         """The SHA-256 fingerprint of the server's certificate, from a TLS handshake alone
@@ -509,6 +537,12 @@ class Connection:
                 return "retrying", f"{self.where} answered HTTP {code}"
             return "retrying", f"{self.where} is not a Yukon race server (HTTP {code})"
         except InvalidHandshake as exc:
+            if tls is None and await self._speaks_tls():
+                secure = "wss://" + self.url.strip().split("://", 1)[-1]
+                return "failed", (
+                    f"{self.where} speaks TLS: a ws:// address cannot reach it; its address"
+                    f" is {secure} (run yukon play {secure})"
+                )
             return "retrying", f"{self.where} did not answer as a websocket server ({exc})"
         except (OSError, TimeoutError) as exc:
             self.node = None  # the room's node may be gone: any node will do
@@ -526,6 +560,11 @@ class Connection:
                         " the connection. If its owner replaced it, remove the server from"
                         " known_servers.json in your config directory and connect again."
                     )
+            self._answered = True
+            if self._token is None and self._name is None:
+                # The first time here: the server answers, so now a name is worth asking
+                # for (nothing was said to it; the name's hello opens a new connection).
+                return "need_name", f"first time on {self.where}: choose a name"
             try:
                 welcome = await self._hello(ws)
             except _Stop as stop:

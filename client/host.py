@@ -56,6 +56,9 @@ class Host(Protocol):
     def sync(self) -> None:
         """Show the screen of the session's phase and redraw."""
 
+    def join_or_watch(self, room: str) -> None:
+        """Join ``room``; if the server refuses because it is racing or full, watch it."""
+
     def deck_changed(self) -> None:
         """The session's deck (``four_colour``, ``suit_letters``) changed: keep it for this
         name (``config.DeckMemory``) and redraw."""

@@ -133,8 +133,11 @@ def parse_target(text: str) -> Target:
     * ``http(s)://HOST:PORT[/PREFIX]/#token=TOKEN`` (``name_link``): that server, and the
       token of a name to use there (also after a room's link).
 
-    Raises ``LinkError`` (one line) for any other scheme, an ``http(s)`` address that is
-    not a room's link, a room code that cannot be one, a missing host or a bad port.
+    * ``http(s)://HOST:PORT[/PREFIX][/]``, the server's page (what a browser opens): that
+      server, dialled as ``ws(s)://HOST:PORT[/PREFIX]``.
+
+    Raises ``LinkError`` (one line) for any other scheme, a room code that cannot be one,
+    a missing host or a bad port.
     """
     given = text.strip()
     if not given:
@@ -163,11 +166,15 @@ def parse_target(text: str) -> Target:
         path = parts.path.rstrip("/")
         return Target(f"{socket_scheme}://{parts.netloc}{path}/", None, token)
     if match is None:
-        if scheme in ("http", "https"):
+        if scheme in ("http", "https") and "/r/" in parts.path + "/":
             raise LinkError(
-                f"{given} is not a room's invite link ({scheme}://HOST:PORT/r/ROOMCODE);"
-                " a server's address is ws:// or wss://"
+                f"{given} is not a room's invite link ({scheme}://HOST:PORT/r/ROOMCODE)"
             )
+        if scheme in ("http", "https"):
+            # The server's page, the address the README gives for a browser: the same
+            # server's websocket (``http`` is ``ws``, ``https`` is ``wss``), any path
+            # prefix kept; a query or fragment is the page's, not the server's.
+            return Target(f"{socket_scheme}://{parts.netloc}{parts.path.rstrip('/')}")
         return Target(raw)
     room = normalize_room(match["code"])
     if room is None:

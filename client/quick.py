@@ -12,11 +12,11 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from protocol.messages import Pool
+from protocol.messages import Leave, Message, Pool, Quick, Room
 
 from .widgets import Live
 
-__all__ = ["QuickInfo", "pool_lines"]
+__all__ = ["QuickInfo", "pool_lines", "quick_from"]
 
 #: How fast the band widens (docs/protocol.md 4.26), and the ``band`` that means any rating.
 BAND_PER_S = 25
@@ -48,6 +48,17 @@ def pool_lines(pool: Pool | None, at: float, now: float) -> list[str]:
         band = f"within ±{pool.band + int(more / 1000 * BAND_PER_S)} of your rating"
     lines.append(f"Waited {_clock(ms)} of {_clock(pool.max_wait_ms)}, matched {band}.")
     return lines
+
+
+def quick_from(room: Room) -> list[Message]:
+    """``yukon play --quick`` welcomed back into ``room`` (the token resumed its place):
+    what takes the player to the pool. A runner of a race that is counting down or
+    running stays (the race is theirs); anywhere else (a finished room, a room's lobby,
+    watching) the player asked for a quick race, not for that room: it is left, then the
+    pool entered, rather than being put back in it, alone, as its host (issue 42)."""
+    if room.you == "player" and room.state in ("countdown", "racing"):
+        return []
+    return [Leave(), Quick()]
 
 
 class QuickInfo(Live):

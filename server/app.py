@@ -43,7 +43,15 @@ from .storage.moderation import ModerationStore
 from .storage.spool import ResultWriter
 from .storage.sql import DEFAULT_URL, SqlStore, describe_error
 
-__all__ = ["ServeOptions", "StartupError", "run", "open_server", "shown_url"]
+__all__ = [
+    "ServeOptions",
+    "StartupError",
+    "listening_line",
+    "open_server",
+    "port_free",
+    "run",
+    "shown_url",
+]
 
 log = logging.getLogger("yukon.server")
 
@@ -125,7 +133,10 @@ async def open_server(
 
     ``hub_options`` reach ``Hub`` as they are (tests fix its randomness with them).
     """
-    store = SqlStore(options.db)
+    try:
+        store = SqlStore(options.db)
+    except Exception as exc:  # not a URL, or one of a database without its driver here
+        raise StartupError(f"cannot use the database {options.db!r}: {exc}") from exc
     store.fairplay = options.fairplay
     solver = SolverPool(
         daily_processes=options.solver_processes,
@@ -262,11 +273,45 @@ def _cluster(server: RaceServer | None) -> Cluster:
     return server.node
 
 
+def listening_line(options: ServeOptions, port: int) -> str:
+    """The line that says the server is up: its websocket address, the page to open in a
+    browser (what a newcomer needs: the README sends them to ``http://``, not ``ws://``),
+    and whether it is private (every hello needs the password) or open to anyone."""
+    tls = options.certfile is not None
+    host = options.host
+    wildcard = host in ("", "0.0.0.0", "::")
+    shown = "127.0.0.1" if wildcard else f"[{host}]" if ":" in host else host
+    page = f"{'https' if tls else 'http'}://{shown}:{port}/"
+    where = " (or this machine's address, from other machines)" if wildcard else ""
+    private = (
+        "private: every player needs the password"
+        if options.hub.password is not None
+        else "public: anyone who reaches it may play (--password makes it private)"
+    )
+    socket_host = f"[{host}]" if ":" in host else host
+    return (
+        f"listening on {'wss' if tls else 'ws'}://{socket_host}:{port} - open {page} in a"
+        f" browser{where}, or yukon play {page}; {private}"
+    )
+
+
+async def port_free(host: str, port: int) -> None:
+    """Raise the OSError a listen on ``host:port`` would (the port in use, an address not
+    this machine's) before anything else is done: ``yukon serve`` on a busy port must not
+    first create and migrate a database (``./yukon.db``) it will never use. The real
+    listen comes later, once the database is ready (a race in between fails there)."""
+    if port == 0:
+        return
+    probe = await asyncio.get_running_loop().create_server(asyncio.Protocol, host, port)
+    probe.close()
+    await probe.wait_closed()
+
+
 async def serve_until(options: ServeOptions, stop: asyncio.Event, restart: list[bool]) -> None:
+    await port_free(options.host, options.port)
     async with open_server(options) as server:
         gc.freeze()  # what start-up built lives for good: keep it out of every collection
-        scheme = "wss" if options.certfile else "ws"
-        log.info("listening on %s://%s:%d", scheme, options.host, server.port)
+        log.info("%s", listening_line(options, server.port))
         await stop.wait()
         server.closing_for_restart = bool(restart)
     log.info("stopped")

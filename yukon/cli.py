@@ -160,10 +160,33 @@ def _secret(args: argparse.Namespace, name: str) -> str | None:
     return text
 
 
+#: The database URLs the server can use: SQLite and PostgreSQL, plain or with the async
+#: driver it picks anyway (``server.storage.base.normalize_url``).
+_DB_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres", "postgresql+asyncpg")
+
+
+def _check_db(url: str, flag: str = "--db") -> str:
+    """``--db`` checked before anything opens it: a URL of another database (``mysql://``)
+    or no URL at all (``nonsense``) is one line saying what would do, where SQLAlchemy
+    would end in a traceback about a missing driver or an unparsable string."""
+    scheme, sep, rest = url.partition("://")
+    if not sep and url.startswith("sqlite:"):  # ``sqlite:`` alone is SQLite in memory
+        return url
+    missing = not rest and not scheme.startswith("sqlite")  # postgresql:// names no database
+    if not sep or scheme.lower() not in _DB_SCHEMES or missing:
+        raise _UsageError(
+            f"{flag}: {url!r} is not a database URL this server can use: give"
+            " sqlite:///PATH (SQLite in a file) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB"
+        )
+    return url
+
+
 def serve_options(args: argparse.Namespace) -> ServeOptions:
     """The server's settings from ``yukon serve``'s arguments; _UsageError if one is bad."""
     from server.app import ServeOptions
     from server.rooms import HubConfig
+
+    _check_db(args.db)
 
     try:
         Rules.parse(args.daily_rules)
@@ -270,6 +293,11 @@ def cmd_db(args: argparse.Namespace) -> int:
     from server.storage.sql import SqlStore, describe_error
 
     identical = True
+    try:
+        _check_db(args.db)
+    except _UsageError as exc:
+        print(f"yukon db {args.action}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     async def work() -> str:
         nonlocal identical
@@ -751,7 +779,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="ws://127.0.0.1:8765",
         metavar="ADDRESS",
         help="a server, ws://HOST:PORT or wss://HOST:PORT (default ws://127.0.0.1:8765; no"
-        " scheme: ws://), or a room's invite link, http(s)://HOST:PORT/r/ROOMCODE (the room"
+        " scheme: ws://), or its page as a browser opens it, http(s)://HOST:PORT/ (the"
+        " same server), or a room's invite link, http(s)://HOST:PORT/r/ROOMCODE (the room"
         " screen shows it), or your name's link, http(s)://HOST:PORT/#token=... (the lobby's"
         " i shows it on a device that has the name): its name is kept for that server",
     )
@@ -790,8 +819,17 @@ def build_parser() -> argparse.ArgumentParser:
         "db",
         help="the database schema: upgrade it, or show where it is; recompute-ratings:"
         " compute every rating again from the stored results and compare (exit 2: differ)",
+        description="The server's database, by hand (yukon serve migrates it on start"
+        " anyway). upgrade: migrate the schema to the latest revision; current: show the"
+        " revision it is at; recompute-ratings: compute every rating again from the stored"
+        " results and compare them with the stored numbers (exit 2 when they differ)."
+        " --db names the database, as for yukon serve.",
     )
-    p.add_argument("action", choices=("upgrade", "current", "recompute-ratings"))
+    p.add_argument(
+        "action",
+        choices=("upgrade", "current", "recompute-ratings"),
+        help="upgrade, current or recompute-ratings",
+    )
     _add_db_option(p)
     p.set_defaults(func=cmd_db)
 

@@ -19,6 +19,7 @@ from .dialogs import (
     NameScreen,
     PasswordScreen,
     TrustScreen,
+    UnreachableScreen,
 )
 from .history import HistoryScreen
 from .leaderboard import LeaderboardScreen
@@ -47,5 +48,6 @@ __all__ = [
     "RoomScreen",
     "Title",
     "TrustScreen",
+    "UnreachableScreen",
     "WatchScreen",
 ]

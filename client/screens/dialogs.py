@@ -1,4 +1,4 @@
-"""The small modal dialogs: confirm, name, name link, password, trust, alert."""
+"""The small modal dialogs: confirm, name, name link, password, trust, alert, unreachable."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ class _AskScreen(ModalScreen[str]):
         with Container(id="name-box") as box:
             box.border_title = self.BOX_TITLE
             yield Static(Text(self.problem, style="bold #d7af00"), id=f"{self.FIELD}-problem")
-            yield Static(self.EXPLAIN)
+            yield Static(self.explain(), id=f"{self.FIELD}-explain")
             yield Input(
                 placeholder=self.PLACEHOLDER,
                 password=self.SECRET,
@@ -86,6 +86,10 @@ class _AskScreen(ModalScreen[str]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+    def explain(self) -> str:
+        """What the box explains, for this server."""
+        return self.EXPLAIN
 
     def accept(self, value: str) -> str | None:
         """What the typed line gives, or None to keep asking."""
@@ -110,8 +114,18 @@ class NameScreen(_AskScreen):
         " the next start needs no name. Yours already, on another device? Run"
         " yukon play with that name's link (its lobby's i shows it)."
     )
+    #: ``yukon play --local``: a server of the player's own, in this process, where
+    #: nobody else sees anything (its port changes every run; no other machine reaches it).
+    EXPLAIN_LOCAL = (
+        f"Your name on your own server (1-{MAX_NAME} characters), which runs in this"
+        " process: nobody else plays here, so it is only what your results and boards"
+        " show. It is kept: the next start needs no name."
+    )
     PLACEHOLDER = "name, then Enter"
     MAX_LENGTH = MAX_NAME
+
+    def explain(self) -> str:
+        return self.EXPLAIN_LOCAL if self.where == LOCAL_WHERE else self.EXPLAIN
 
     def on_mount(self) -> None:
         box = self.query_one("#name-box")
@@ -283,3 +297,52 @@ class AlertScreen(ModalScreen[None]):
 
     def action_quit(self) -> None:
         self.app.exit(return_code=1, message=self.text)
+
+
+class UnreachableScreen(ModalScreen[None]):
+    """Nothing answers at the address given (no server, a wrong port), or an invite link's
+    room cannot be reached for that reason: said at once, over the lobby, rather than a
+    lobby that looks usable and a box that asks a name for a server nobody runs (issue
+    42). The client keeps trying; the box closes by itself once the server answers. Esc
+    waits in the lobby, q quits."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "close"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Container(id="name-box") as box:
+            box.border_title = self.title_text
+            yield Static(Text(self.text, style="bold #ff5f5f"), id="unreachable-text")
+            yield Static(
+                "Check the address (yukon play HOST:PORT, or the http:// address the server"
+                " logs when it starts) and that its server runs. This client tries again by"
+                " itself and closes this box once the server answers."
+            )
+            yield Static(Text("Esc waits in the lobby · q quits", style="#8a8a8a"))
+
+    def on_mount(self) -> None:
+        # The app dismisses it when the server answers; an answer that came while the
+        # box was still being pushed is seen here.
+        self.set_interval(0.2, self._check)
+        self._check()
+
+    def _check(self) -> None:
+        kind = host(self).link_state.kind
+        if kind not in ("connecting", "retrying") and self.is_current:
+            self.dismiss()
+
+    def update(self, text: str) -> None:
+        """The latest attempt's outcome (the wait before the next one changes)."""
+        self.text = text
+        with contextlib.suppress(NoMatches):
+            self.query_one("#unreachable-text", Static).update(Text(text, style="bold #ff5f5f"))
+
+    def action_close(self) -> None:
+        self.dismiss()

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import ClassVar, cast
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Button, Input, Label, Select
 
 from protocol import GameCode, InvalidCodeError
@@ -22,6 +23,7 @@ from protocol.messages import (
 
 from ..chrome import Base, Hints, Title
 from ..dailydeck import NextDaily, archive_date
+from ..invite import normalize_room
 from ..quick import QuickInfo
 from ..state import streak_text
 from ..widgets import (
@@ -51,19 +53,21 @@ class LobbyScreen(Base):
 
     AUTO_FOCUS = "#create"
     HINTS = (
-        "r quick · n new · j join · w watch · d daily · a archive · l boards · h history · p page"
-        " · i link · f 4 colours · s letters · ? help · q quit"
+        "r quick · n new · k code · j join · w watch · d daily · a archive · b boards"
+        " · h history · p page · i link · f 4 colours · s letters · ? help · q quit"
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "quick", "quick race"),
         Binding("n", "create", "new room"),
+        Binding("k", "game_code", "a game code for the new room"),
         Binding("j", "join", "join"),
         Binding("w", "watch", "watch"),
         Binding("d", "daily", "daily deal"),
         Binding("a", "archive", "a past day (archive)"),
         Binding("f", "four_colour", "four-colour deck"),
         Binding("s", "suit_letters", "suits as letters"),
-        Binding("l", "boards", "leaderboards"),
+        # b, not l: l leaves (a room, a race, the results) on every other screen.
+        Binding("b", "boards", "leaderboards"),
         Binding("h", "history", "history"),
         Binding("i", "name_link", "your name's link"),
         Binding("p", "player", "your page"),
@@ -92,7 +96,8 @@ class LobbyScreen(Base):
                     yield TickBox("T take-back", compact=True, id="opt-t")
                 with Horizontal(classes="row"):
                     yield Label("or code", classes="label")
-                    yield Input(placeholder="YU1-C-AAAAAAB", compact=True, id="code")
+                    # The placeholder names the key: the label's column has no room for it.
+                    yield Input(placeholder="YU1-C-AAAAAAB  (k)", compact=True, id="code")
                 with Horizontal(classes="row"):
                     yield Label("Options", classes="label")
                     yield TickBox("undo", value=True, compact=True, id="undo")
@@ -115,14 +120,16 @@ class LobbyScreen(Base):
                 box.border_title = "Join or watch a room"
                 with Horizontal(classes="row"):
                     yield Label("Room code", classes="label")
-                    yield Input(placeholder="K7WQM", max_length=16, compact=True, id="room-code")
+                    yield RoomCodeInput(
+                        placeholder="K7WQM", max_length=16, compact=True, id="room-code"
+                    )
                     yield Button("Join (j)", compact=True, id="join")
                     yield Button("Watch (w)", compact=True, id="watch")
             with Container(classes="box", id="alone-box") as box:
                 box.border_title = "On your own"
                 with Horizontal(classes="row"):
                     yield Button("Today's daily deal (d)", compact=True, id="daily")
-                    yield Button("Leaderboards (l)", compact=True, id="boards")
+                    yield Button("Leaderboards (b)", compact=True, id="boards")
                     yield Button("History (h)", compact=True, id="history")
                     yield Button("Quit (q)", compact=True, id="quit")
                 # Issue 29 (client/dailydeck.py): a past day from the archive; the countdown.
@@ -181,7 +188,7 @@ class LobbyScreen(Base):
         code = field.value.strip()
         if not code:
             field.focus()
-            self.session.say("type the room code, then Enter (or w to watch)")
+            self.session.say("type the room code, then Enter: join it (or watch it, if racing)")
             self.client.sync()
             return None
         return code
@@ -206,6 +213,19 @@ class LobbyScreen(Base):
         if code is not None:
             self.client.send(Watch(code))
 
+    def action_enter_room(self) -> None:
+        """Enter on a room's code: join it, or watch it if it is racing or full (what the
+        player meant: an invite link does the same), rather than a refusal."""
+        code = self._room_code()
+        if code is not None:
+            self.client.join_or_watch(code)
+
+    def action_game_code(self) -> None:
+        """``k``: the new room's "or code" field, for a deal to race by its game code."""
+        self.query_one("#code", Input).focus()
+        self.session.say("type a game code (YU1-C-AAAAAAB), then Enter: a room on that deal")
+        self.client.sync()
+
     #: ``d`` was pressed: the question waits for today's board (is my counted attempt
     #: played?); the board asked for it, to tell its answer from an older page.
     _daily_ask: Board | None = None
@@ -224,7 +244,10 @@ class LobbyScreen(Base):
 
     def refresh_view(self) -> None:
         super().refresh_view()
-        quick = self.query_one("#quick", Button)
+        try:
+            quick = self.query_one("#quick", Button)
+        except NoMatches:  # not composed yet: the link's first status can come before
+            return
         quick.label = "Leave pool (r)" if self.session.pool else "Quick race (r)"
         self.query_one(QuickInfo).display = self.session.pool is not None
         page = self.session.board
@@ -314,11 +337,51 @@ class LobbyScreen(Base):
         super().on_screen_resume()
         self.query_one("#room-code", Input).value = ""
         self.query_one("#archive-date", Input).value = ""
+        # Nor the game code of the room just left: the next n deals a random deal again.
+        self.query_one("#code", Input).value = ""
         self.action_unfocus()
 
     @on(Input.Submitted, "#room-code")
     def _submitted_room(self) -> None:
-        self.action_join()
+        self.action_enter_room()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing while a button (or a box, a list) has the focus goes into the field it
+        most likely meant, rather than nowhere: the new room's code by its form, the room
+        code by its buttons and everywhere else, the archive's day by its button. What
+        goes is what codes and days are written with (capitals, digits, ``-``); the
+        lobby's keys (n, j, w, ...) stay keys, and a lower-case letter that is none of
+        them says so, rather than move the focus into a field where the keys stop."""
+        focused = self.focused
+        char = event.character
+        if isinstance(focused, Input) or not event.is_printable or char is None:
+            return
+        if event.key in self._keys():
+            return
+        if char.islower():
+            hint = "in the lobby the leaderboards are b (l leaves a room)" if char == "l" else ""
+            self.session.say(hint or f"{char} is not a key here: ? lists the lobby's keys")
+            self.client.sync()
+            event.stop()
+            return
+        target = "#room-code"
+        if focused is not None and focused.id == "archive":
+            target = "#archive-date"
+        elif focused is not None and any(a.id == "new-room" for a in focused.ancestors):
+            target = "#code"
+        field = self.query_one(target, Input)
+        # Not all selected on focus (Textual's default): the next key would replace the
+        # character just put in.
+        field.select_on_focus = False
+        field.focus()
+        field.insert_text_at_cursor(char)
+        event.stop()
+        event.prevent_default()
+
+    def _keys(self) -> set[str]:
+        """The keys this screen (and the app) binds: those are never typed into a field."""
+        keys = {b.key for b in self.BINDINGS if isinstance(b, Binding)}
+        return keys | {"space", "question_mark"}
 
     @on(Input.Submitted, "#code")
     def _submitted_code(self) -> None:
@@ -339,3 +402,23 @@ class LobbyScreen(Base):
         }.get(event.button.id or "")
         if action is not None:
             action()
+
+
+class RoomCodeInput(Input):
+    """The lobby's room code field. A room code is five characters, so once the field
+    holds one, ``j`` and ``w`` cannot be part of it: they join and watch, as the status
+    line and the buttons say, instead of typing ``KRRSCw`` (issue 42). Before that they
+    are letters like any other (J and W are in room codes)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character in ("j", "w") and normalize_room(self.value) is not None:
+            screen = self.screen
+            if isinstance(screen, LobbyScreen):
+                event.stop()
+                event.prevent_default()
+                if event.character == "j":
+                    screen.action_join()
+                else:
+                    screen.action_watch()
+                return
+        await super()._on_key(event)

@@ -272,13 +272,17 @@ class ClosedRoomScreen(RunPicker):
 
     def _head(self) -> Text:
         state = self.state
-        text = Text(f"\n Room {state.room} is closed", style="bold")
-        text.append(": everyone left it (or it was a private practice room).\n")
         last = state.last_race
         if last is None:
-            text.append(" It has no stored race to show.", style="#8a8a8a")
+            # No stored race: a code that never had a room, or one that closed before any
+            # race; the server cannot tell which, so neither is claimed (issue 42).
+            text = Text(f"\n No room {state.room} is open", style="bold")
+            text.append(": check the code, or its players have all left it.\n")
+            text.append(" There is no race of it to show.", style="#8a8a8a")
             text.append("\n Esc goes to the lobby: start a room of your own, or join another.\n")
             return text
+        text = Text(f"\n Room {state.room} is closed", style="bold")
+        text.append(": everyone left it (or it was a private practice room).\n")
         when = ""
         if last.finished_ms is not None:
             stamp = dt.datetime.fromtimestamp(last.finished_ms / 1000)

@@ -40,9 +40,12 @@ from .state import (
 )
 from .timers import TimerKind
 
-__all__ = ["Handshake", "handover"]
+__all__ = ["NAME_SLASH", "Handshake", "handover"]
 
 log = logging.getLogger("yukon.rooms")
+
+#: ``name_invalid``'s text for a name with a slash (docs/protocol.md 4.1, rule 3).
+NAME_SLASH = "a name may not contain /: it is part of the link to the player's page"
 
 
 def handover(c: _Conn, p: _Player, node: str, frame: bytes | str | None) -> Handover:
@@ -181,6 +184,11 @@ class Handshake(Part):
             name = normalize_name(msg.name)
         except ValueError as exc:
             self._error(c, "name_invalid", str(exc))
+            return
+        if "/" in name:
+            # A name is a path segment of its player's page (``/players/NAME``), which
+            # every board links to; with a slash in it that link led nowhere (issue 42).
+            self._error(c, "name_invalid", NAME_SLASH)
             return
         if not self._may_register(c, now):
             return

@@ -150,7 +150,8 @@ class Password(Part):
         st.next = now + delay
         if self._shared.node:  # the other nodes count it too (a cluster)
             self._out.append(PasswordFailed(c.key))
-        log.warning("%s: wrong password (%d in a row)", c.address or f"conn {c.id}", st.count)
+        given = "wrong" if msg.password else "missing"  # a client that sent none: not a guess
+        log.warning("%s: %s password (%d in a row)", c.address or f"conn {c.id}", given, st.count)
         c.refusing = True
         if delay:
             self._timer(st.next, TimerKind.PASSWORD, c)

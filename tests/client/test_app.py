@@ -17,7 +17,13 @@ from textual.pilot import Pilot
 from bench.tcp_proxy import TcpProxy
 from client.app import YukonApp
 from client.config import TokenStore
-from client.screens import LeaderboardScreen, NameScreen, PasswordScreen, RaceScreen
+from client.screens import (
+    LeaderboardScreen,
+    NameScreen,
+    PasswordScreen,
+    RaceScreen,
+    UnreachableScreen,
+)
 from client.widgets import BoardView, StandingsView, StatusLine
 from protocol import Game
 from protocol.messages import Create, Join, MoveMsg, Race, Ready, Resign, Result, Room, Start
@@ -254,7 +260,7 @@ async def test_a_game_codes_board_from_the_lobby(tmp_path: Path) -> None:
         app = client_app(url(server), tmp_path)
         async with app.run_test(size=(80, 24)) as pilot:
             await online(pilot, app)
-            await pilot.press("l")
+            await pilot.press("b")
             await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
             await pilot.press("c", *CODE, "enter")
             await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
@@ -283,7 +289,7 @@ async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
         app = client_app(url(server), tmp_path)
         async with app.run_test(size=(100, 30)) as pilot:
             await online(pilot, app)
-            await pilot.press("l")
+            await pilot.press("b")
             await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
             await pilot.press("c", *CODE, "enter")
             await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
@@ -307,7 +313,7 @@ async def test_race_a_run_of_a_board_as_a_ghost(tmp_path: Path) -> None:
             # From a replay too: the board's row replayed (v), r races it.
             await pilot.press("l")
             await until(pilot, lambda: app.current_mode == "lobby", "the lobby")
-            await pilot.press("l")
+            await pilot.press("b")
             await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen), "the boards")
             await pilot.press("c", *CODE, "enter")
             await until(pilot, lambda: "ann" in screen_text(app), "ann's row")
@@ -404,18 +410,48 @@ async def test_a_server_restart_resumes_the_race(tmp_path: Path) -> None:
         await proxy.cut()
 
 
-async def test_connection_refused_is_one_line_and_retried(tmp_path: Path) -> None:
+def free_port() -> int:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app = client_app(f"ws://127.0.0.1:{port}", tmp_path)
+        port: int = s.getsockname()[1]
+    return port
+
+
+async def test_connection_refused_is_said_at_once_and_retried(tmp_path: Path) -> None:
+    """Issue 42: an address with nothing behind it says so at once, in a box over the
+    lobby (not a lobby that looks usable and a name box for nobody); Esc waits in the
+    lobby, whose status line says the same, retrying."""
+    port = free_port()
+    app = client_app(f"ws://127.0.0.1:{port}", tmp_path, name=None)  # the first time here
     async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, UnreachableScreen), "the box")
+        await sees(app, f"nothing answers at 127.0.0.1:{port}: connection refused", pilot)
+        await sees(app, "Nothing answers", pilot)
+        assert not any(isinstance(s, NameScreen) for s in app.screen_stack)
+        await pilot.press("escape")
         await until(pilot, lambda: "connection refused" in shown(app, StatusLine), "refused")
-        assert shown(app, StatusLine).startswith(
-            f"cannot reach 127.0.0.1:{port}: connection refused"
-        )
+        assert shown(app, StatusLine).startswith(f"nothing answers at 127.0.0.1:{port}")
         assert "retrying in" in shown(app, StatusLine)
         assert app.current_mode == "lobby"
+        assert not any(isinstance(s, (NameScreen, UnreachableScreen)) for s in app.screen_stack)
+
+
+async def test_the_name_is_asked_once_the_server_answers(tmp_path: Path) -> None:
+    """The first time on a server: nothing answers at first (the box says so), then a
+    server starts on that port: the box goes by itself and the name is asked."""
+    port = free_port()
+    app = client_app(f"ws://127.0.0.1:{port}", tmp_path, name=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, UnreachableScreen), "the box")
+        options = ServeOptions(
+            port=port, db=f"sqlite:///{tmp_path}/late.db", spool=tmp_path / "s", solver_processes=0
+        )
+        async with open_server(options):
+            await until(pilot, lambda: isinstance(app.screen, NameScreen), "the name box")
+            assert not any(isinstance(s, UnreachableScreen) for s in app.screen_stack)
+            await pilot.press(*"newbie", "enter")
+            await online(pilot, app)
+            assert app.session.me == "newbie"
 
 
 async def test_a_taken_name_asks_for_another_and_the_token_is_kept(tmp_path: Path) -> None:

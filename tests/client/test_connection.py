@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -211,13 +212,19 @@ async def test_a_taken_name_waits_for_another(tmp_path: Path) -> None:
     assert [h.name for h in hellos] == ["alice", "alicia"]
 
 
-async def test_no_token_and_no_name_asks_for_a_name_before_connecting(tmp_path: Path) -> None:
+async def test_no_token_and_no_name_asks_for_a_name_once_the_server_answers(
+    tmp_path: Path,
+) -> None:
+    """Issue 42: the first time on a server, its websocket is opened first (nothing is
+    said on it), so that a name is asked only where a server answers."""
     connections = 0
+    said: list[object] = []
 
     async def script(ws: ServerConnection, n: int) -> None:
         nonlocal connections
         connections += 1
-        await ws.wait_closed()
+        with contextlib.suppress(Exception):
+            said.append(await ws.recv())
 
     events = Recorder()
     async with (
@@ -226,7 +233,20 @@ async def test_no_token_and_no_name_asks_for_a_name_before_connecting(tmp_path: 
     ):
         await events.until(lambda: events.saw("need_name", "first time on"))
         await asyncio.sleep(0.05)
-    assert connections == 0
+    assert connections == 1 and said == []
+
+
+async def test_nothing_answering_is_said_and_no_name_is_asked(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    events = Recorder()
+    url = f"ws://127.0.0.1:{port}"
+    async with running(Connection(url, events, store=TokenStore(tmp_path), backoff=(0.05,))):
+        await events.until(lambda: events.saw("retrying", "nothing answers at"))
+        await events.until(lambda: sum(s.kind == "retrying" for s in events.statuses) > 3)
+    assert not events.saw("need_name")
+    assert events.saw("retrying", f"nothing answers at 127.0.0.1:{port}: connection refused")
 
 
 async def test_a_wrong_protocol_version_stops_for_good() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from client.closed import parse_room_state
 from client.config import HintedMemory
-from client.invite import LinkError, name_link, parse_target
+from client.invite import name_link, parse_target
 from client.state import Session, headline, names_list
 from client.widgets import cut, pad
 from protocol.messages import (
@@ -215,8 +215,8 @@ def test_a_names_link_is_read_back_as_its_server_and_token() -> None:
     assert (secure.url, secure.room, secure.token) == ("wss://example.org/yukon/", None, "t0k")
     room_too = parse_target("http://h:1/r/k7wqm#token=t0k")
     assert (room_too.room, room_too.token) == ("K7WQM", "t0k")
-    with pytest.raises(LinkError):
-        parse_target("http://race.example:8765/#other=1")
+    # Another fragment: not a name's link but the server's page, so that server (issue 42).
+    assert parse_target("http://race.example:8765/#other=1").url == "ws://race.example:8765"
 
 
 # -- item 5: a closed room's answer --

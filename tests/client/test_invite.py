@@ -71,6 +71,12 @@ def test_invite_link_needs_a_websocket_address(server: str) -> None:
         ("race.example:8765", Target("ws://race.example:8765")),
         (" 127.0.0.1:8765 ", Target("ws://127.0.0.1:8765")),
         ("wss://example.org/yukon", Target("wss://example.org/yukon")),
+        # Issue 42, item 6: the server's page, as a browser opens it (the README's
+        # address): the same server's websocket, https as wss, a prefix kept.
+        ("http://race.example:8765", Target("ws://race.example:8765")),
+        ("http://127.0.0.1:8765/", Target("ws://127.0.0.1:8765")),
+        ("https://example.org/yukon/?x=1#top", Target("wss://example.org/yukon")),
+        ("HTTPS://[::1]:8443/", Target("wss://[::1]:8443")),
     ],
 )
 def test_parse_target(given: str, target: Target) -> None:
@@ -92,8 +98,6 @@ def test_a_link_read_back_is_the_link_shown(room: str) -> None:
         ("", "no address given"),
         ("ftp://race.example/r/K7WQM", "a ftp:// address is not one yukon play can use"),
         ("mailto://race.example", "a mailto:// address is not one yukon play can use"),
-        ("http://race.example:8765", "is not a room's invite link (http://HOST:PORT/r/ROOMCODE)"),
-        ("https://race.example/room/K7WQM", "is not a room's invite link (https://"),
         ("http://race.example/r/K7WQM/extra", "is not a room's invite link"),
         ("http://race.example/r/K7WQ", "'K7WQ' is not a room code"),
         ("http://race.example/r/K7WQMX", "'K7WQMX' is not a room code"),

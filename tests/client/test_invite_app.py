@@ -122,16 +122,19 @@ async def test_a_link_into_a_full_room_watches_it(tmp_path: Path) -> None:
         await bob.ws.close()
 
 
-async def test_a_link_to_a_missing_room_says_it_is_closed(tmp_path: Path) -> None:
-    """Asked before the hello (GET /r/CODE?format=json): the room is closed, with no race
-    to show; nothing is joined, Esc goes on to the lobby, which works as ever."""
+async def test_a_link_to_a_missing_room_says_no_such_room_is_open(tmp_path: Path) -> None:
+    """Asked before the hello (GET /r/CODE?format=json): no room of that code is open,
+    and none ever raced there, so it is not said to be closed ("everyone left it" was
+    wrong for a code that never existed, issue 42); nothing is joined, Esc goes on to the
+    lobby, which works as ever."""
     async with server_at(tmp_path) as server:
         app = invited(f"http://127.0.0.1:{server.port}/r/ZZZZZ", tmp_path)
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, ClosedRoomScreen), "the answer")
-            await sees(app, "Room ZZZZZ is closed", pilot)
-            await sees(app, "It has no stored race to show", pilot)
-            assert shown(app, StatusLine) == "invite link: room ZZZZZ is closed"
+            await sees(app, "No room ZZZZZ is open", pilot)
+            await sees(app, "There is no race of it to show", pilot)
+            assert "everyone left" not in screen_text(app)
+            assert shown(app, StatusLine) == "invite link: room ZZZZZ is not open"
             assert app.session.invite is None
             await pilot.press("escape")
             await online(pilot, app)

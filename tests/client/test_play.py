@@ -131,9 +131,9 @@ def test_play_local_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> No
     ("argv", "message"),
     [
         (["play", "--name", "   "], "yukon play: --name: a name needs at least one character"),
-        (["play", "http://example.org"], "yukon play: http://example.org is not a room's invite"),
-        # Links that cannot be a room's (client/invite.py; more in test_invite.py).
-        (["play", "http://example.org/room/K7WQM"], "yukon play: http://example.org/room/K7WQM is"),
+        # Links that cannot be a room's (client/invite.py; more in test_invite.py). A
+        # server's page (http://HOST:PORT/) is that server since issue 42.
+        (["play", "http://example.org/r/K7WQM/x"], "yukon play: http://example.org/r/K7WQM/x is"),
         (
             ["play", "https://example.org/r/K7WQ"],
             "yukon play: https://example.org/r/K7WQ: 'K7WQ' is",
@@ -202,6 +202,87 @@ def test_play_an_invite_link_in_a_real_terminal(tmp_path: Path) -> None:
         assert "Traceback" not in screen
     finally:
         for term in terms:
+            term.close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _player_env(home: Path) -> dict[str, str]:
+    return {
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm-256color",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+    }
+
+
+def test_play_where_nothing_answers_says_so_at_once(tmp_path: Path) -> None:
+    """Issue 42: ``yukon play ADDRESS`` with no server behind it, the first time (no name
+    yet): the screen says nothing answers there, not a lobby and a name box; an invite
+    link to such an address says its room can't be reached."""
+    if TMUX is None:
+        pytest.skip("tmux is not installed")
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    python = shlex.quote(sys.executable)
+    term = Terminal(
+        f"yukon-test-{os.getpid()}-{tmp_path.name[-8:]}-none",
+        f"{python} -m yukon play 127.0.0.1:{port}",
+        _player_env(tmp_path / "a"),
+    )
+    try:
+        screen = term.wait_for("Nothing answers", f"127.0.0.1:{port}: connection refused")
+        assert "Your name" not in screen and "Others see this name" not in screen, screen
+        term.keys("q")
+        assert "Traceback" not in term.wait_for("EXIT=0")
+    finally:
+        term.close()
+    link = Terminal(
+        f"yukon-test-{os.getpid()}-{tmp_path.name[-8:]}-link",
+        f"{python} -m yukon play http://127.0.0.1:{port}/r/K7WQM",
+        _player_env(tmp_path / "b"),
+    )
+    try:
+        screen = link.wait_for("Room K7WQM can't be reached", "connection refused")
+        assert "Your name" not in screen, screen
+    finally:
+        link.close()
+
+
+def test_play_the_http_address_the_server_logs(tmp_path: Path) -> None:
+    """``yukon serve`` logs the http:// address to open (and that it is public);
+    ``yukon play`` given that very address plays on that server."""
+    if TMUX is None:
+        pytest.skip("tmux is not installed")
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "yukon", "serve", "--port", "0", "--solver-processes", "0"],
+            stderr=out,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    term: Terminal | None = None
+    try:
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"open (http://\S+/) in a browser", log.read_text())):
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        assert "public: anyone who reaches it may play" in log.read_text()
+        page = found.group(1)
+        command = f"{shlex.quote(sys.executable)} -m yukon play {page} --name Wendy"
+        term = Terminal(
+            f"yukon-test-{os.getpid()}-{tmp_path.name[-8:]}-http", command, _player_env(tmp_path)
+        )
+        term.wait_for("Wendy @", "Join or watch a room")
+        term.keys("C-q")
+        assert "Traceback" not in term.wait_for("EXIT=0")
+    finally:
+        if term is not None:
             term.close()
         server.terminate()
         server.wait(timeout=10)

@@ -13,7 +13,7 @@ import pytest
 
 from client.config import TokenStore
 from client.connection import Connection
-from client.screens import TrustScreen
+from client.screens import AlertScreen, NameScreen, TrustScreen
 from server.app import ServeOptions, open_server
 from server.runtime.executor import RaceServer
 
@@ -121,3 +121,27 @@ async def test_a_certificate_not_trusted_quits_with_status_1(tmp_path: Path) -> 
             await until(pilot, lambda: not app.is_running, "the app to quit")
         assert app.return_code == 1
         assert TokenStore(tmp_path / "config").pin(f"wss://127.0.0.1:{server.port}") is None
+
+
+async def test_ws_to_a_tls_server_says_wss_instead_of_retrying_forever(tmp_path: Path) -> None:
+    """Issue 42: ``ws://`` to a server that speaks TLS got "did not receive a valid HTTP
+    response" and retried for ever; it stops, naming the address that works, and the app
+    says so in a box before anything else (no name asked)."""
+    store = TokenStore(tmp_path / "config")
+    async with tls_server(tmp_path) as (server, _):
+        plain = f"ws://127.0.0.1:{server.port}"
+        events = Recorder()
+        async with running(Connection(plain, events, name="ann", store=store, backoff=(0.05,))):
+            await events.until(lambda: events.saw("failed"))
+        text = events.statuses[-1].text
+        assert f"wss://127.0.0.1:{server.port}" in text and "speaks TLS" in text, text
+        assert not events.saw("retrying") and not events.messages
+
+        app = client_app(plain, tmp_path, name=None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, AlertScreen), "the alert")
+            alert = app.screen
+            assert isinstance(alert, AlertScreen)
+            assert f"run yukon play wss://127.0.0.1:{server.port}" in alert.text
+            assert "Cannot connect" in screen_text(app)
+            assert not any(isinstance(s, NameScreen) for s in app.screen_stack)

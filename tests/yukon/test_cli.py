@@ -218,6 +218,10 @@ def test_serve_runs_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
         line = proc.stderr.readline()
         match = re.search(r"listening on (ws://\S+)", line)
         assert match, line
+        # What a newcomer opens (issue 42): the page's address, and whether it is private.
+        page = match.group(1).replace("ws://", "http://") + "/"
+        assert f"open {page} in a browser" in line and f"yukon play {page}" in line, line
+        assert "public: anyone who reaches it may play" in line, line
 
         async def talk() -> int | None:
             async with connect(match.group(1)) as ws:
@@ -256,7 +260,9 @@ def test_serve_refuses_a_daily_min_age_that_is_not_hours(hours: str) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_serve_port_in_use_is_one_line() -> None:
+def test_serve_port_in_use_is_one_line_and_makes_no_database(tmp_path: Path) -> None:
+    """Issue 42: a port in use ended the run only after ./yukon.db was created and
+    migrated; the port is tried first."""
     import socket
 
     with socket.socket() as sock:
@@ -264,13 +270,65 @@ def test_serve_port_in_use_is_one_line() -> None:
         sock.listen()
         port = sock.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "yukon", "serve", "--port", str(port), "--db", "sqlite://"],
+            [sys.executable, "-m", "yukon", "serve", "--port", str(port)],
             capture_output=True,
             text=True,
             timeout=30,
+            cwd=tmp_path,  # the default database: ./yukon.db
         )
     assert result.returncode == 1
     assert "cannot serve" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "yukon.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "db"),
+    [
+        (["serve"], "mysql://x/y"),
+        (["serve"], "nonsense"),
+        (["serve"], "postgresql://"),
+        (["db", "current"], "mysql://x/y"),
+        (["db", "upgrade"], "nonsense"),
+    ],
+)
+def test_a_database_url_that_cannot_be_used_is_one_line(
+    db: str, command: list[str], tmp_path: Path
+) -> None:
+    """``--db mysql://x/y`` and ``--db nonsense`` ended in 48-line tracebacks (a driver
+    not installed, a string SQLAlchemy cannot parse): one line, what would do, exit 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "yukon", *command, "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert f"--db: {db!r} is not a database URL" in result.stderr
+    assert "sqlite:///PATH" in result.stderr and "postgresql://" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_db_help_says_what_each_action_does() -> None:
+    result = yukon("db", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert "migrate the schema to the latest revision" in text, text
+    assert "recompute-ratings" in text and "exit 2 when they differ" in text
+
+
+def test_readme_starts_the_compose_file_as_the_compose_file_says() -> None:
+    """The README's ``docker compose`` line is the one docker-compose.yml's own comment
+    gives (``up -d --build``: the image is built from this source)."""
+    root = Path(__file__).resolve().parent.parent.parent
+    compose = (root / "docker-compose.yml").read_text()
+    readme = (root / "README.md").read_text()
+    assert "docker compose up -d --build" in compose
+    lines = [ln.strip() for ln in readme.splitlines() if ln.strip().startswith("docker compose")]
+    assert "docker compose up -d --build" in lines, lines
+    assert "docker compose up -d" not in lines, lines
 
 
 def test_solve_prints_a_verdict_and_a_line_the_engine_replays() -> None:
@@ -446,3 +504,77 @@ def test_db_recompute_ratings_replays_the_refunds_of_a_mark_and_its_unmark(
     assert done.returncode == 0, done.stderr
     assert "olga unmarked ann engine (took back " in done.stdout
     recomputed(6)
+
+
+def test_the_listening_line_says_whether_the_server_is_private() -> None:
+    from server.app import ServeOptions, listening_line
+    from server.rooms import HubConfig
+
+    public = listening_line(ServeOptions(host="0.0.0.0"), 8765)
+    assert public.startswith("listening on ws://0.0.0.0:8765 ")
+    assert "open http://127.0.0.1:8765/ in a browser (or this machine's address" in public
+    assert "public" in public and "private" not in public.replace("makes it private", "")
+    private = listening_line(ServeOptions(hub=HubConfig(password="pw")), 9000)
+    assert "open http://127.0.0.1:9000/" in private
+    assert "private: every player needs the password" in private
+    tls = listening_line(ServeOptions(certfile=Path("c.pem"), keyfile=Path("k.pem")), 443)
+    assert tls.startswith("listening on wss://127.0.0.1:443 ") and "https://127.0.0.1:443/" in tls
+
+
+async def test_a_missing_password_is_logged_as_missing_not_wrong(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from websockets.asyncio.client import connect
+
+    from protocol.messages import Error, Hello, decode_server, encode
+    from server.app import ServeOptions, open_server
+    from server.rooms import HubConfig
+
+    caplog.set_level(logging.WARNING, logger="yukon.rooms")
+    options = ServeOptions(
+        port=0,
+        db=f"sqlite:///{tmp_path}/p.db",
+        spool=tmp_path / "s.jsonl",
+        hub=HubConfig(password="correct horse"),
+        solver_processes=0,
+    )
+    async with open_server(options) as server:
+        for password in (None, "battery"):
+            async with connect(f"ws://127.0.0.1:{server.port}") as ws:
+                await ws.send(encode(Hello(1, "ann", password=password)))
+                answer = decode_server(await ws.recv())
+                assert isinstance(answer, Error) and answer.code == "password"
+    said = [r.getMessage() for r in caplog.records if "password" in r.getMessage()]
+    assert len(said) == 2, said
+    assert "missing password" in said[0] and "wrong" not in said[0], said
+    assert "wrong password" in said[1], said
+
+
+async def test_two_pipelined_gets_in_one_packet_get_both_answers(tmp_path: Path) -> None:
+    """Issue 42: two GETs written in one packet to the server as ``yukon serve`` wires it
+    (its pages, a real socket) got no answer at all; each is answered, in order, on the
+    one connection (``server.runtime.plainhttp``; its own tests cover the edge cases)."""
+    import asyncio
+
+    from server.app import ServeOptions, open_server
+
+    options = ServeOptions(
+        port=0, db=f"sqlite:///{tmp_path}/h.db", spool=tmp_path / "s.jsonl", solver_processes=0
+    )
+    async with open_server(options) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        get = "GET {} HTTP/1.1\r\nHost: x\r\n\r\n"
+        writer.write((get.format("/healthz") + get.format("/no-such-page")).encode())
+        statuses, bodies = [], []
+        for _ in range(2):
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 20)
+            lines = head.decode("latin-1").split("\r\n")
+            statuses.append(int(lines[0].split(" ")[1]))
+            length = next(
+                int(h.split(":")[1]) for h in lines if h.lower().startswith("content-length")
+            )
+            bodies.append(await asyncio.wait_for(reader.readexactly(length), 20))
+        writer.close()
+    assert statuses == [200, 404] and bodies[0] == b"ok\n", (statuses, bodies)
