@@ -141,7 +141,8 @@ async def test_hello_with_a_name_saves_the_token_and_messages_flow(tmp_path: Pat
             await events.until(lambda: room in events.messages)
             assert conn.online and events.saw("online", "as alice")
             assert isinstance(events.messages[0], Welcome)
-    assert hellos == [Hello(1, "alice", None, follow=True)]  # it follows routes
+    # It follows routes, and sends this server's device id (4.31), kept by the store.
+    assert hellos == [Hello(1, "alice", None, follow=True, device=store.device(url))]
     assert store.load(url) == Identity("alice", "T" * 32)
     assert events.statuses[-1].kind == "closed"
 
