@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import (
@@ -54,7 +53,6 @@ from websockets.exceptions import (
 
 from protocol.messages import (
     CLOSE_REPLACED,
-    CLOSE_TOO_SLOW,
     CLOSE_VERSION,
     MAX_FRAME,
     PROTOCOL_VERSION,
@@ -69,6 +67,8 @@ from protocol.messages import (
 )
 
 from .config import LOCAL_KEY, LOCAL_WHERE, Identity, TokenStore
+from .dialling import describe_close, describe_os_error, unverified, with_node
+from .dialling import fingerprint as cert_fingerprint
 
 __all__ = ["BACKOFF", "Connection", "Events", "Link", "LinkStatus", "describe_close"]
 
@@ -126,65 +126,6 @@ class Link(Protocol):
     async def run(self) -> None: ...
 
     async def close(self) -> None: ...
-
-
-def describe_close(code: int | None, reason: str) -> str:
-    """A close code in words."""
-    why = f": {reason}" if reason else ""
-    if code == 1001:
-        return "the server is going away (shutting down or restarting)"
-    if code == 1012:
-        return "the server is restarting"
-    if code == 1013:
-        return "the server is full just now"
-    if code == 1008:
-        return f"the server closed the connection{why or ' (policy)'}"
-    if code == 1011:
-        return f"the server closed the connection with code 1011{why}"
-    if code == CLOSE_TOO_SLOW:
-        return "the server closed the connection: this client fell behind"
-    if code in (None, 1005, 1006):
-        return "the connection was lost"
-    return f"the server closed the connection with code {code}{why}"
-
-
-def _unverified() -> ssl.SSLContext:
-    """TLS without a check of the certificate: for a pinned server, whose certificate is
-    compared with the pin before anything is sent, and to read a new one's fingerprint."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    return context
-
-
-def _fingerprint(ssl_object: object) -> str:
-    """The SHA-256 fingerprint of the peer's certificate, as OpenSSL writes it."""
-    der = (
-        ssl_object.getpeercert(binary_form=True) if isinstance(ssl_object, ssl.SSLObject) else None
-    )
-    if not der:
-        return ""
-    return ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
-
-
-def _describe_os_error(exc: BaseException, where: str) -> str:
-    if isinstance(exc, ConnectionRefusedError):
-        # Said plainly: a newcomer's first mistake is an address with no server behind it.
-        return f"nothing answers at {where}: connection refused (is a server running there?)"
-    if isinstance(exc, TimeoutError):
-        return f"no answer from {where}"
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return f"cannot reach {where}: {text}"
-
-
-def with_node(url: str, node: str | None) -> str:
-    """``url`` with its query parameter ``node`` set to ``node`` (or removed: None), the
-    rest of the URL as it was: where a client that follows a ``route`` connects."""
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "node"]
-    if node is not None:
-        query.append(("node", node))
-    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 class _Stop(Exception):
@@ -326,7 +267,7 @@ class Connection:
         if self.cafile is not None:
             return ssl.create_default_context(cafile=str(self.cafile))
         if self._pin() is not None:
-            return _unverified()
+            return unverified()
         return ssl.create_default_context()
 
     def _saved_password(self) -> str | None:
@@ -476,7 +417,7 @@ class Connection:
         try:
             _, writer = await asyncio.wait_for(
                 asyncio.open_connection(
-                    parts.hostname or "", parts.port or 80, ssl=_unverified(), server_hostname=""
+                    parts.hostname or "", parts.port or 80, ssl=unverified(), server_hostname=""
                 ),
                 5,
             )
@@ -494,10 +435,10 @@ class Connection:
         host = parts.hostname or ""
         port = parts.port or 443
         _, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=_unverified(), server_hostname=host), 10
+            asyncio.open_connection(host, port, ssl=unverified(), server_hostname=host), 10
         )
         try:
-            return _fingerprint(writer.get_extra_info("ssl_object"))
+            return cert_fingerprint(writer.get_extra_info("ssl_object"))
         finally:
             writer.close()
             with contextlib.suppress(Exception):
@@ -520,7 +461,7 @@ class Connection:
             try:
                 fingerprint = await self._peer_fingerprint()
             except (OSError, TimeoutError) as err:
-                return "retrying", _describe_os_error(err, self.where)
+                return "retrying", describe_os_error(err, self.where)
             return "need_trust", (
                 f"{fingerprint} {self.where} presents a certificate no authority vouches for"
                 f" ({why})"
@@ -546,13 +487,13 @@ class Connection:
             return "retrying", f"{self.where} did not answer as a websocket server ({exc})"
         except (OSError, TimeoutError) as exc:
             self.node = None  # the room's node may be gone: any node will do
-            return "retrying", _describe_os_error(exc, self.where)
+            return "retrying", describe_os_error(exc, self.where)
         except WebSocketException as exc:
             return "retrying", f"cannot connect to {self.where}: {exc}"
         try:
             pinned = self._pin() if tls is not None and self.cafile is None else None
             if pinned is not None:  # checked before a word is said: no token, no password
-                seen = _fingerprint(ws.transport.get_extra_info("ssl_object"))
+                seen = cert_fingerprint(ws.transport.get_extra_info("ssl_object"))
                 if seen != pinned:
                     return "failed", (
                         f"REFUSED: the certificate of {self.where} has CHANGED since you trusted"
@@ -761,7 +702,7 @@ class Connection:
         try:
             pinned = self._pin() if tls is not None and self.cafile is None else None
             if pinned is not None:
-                seen = _fingerprint(new.transport.get_extra_info("ssl_object"))
+                seen = cert_fingerprint(new.transport.get_extra_info("ssl_object"))
                 if seen != pinned:
                     raise _Stop("failed", "the room's node presents another certificate")
             # Nothing more goes on the old connection from the hello on (4.25): what the
