@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, assert_never
+from typing import assert_never
 
 from protocol import GameCode
 from protocol.commitment import SALT_HEX
@@ -55,6 +55,7 @@ from protocol.shuffle import SEED_BYTES
 from ..cluster import bus
 from ..domain.records import GhostRun, LiveAction, LiveRace, RatingChange, Standing
 from . import events as ev
+from .cluster_events import ClusterEvents
 from .config import HubConfig
 from .dailies import Dailies
 from .effects import Effect, Forward, Query, Send
@@ -63,10 +64,9 @@ from .ghosts import Ghosts
 from .handshake import Handshake
 from .hints import Hints
 from .lobbies import Lobbies
-from .nodes import CLOSE_RESTARTING, Nodes
+from .nodes import Nodes
 from .play import Play
 from .postmortems import PostMortems
-from .queries import Queries
 from .quick import ENTERING, Quick
 from .reports import Reports
 from .restarts import Restarts
@@ -85,7 +85,7 @@ INVITE_KEY_BYTES = 9
 log = logging.getLogger("yukon.rooms")
 
 
-class Hub(Queries):
+class Hub(ClusterEvents):
     """Every connection, player and room of one server; see the package docstring. Its
     questions (figures, the directory's) are ``Queries``'; its events are here."""
 
@@ -263,13 +263,6 @@ class Hub(Queries):
                 assert_never(event)
 
     # -- the connection's events ----------------------------------------------------------
-
-    def _begin(self, now: float) -> None:
-        """An event at ``now``: its effects start afresh."""
-        self._out.clear()
-        self._shared.now = now
-        if self._shared.stale:
-            self._nodes.begin()
 
     def connect(self, conn: int, now: float, *, address: str = "", asked: str = "") -> list[Effect]:
         """A new connection (from ``address``; ``asked``: the node its URL asked for, a
@@ -648,176 +641,4 @@ class Hub(Queries):
         ``watchers`` its node last noted, as ids and names (``Restarts.restore``)."""
         self._begin(now)
         self._restarts.restore(live, actions, alive_ms, now, ghost=ghost, watchers=watchers)
-        return self._flush()
-
-    # -- a cluster: sessions away on other nodes, guests of other nodes (``Nodes``) -------
-
-    def located(
-        self, conn: int, code: str, node: str | None, frame: bytes | str, now: float
-    ) -> list[Effect]:
-        """The directory says room ``code`` lives on ``node`` (None: nowhere): the session
-        goes there with its join or watch ``frame``, or the frame is answered here."""
-        self._begin(now)
-        c = self._conns.get(conn)
-        if c is not None and not self._nodes.located(c, code, node, frame):
-            c.locating = False
-            p = c.player
-            if p is not None and not c.closed:
-                try:
-                    message = decode_client(frame)
-                except MessageError:  # it was decoded once already
-                    return self._flush()
-                if isinstance(message, (Join, Watch)):
-                    spectator = isinstance(message, Watch)
-                    self._play.join(
-                        c, p, message.room, now, spectator=spectator, located=True, key=message.key
-                    )
-        return self._flush()
-
-    def returned(self, conn: int, frame: bytes | str | None, now: float) -> list[Effect]:
-        """The owner released this session (its player is in no room there): it is served
-        here again, starting with ``frame``, which reached the owner too late, if any."""
-        self._begin(now)
-        c = self._conns.get(conn)
-        if c is not None:
-            self._nodes.returned(c)
-            if frame is not None and not c.closed and c.player is not None:
-                self._handle(c, frame, now)
-        return self._flush()
-
-    def closed_by_owner(self, conn: int, code: int, reason: str, now: float) -> list[Effect]:
-        """The owner closed this away session's guest: the connection closes the same way."""
-        self._begin(now)
-        c = self._conns.get(conn)
-        if c is not None:
-            self._nodes.away_closed(c)
-            self._close(c, code, reason)
-        return self._flush()
-
-    def kick(self, conn: int, now: float) -> list[Effect]:
-        """The player of ``conn`` said hello on another node since: close this one (4001)."""
-        self._begin(now)
-        c = self._conns.get(conn)
-        if c is not None:
-            self._nodes.kick(c)
-        return self._flush()
-
-    def node_gone(self, node: str, now: float) -> list[Effect]:
-        """Node ``node`` stopped: sessions away there close with 1012 (their clients resume
-        wherever the room was taken), and its guests here disconnect."""
-        self._begin(now)
-        self._nodes.owner_gone(node)
-        self._nodes.gateway_gone(node, now)
-        return self._flush()
-
-    def password_failed_elsewhere(self, key: str, now: float) -> list[Effect]:
-        """Another node judged a wrong password from address ``key``: it counts here too
-        (``Password.failed_elsewhere``)."""
-        self._begin(now)
-        self._password.failed_elsewhere(key, now)
-        return self._flush()
-
-    def relay_gap(self, now: float) -> list[Effect]:
-        """This node missed relay messages (its channel broke): every session it relays
-        closes with 1012 and resumes (``Nodes.gap``)."""
-        self._begin(now)
-        self._nodes.gap(now)
-        return self._flush()
-
-    def guest_attach(
-        self,
-        route: tuple[str, int],
-        *,
-        player_id: int,
-        name: str,
-        token: str,
-        registered: float,
-        address: str,
-        frame: bytes | str | None,
-        now: float,
-        follow: bool = False,
-        standing: Standing | None = None,
-    ) -> list[Effect]:
-        """A session of node ``route[0]`` (its connection ``route[1]``) is a guest here:
-        its player's room is here, or will be (``frame``, a join or watch). ``follow``:
-        once seated, its client is told to connect here (``Nodes.route``). ``standing``:
-        their rating and streak as the gateway knows them (``Nodes.guest_attach``)."""
-        self._begin(now)
-        c = self._nodes.guest_attach(
-            route,
-            player_id=player_id,
-            name=name,
-            token=token,
-            registered=registered,
-            address=address,
-            now=now,
-            follow=follow,
-            standing=standing,
-        )
-        if frame is not None and not c.closed:
-            self._handle(c, frame, now)
-        self._nodes.route(c)
-        self._nodes.settle(c)
-        return self._flush()
-
-    def guest_frame(self, route: tuple[str, int], frame: bytes | str, now: float) -> list[Effect]:
-        """A frame of a guest (its gateway took it from the flood bucket already)."""
-        self._begin(now)
-        c = self._nodes.guest(route)
-        if c is None:
-            moved = self._nodes.late(route, now)
-            if moved is not None:  # sent before its client followed a route here
-                self._handle(moved, frame, now)
-            else:
-                self._nodes.bounce(route, frame)
-        elif not c.closed:
-            self._handle(c, frame, now)
-            self._nodes.route(c)
-            self._nodes.settle(c)
-        return self._flush()
-
-    def guest_detach(self, route: tuple[str, int], now: float) -> list[Effect]:
-        """A guest's connection is gone on its gateway."""
-        self._begin(now)
-        self._nodes.guest_detach(route, now)
-        return self._flush()
-
-    def unreachable(self, conn: int, text: str, now: float) -> list[Effect]:
-        """The directory could not answer a ``Locate``: the join is refused, ``unavailable``."""
-        self._begin(now)
-        c = self._conns.get(conn)
-        if c is not None:
-            c.locating = False
-            if not c.closed:
-                self._error(c, "unavailable", text)
-        return self._flush()
-
-    def adopt_lobby(
-        self, code: str, snapshot: dict[str, Any], now: float, *, owner: str = ""
-    ) -> list[Effect]:
-        """Rebuild room ``code`` from the snapshot its dead owner kept (``Lobbies.adopt``);
-        no effect if it could not be (then ``has_room`` stays False)."""
-        self._begin(now)
-        self._lobbies.adopt(code, snapshot, now, owner=owner)
-        return self._flush()
-
-    def drop_room(self, code: str, now: float) -> list[Effect]:
-        """This node lost room ``code`` (its lease was taken, or the database fenced its
-        writes): its members close with 1012 and resume on the new owner; nothing of the
-        room stays here."""
-        self._begin(now)
-        room = self._play.drop(code)
-        if room is not None:
-            log.warning("room %s: lost to another node; its members resume there", code)
-            for m in room.members():
-                m.room = None
-                c = self._conns.get(m.conn) if m.conn is not None else None
-                if c is not None:
-                    self._close(c, CLOSE_RESTARTING, "the room moved to another node; resume")
-                    if c.guest is not None:
-                        self._shared.drop_guest(c)
-                        del self._conns[c.id]
-                m.conn = None
-                self._shared.tokens.pop(m.token, None)
-                self._shared.players.pop(m.id, None)
         return self._flush()
