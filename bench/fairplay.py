@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python -m bench.fairplay [--humans 10000] [--bots 1000] [--history 2000] [--seed 40]
-                             [--cv 0.25] [--window-cv 0.14]
+                             [--cv 0.25] [--window-cv 0.10]
 
 Humans of varied pace: each run's intervals are log-normal, its median drawn from 0.7 to
 4 s and its sigma (of the log) from 0.35 to 0.8; 60 to 180 thinking moves, then a closing

@@ -41,5 +41,5 @@ def test_bench_fairplay_runs_as_a_command() -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("thresholds: cv<0.25 window_cv(14)<0.14")
+    assert result.stdout.startswith("thresholds: cv<0.25 window_cv(14)<0.1 ")
     assert "replay" in result.stdout

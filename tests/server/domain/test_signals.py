@@ -42,13 +42,14 @@ def test_cv_at_its_edge_drops_the_first_interval_and_adds_a_tenth_of_a_second() 
 
 
 def test_window_cv_at_its_edge() -> None:
-    # A varied run with one stretch of 14 intervals at CV exactly 0.14 (760/1040 + 0.1 s).
+    # A varied run with one stretch of 14 intervals at CV exactly 0.10 (100/1000: 800 and
+    # 1000 ms, each + 0.1 s), the default threshold.
     varied = [400, 3_000, 900, 2_500, 600, 4_000] * 4
-    edge = varied + [760, 1_040] * 7 + varied
+    edge = varied + [800, 1_000] * 7 + varied
     signals = compute(times_of(edge))
-    assert signals.window_cv == 0.14
+    assert signals.window_cv == DEFAULT_THRESHOLDS.window_cv_below == 0.10
     assert "window_cv" not in rules(edge)
-    below = varied + [761, 1_039] * 7 + varied
+    below = varied + [801, 999] * 7 + varied
     assert rules(below) == {"window_cv"}
 
 
