@@ -65,6 +65,9 @@ class PlayerView(Live):
         out = Text()
         out.append(p.name, style="bold")
         out.append("\n\n")
+        if p.broke_rules:  # a mark in force (docs/fairplay.md): that, and nothing more
+            out.append("This account broke this server's rules.\n", style="#ff5f5f")
+            return out
         if p.rating is None:
             out.append("No rated race yet\n", style="#8a8a8a")
         else:

@@ -607,6 +607,7 @@ class PlayerPage:
         F("streak", _small),
         F("best_streak", _small),
         F("ratings", ListOf(Pair(_ms, _rating), MAX_RATINGS)),
+        F("broke_rules", Bool(), False),  # issue 40: sent always; optional for an older one
     )
     name: str
     rating: int | None
@@ -621,6 +622,10 @@ class PlayerPage:
     best_streak: int
     #: ``[t_ms, rating]`` after each rated race (UTC epoch ms), oldest first, the newest 200.
     ratings: tuple[tuple[int, int], ...]
+    #: The account holds an ``engine``, ``boost`` or ``alt`` mark (docs/fairplay.md): the
+    #: page says "this account broke this server's rules" and nothing more (the figures
+    #: come empty), to everyone, the player too.
+    broke_rules: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,7 @@ def player_page(s: PlayerStats) -> PlayerPage:
         streak=s.streak,
         best_streak=s.best_streak,
         ratings=s.ratings,
+        broke_rules=s.broke_rules,
     )
 
 

@@ -70,6 +70,8 @@ _current = cast(Table, PlayerRating.__table__)
 _pairs = cast(Table, RatingPairRow.__table__)
 _queue = cast(Table, ReviewItem.__table__)
 _marks = cast(Table, AccountMark.__table__)
+#: The marks that say an account broke the rules (a ``bot`` mark says what it is: a BOT).
+RULES_MARKS = ("engine", "boost", "alt")
 _refunds = cast(Table, RatingRefund.__table__)
 
 #: The reason stored in ``rating_pairs`` for a pair with a player marked ``engine`` or
@@ -95,6 +97,8 @@ class PlayerStats:
     #: ``(t_ms, rating)``: the rating after each rated race, oldest first, the newest
     #: ``RATING_HISTORY``.
     ratings: tuple[tuple[int, int], ...]
+    #: An ``engine``, ``boost`` or ``alt`` mark in force: the page shows nothing but that.
+    broke_rules: bool = False
 
 
 @dataclass(slots=True)
@@ -556,6 +560,16 @@ class RatingsStore:
             if player is None:
                 return None
             pid = int(player.id)
+            m = _marks.c
+            marked = (
+                await conn.execute(
+                    select(m.id).where(
+                        m.player_id == pid, m.kind.in_(RULES_MARKS), m.undone_at.is_(None)
+                    )
+                )
+            ).first()
+            if marked is not None:  # the page says that, and nothing of the account
+                return PlayerStats(str(player.name), None, True, None, 0, 0, (), 0, 0, (), True)
             r = _results.c
             races, wins = (
                 await conn.execute(

@@ -151,6 +151,11 @@ export function player(c) {
         return;
       }
       title.textContent = p.name;
+      if (p.broke_rules) {
+        // A mark in force (docs/fairplay.md): the page says so, and nothing more.
+        fill(body, h("p", { class: "deal", id: "player-rating" }, "This account broke this server's rules."));
+        return;
+      }
       fill(
         body,
         h(

@@ -984,3 +984,19 @@ async def test_an_invite_only_rooms_link_needs_its_key(db_url: str, tmp_path: Pa
         assert (await fetch(server, f"/r/{code}?k={key}")).status == 200
         data = (await fetch(server, f"/r/{code}?format=json&for=join&k={key}")).json()
         assert data == {"room": code, "open": True, "node": None, "last_race": None}
+
+
+async def test_a_marked_accounts_page_says_only_that(db_url: str, tmp_path: Path) -> None:
+    """docs/fairplay.md "The marked account's own page", as HTML and JSON."""
+    from server.storage.moderation import ModerationStore
+
+    async with running_server(db_url, tmp_path) as server:
+        await open_client(server, "alice")
+        await ModerationStore(server.store.engine).mark(
+            name="alice", kind="engine", reason="a pasted solver line", operator="olga", now=0.0
+        )
+        page = await fetch(server, "/players/alice")
+        assert page.status == 200 and "This account broke this server's rules." in page.text
+        assert "races" not in page.text and "solver" not in page.text
+        data = (await fetch(server, "/players/alice?format=json")).json()
+        assert data["broke_rules"] is True and data["races"] == 0 and data["rating"] is None

@@ -322,3 +322,36 @@ async def test_0014_goes_down_with_its_rows_and_leaves_the_rest(
     assert await store.find_player(token=a.token) == a  # (today's query reads 0018's column)
     assert await mod.log() == [] and await mod.queue() == []
     assert (await mod.account(name="ann", now=NOW)).marks == ()
+
+
+async def test_a_marked_accounts_page_says_it_broke_the_rules_and_nothing_more(
+    store: SqlStore, mod: ModerationStore
+) -> None:
+    """docs/fairplay.md "The marked account's own page": an engine, boost or alt mark in
+    force empties the page (``broke_rules``); a bot mark does not; unmark and it is back."""
+    import datetime as dt
+
+    from server.domain.leaderboard import player_page
+
+    ann, bob = await register(store, "ann", "bob")
+    await store.record_race(race(res(ann, rank=1), res(bob, rank=2)))
+    today = dt.date(2026, 12, 7)
+    before = await store.player_stats(name="ann", today=today)
+    assert before is not None and before.races == 1 and not before.broke_rules
+    for kind in ("engine", "boost", "alt"):
+        await mod.mark(name="ann", kind=kind, reason="x", **BY)
+        page = player_page(await store.player_stats(name="ANN", today=today))  # type: ignore[arg-type]
+        assert page.broke_rules and page.name == "ann"
+        assert (page.rating, page.races, page.wins, page.best, page.ratings) == (
+            None,
+            0,
+            0,
+            (),
+            (),
+        )
+        await mod.unmark(name="ann", kind=kind, reason="x", **BY)
+    back = await store.player_stats(name="ann", today=today)
+    assert back == before
+    await mod.mark(name="bob", kind="bot", reason="a program", **BY)
+    bot = await store.player_stats(name="bob", today=today)
+    assert bot is not None and not bot.broke_rules and bot.races == 1
