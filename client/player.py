@@ -64,6 +64,8 @@ class PlayerView(Live):
     def page(self, p: PlayerPage) -> Text:
         out = Text()
         out.append(p.name, style="bold")
+        if p.bot:  # docs/bots.md: a program, shown as one
+            out.append(" BOT", style="bold reverse")
         out.append("\n\n")
         if p.broke_rules:  # a mark in force (docs/fairplay.md): that, and nothing more
             out.append("This account broke this server's rules.\n", style="#ff5f5f")

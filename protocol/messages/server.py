@@ -608,6 +608,7 @@ class PlayerPage:
         F("best_streak", _small),
         F("ratings", ListOf(Pair(_ms, _rating), MAX_RATINGS)),
         F("broke_rules", Bool(), False),  # issue 40: sent always; optional for an older one
+        F("bot", Bool(), False),  # issue 40: sent always; optional for an older one
     )
     name: str
     rating: int | None
@@ -626,6 +627,8 @@ class PlayerPage:
     #: page says "this account broke this server's rules" and nothing more (the figures
     #: come empty), to everyone, the player too.
     broke_rules: bool = False
+    #: A BOT account (docs/bots.md): shown with its badge.
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,7 @@ def player_page(s: PlayerStats) -> PlayerPage:
         best_streak=s.best_streak,
         ratings=s.ratings,
         broke_rules=s.broke_rules,
+        bot=s.bot,
     )
 
 

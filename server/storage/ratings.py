@@ -99,6 +99,8 @@ class PlayerStats:
     ratings: tuple[tuple[int, int], ...]
     #: An ``engine``, ``boost`` or ``alt`` mark in force: the page shows nothing but that.
     broke_rules: bool = False
+    #: A BOT account (``players.bot``, docs/bots.md).
+    bot: bool = False
 
 
 @dataclass(slots=True)
@@ -552,7 +554,7 @@ class RatingsStore:
         async with self.engine.connect() as conn:
             player = (
                 await conn.execute(
-                    select(_players.c.id, _players.c.name).where(
+                    select(_players.c.id, _players.c.name, _players.c.bot).where(
                         _players.c.name_key == name_key(name)
                     )
                 )
@@ -569,7 +571,9 @@ class RatingsStore:
                 )
             ).first()
             if marked is not None:  # the page says that, and nothing of the account
-                return PlayerStats(str(player.name), None, True, None, 0, 0, (), 0, 0, (), True)
+                return PlayerStats(
+                    str(player.name), None, True, None, 0, 0, (), 0, 0, (), True, bool(player.bot)
+                )
             r = _results.c
             races, wins = (
                 await conn.execute(
@@ -613,6 +617,7 @@ class RatingsStore:
             streak=streak,
             best_streak=best_streak,
             ratings=tuple((_ms(h.rated_at), round(h.rating)) for h in reversed(history)),
+            bot=bool(player.bot),
         )
 
     async def recompute_ratings(self) -> Recomputed:

@@ -150,7 +150,7 @@ export function player(c) {
         fill(body, h("p", "summary", p.error));
         return;
       }
-      title.textContent = p.name;
+      fill(title, p.name, p.bot && h("span", { class: "badge bot", title: "a BOT account: a program (docs/bots.md)" }, " BOT"));
       if (p.broke_rules) {
         // A mark in force (docs/fairplay.md): the page says so, and nothing more.
         fill(body, h("p", { class: "deal", id: "player-rating" }, "This account broke this server's rules."));

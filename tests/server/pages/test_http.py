@@ -34,11 +34,13 @@ from protocol.messages import (
     BoardPage,
     Create,
     Daily,
+    Hello,
     History,
     HistoryPage,
     Leave,
     Left,
     MoveMsg,
+    PlayerPage,
     Race,
     Refused,
     Resign,
@@ -46,7 +48,9 @@ from protocol.messages import (
     Room,
     Undo,
     Undone,
+    Welcome,
 )
+from protocol.messages import Player as PlayerMsg
 from server.app import ServeOptions, open_server
 from server.domain.daily import code_public_at
 from server.domain.records import PlayerResult, RaceRecord
@@ -1000,3 +1004,20 @@ async def test_a_marked_accounts_page_says_only_that(db_url: str, tmp_path: Path
         assert "races" not in page.text and "solver" not in page.text
         data = (await fetch(server, "/players/alice?format=json")).json()
         assert data["broke_rules"] is True and data["races"] == 0 and data["rating"] is None
+
+
+async def test_a_bots_page_wears_its_badge(db_url: str, tmp_path: Path) -> None:
+    """docs/bots.md: a BOT account is shown as one on its player page too (both clients
+    read ``player_page.bot``; the HTML page shows the badge)."""
+    async with running_server(db_url, tmp_path) as server:
+        robo = await open_client(server)
+        await robo.send(Hello(1, "robo", bot=True))
+        await robo.expect(Welcome)
+        await robo.send(PlayerMsg("robo"))
+        page = await robo.expect(PlayerPage)
+        assert page.bot and not page.broke_rules
+        html = await fetch(server, "/players/robo")
+        assert '<span class="badge bot"' in html.text
+        human = await open_client(server, "ann")
+        await human.send(PlayerMsg("ann"))
+        assert not (await human.expect(PlayerPage)).bot
