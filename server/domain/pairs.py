@@ -74,7 +74,8 @@ class Run:
 class Pair:
     """One pair of a rated race, lower id first, as decided when the race was committed:
     ``reason`` is ``"counted"``, ``"draw"`` (counted, as a draw), ``"short"``,
-    ``"limit"`` or ``"linked"`` (not counted)."""
+    ``"limit"``, ``"linked"``, or (decided by storage) ``"marked"`` and ``"unproven"``
+    (not counted)."""
 
     a: int
     b: int

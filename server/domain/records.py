@@ -65,6 +65,9 @@ class RaceRecord:
     results: tuple[PlayerResult, ...]
     #: A rated race: storing it rates its runners (``RatingChange``, docs/ratings.md).
     rated: bool = False
+    #: A rated race dealt a deal the solver had not proven winnable (the stock's rare
+    #: fallback, docs/protocol.md 4.34): its pairs are ``unproven`` and move nobody.
+    unproven: bool = False
     #: A past day's deal played from the archive (docs/protocol.md 4.28): its results are
     #: practice, kept on that day's archive board only (``archive_bests``).
     archive: bool = False
@@ -130,6 +133,9 @@ class LiveRace:
     quick: bool = False
     #: An invite-only room's key (docs/protocol.md 4.32): a rebuilt room stays invite-only.
     invite_key: str | None = None
+    #: The deal was proven winnable (``room.winnable``, docs/protocol.md 4.34): a rebuilt
+    #: race says so still, and a rated one counts for ratings only if it was.
+    winnable: bool = False
 
 
 @dataclass(slots=True)  # not frozen: built for every move, and a frozen __init__ costs 4x

@@ -151,6 +151,7 @@ class LiveStore(StoreBase):
             "archive": r.archive,
             "quick": r.quick,
             "invite_key": r.invite_key,
+            "winnable": r.winnable,
         }
 
     def _live_params(self, r: LiveRace) -> tuple[Any, ...]:
@@ -387,6 +388,7 @@ class LiveStore(StoreBase):
             archive=bool(row.archive),
             quick=bool(row.quick),
             invite_key=row.invite_key,
+            winnable=bool(row.winnable),
         )
         alive = max([row.alive_ms, *(a.at_ms for a in actions)])
         return live, actions, alive

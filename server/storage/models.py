@@ -316,6 +316,8 @@ class LiveRaceRow(Base):
     quick: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: An invite-only room's key (migration 0021): rebuilt still invite-only.
     invite_key: Mapped[str | None] = mapped_column(String(32))
+    #: The deal was proven winnable (migration 0022): a rebuilt race still says so.
+    winnable: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LiveActionRow(Base):

@@ -70,6 +70,8 @@ _current = cast(Table, PlayerRating.__table__)
 _pairs = cast(Table, RatingPairRow.__table__)
 _queue = cast(Table, ReviewItem.__table__)
 _marks = cast(Table, AccountMark.__table__)
+#: The pairs of a rated race dealt an unproven deal (``RaceRecord.unproven``).
+UNPROVEN = "unproven"
 #: The marks that say an account broke the rules (a ``bot`` mark says what it is: a BOT).
 RULES_MARKS = ("engine", "boost", "alt")
 _refunds = cast(Table, RatingRefund.__table__)
@@ -198,6 +200,8 @@ async def rate(
     decided = _unmarked(
         decide(runs, await _counted_before(conn, ids, at), linked), await _marked(conn, ids)
     )
+    if record.unproven:  # the stock's fallback: a deal nobody proved winnable moves nobody
+        decided = [Pair(p.a, p.b, UNPROVEN) for p in decided]
     for pair in decided:
         await conn.execute(
             insert(_pairs).values(race_id=race_id, a=pair.a, b=pair.b, reason=pair.reason)

@@ -83,6 +83,7 @@ class RoomRace(RoomViews[M]):
                     archive=self.archive,
                     quick=self.quick,
                     invite_key=self.invite_key,
+                    winnable=self.winnable,
                 )
             )
         )
@@ -293,6 +294,7 @@ class RoomRace(RoomViews[M]):
                     results=rows,
                     rated=self.rated,
                     archive=self.archive,
+                    unproven=self.rated and not self.winnable,
                 ),
             )
 

@@ -63,8 +63,9 @@ class Room(RoomLobby[M]):
         )
         room.quick = live.quick
         room.invite_key = live.invite_key
-        # The journal does not say whether this deal was proven (it shows false), but the
-        # room's next deals are, as a new room's would be (default on; always if rated).
+        room.winnable = live.winnable  # the journal says whether this deal was proven
+        # The room's next deals are proven, as a new room's would be (default on; always
+        # if rated).
         room.wants_winnable = not live.fixed and live.daily_date is None and ghost is None
         room.players = players
         room.ready = {p.name for p in players}

@@ -228,3 +228,31 @@ def test_a_daily_room_says_its_deal_is_winnable() -> None:
     [room] = [m for m in to(effects, ann) if isinstance(m, Room)]
     assert room.max_players == 1 and room.winnable
     assert proofs(effects) == []  # nothing of the stock's
+
+
+def test_a_rated_race_on_an_unproven_deal_is_stored_as_such_and_a_proven_one_is_not() -> None:
+    """The stock's fallback (a verdict not back when the race starts) never moves a
+    rating: the record says ``unproven`` (storage then counts none of its pairs,
+    tests/server/storage/test_one_address.py), and the journal keeps ``winnable``."""
+    from server.domain.records import LiveRace
+
+    cl = Clients(CONFIG)
+    conns = lobby(cl, ["ann", "bob"], rated=True)  # an empty stock: proven on the spot
+    start(cl, conns["ann"])  # ... and the verdict has not come back
+    cl.send(conns["ann"], Resign())
+    cl.send(conns["bob"], Resign())
+    [record] = cl.persisted
+    assert record.rated and record.unproven
+    [live] = [e for e in cl.journal if isinstance(e, LiveRace)]
+    assert not live.winnable
+
+    proven = Clients(CONFIG)
+    filled(proven)
+    conns = lobby(proven, ["ann", "bob"], rated=True)
+    start(proven, conns["ann"])
+    proven.send(conns["ann"], Resign())
+    proven.send(conns["bob"], Resign())
+    [record] = proven.persisted
+    assert record.rated and not record.unproven
+    [live] = [e for e in proven.journal if isinstance(e, LiveRace)]
+    assert live.winnable

@@ -98,3 +98,15 @@ async def test_two_addresses_or_none_queue_nothing(store: SqlStore) -> None:
     await store.record_race(rated(race(res(a, rank=1), res(b, rank=2), ended=T0 + 1)))
     assert await store.run_sync(reasons) == ["counted", "counted"]
     assert await store.run_sync(queued) == []
+
+
+async def test_a_rated_race_on_an_unproven_deal_moves_nobody(store: SqlStore) -> None:
+    """docs/ratings.md: the winnable stock's rare fallback (a deal not proven by the
+    start) is stored with its pairs ``unproven``, counted by nobody, replayed as such."""
+    a = await store.register_player(name="ann", now=T0)
+    b = await store.register_player(name="bob", now=T0)
+    record = dataclasses.replace(rated(race(res(a, rank=1), res(b, rank=2))), unproven=True)
+    changes = await store.record_race(record)
+    assert {ch.change for ch in changes.values()} == {0}
+    assert await store.run_sync(reasons) == ["unproven"]
+    assert (await store.recompute_ratings()).identical
