@@ -824,11 +824,15 @@ async def record_7_6() -> str:
                 "Step 4. bob asks for alice's page (any case)",
                 bob,
                 {"t": "player", "name": "ALICE"},
+                # Waited for: the page is a database read, which a loaded machine can
+                # make slower than the quiet window (the example then lost its answer).
+                expect={bob: "player_page"},
             )
             await s.step(
                 "Step 5. and for a name nobody has",
                 bob,
                 {"t": "player", "name": "zed"},
+                expect={bob: "error"},
             )
             await s.close(alice, bob)
     return s.t.text()
