@@ -27,6 +27,7 @@ from websockets.exceptions import ConnectionClosed
 from client.closed import parse_room_state
 from client.connection import ROUTE_LIMIT, ROUTE_WINDOW
 from protocol import Game
+from protocol.messages import Hello, Welcome, decode_server, encode
 
 _packb = msgpack.packb
 _unpackb = msgpack.unpackb
@@ -34,6 +35,47 @@ _unpackb = msgpack.unpackb
 #: then ``"progress"``): the players skip these without unpacking them, as a client
 #: that does not show standings would.
 _PROGRESS_HEAD = b"\xa1t\xa8progress"
+
+
+# -- a client that records ------------------------------------------------------------------
+
+
+class Recorder:
+    """A client that keeps every frame the server sent it, in order: what the drills and
+    the tests (``tests/server/wire.py``'s ``Client``) read back. ``timeout``: how long a
+    frame that must come may take (a resume waiting for a takeover wants more)."""
+
+    timeout: float = 15.0
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[Any] = []
+        self.raw: list[bytes] = []
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(encode(message))
+
+    async def recv(self) -> Any:
+        data = await asyncio.wait_for(self.ws.recv(), self.timeout)
+        assert isinstance(data, bytes), "the server sends binary frames only"
+        self.raw.append(data)
+        message = decode_server(data)
+        self.frames.append(message)
+        return message
+
+    async def expect(self, kind: type, **match: Any) -> Any:
+        """Read until a message of ``kind`` whose fields equal ``match``; return it."""
+        while True:
+            message = await self.recv()
+            if isinstance(message, kind) and all(
+                getattr(message, k) == v for k, v in match.items()
+            ):
+                return message
+
+    async def hello(self, name: str) -> Welcome:
+        await self.send(Hello(1, name))
+        welcome: Welcome = await self.expect(Welcome)
+        return welcome
 
 
 # -- a simulated player ---------------------------------------------------------------------

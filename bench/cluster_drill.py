@@ -65,9 +65,10 @@ from typing import Any
 if __package__ in (None, ""):  # run as ``python bench/cluster_drill.py``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from bench.bot import Recorder
 from protocol.messages import (
     Accepted,
     Create,
@@ -86,8 +87,6 @@ from protocol.messages import (
     Start,
     Watch,
     Welcome,
-    decode_server,
-    encode,
 )
 from solver import solve
 
@@ -100,32 +99,10 @@ NAMES = ("ann", "bob", "cy", "dan")
 BEFORE_KILL = {"ann": None, "bob": 10, "cy": 5, "dan": 8}  # None: half the line
 
 
-class Player:
-    """A client that keeps every frame the server sent it, with a roomy timeout: a resume
-    may wait for a takeover."""
+class Player(Recorder):
+    """A client with a roomier timeout: a resume may wait for a takeover."""
 
-    def __init__(self, ws: ClientConnection) -> None:
-        self.ws = ws
-        self.frames: list[Any] = []
-
-    async def send(self, message: Any) -> None:
-        await self.ws.send(encode(message))
-
-    async def recv(self) -> Any:
-        data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
-        assert isinstance(data, bytes)
-        message = decode_server(data)
-        self.frames.append(message)
-        return message
-
-    async def expect(self, kind: type, **match: Any) -> Any:
-        """Read until a message of ``kind`` whose fields equal ``match``; return it."""
-        while True:
-            message = await self.recv()
-            if isinstance(message, kind) and all(
-                getattr(message, k) == v for k, v in match.items()
-            ):
-                return message
+    timeout = TIMEOUT
 
 
 def winning_line() -> tuple[str, list[str]]:

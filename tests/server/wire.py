@@ -12,19 +12,16 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
+from bench.bot import Recorder
 from protocol.messages import (
     Create,
-    Hello,
     Join,
     Race,
     Ready,
     Room,
     Start,
-    Welcome,
-    decode_server,
-    encode,
 )
 from server.app import ServeOptions, open_server
 from server.domain.signals import DEFAULT_FAIRPLAY, FairPlay
@@ -43,38 +40,11 @@ def winning_line() -> tuple[str, list[str]]:
     return lines[0], lines[1:]
 
 
-class Client:
-    """A test client that keeps every frame the server sent it, in order."""
+class Client(Recorder):
+    """A test client that keeps every frame the server sent it, in order (``bench.bot``'s
+    ``Recorder``, which the drills share), waiting ``TIMEOUT`` for each."""
 
-    def __init__(self, ws: ClientConnection) -> None:
-        self.ws = ws
-        self.frames: list[Any] = []
-        self.raw: list[bytes] = []
-
-    async def send(self, message: Any) -> None:
-        await self.ws.send(encode(message))
-
-    async def recv(self) -> Any:
-        data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
-        assert isinstance(data, bytes), "the server sends binary frames only"
-        self.raw.append(data)
-        message = decode_server(data)
-        self.frames.append(message)
-        return message
-
-    async def expect(self, kind: type, **match: Any) -> Any:
-        """Read until a message of ``kind`` whose fields equal ``match``; return it."""
-        while True:
-            message = await self.recv()
-            if isinstance(message, kind) and all(
-                getattr(message, k) == v for k, v in match.items()
-            ):
-                return message
-
-    async def hello(self, name: str) -> Welcome:
-        await self.send(Hello(1, name))
-        welcome: Welcome = await self.expect(Welcome)
-        return welcome
+    timeout = TIMEOUT
 
 
 @contextlib.asynccontextmanager

@@ -46,7 +46,6 @@ from protocol.messages import (
     Start,
     Watch,
     Welcome,
-    decode_server,
 )
 from server.storage.models import LiveActionRow, LiveRaceRow
 from server.storage.sql import SqlStore
@@ -186,12 +185,7 @@ async def cluster(
 class Player(Client):
     """A test client with a roomier timeout: a resume may wait for a takeover."""
 
-    async def recv(self) -> Any:
-        data = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
-        assert isinstance(data, bytes)
-        message = decode_server(data)
-        self.frames.append(message)
-        return message
+    timeout = TIMEOUT
 
 
 def urlopen_text(url: str) -> str:
