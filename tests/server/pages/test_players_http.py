@@ -74,6 +74,8 @@ async def test_a_players_page_with_its_chart_and_the_boards_ratings(
             "streak": 1,
             "best_streak": 1,
             "ratings": [list(p) for p in stats.ratings],
+            "broke_rules": False,  # no mark (docs/fairplay.md)
+            "bot": False,
         }
 
         html = await fetch(server, "/players/ann")
