@@ -42,6 +42,7 @@ from ..domain.ratings import (
 )
 from ..domain.records import RaceRecord, RatingChange, Standing
 from ..domain.streaks import Streak, streaks
+from .base import _aware
 from .models import Player, PlayerRating, RaceRow, RatingRow, ResultRow
 from .moderation_models import REFUND_MARKS, AccountMark, RatingRefund, ReviewItem
 from .pairs_models import RatingPairRow
@@ -355,11 +356,6 @@ async def _one_address(
     return linked
 
 
-def _aware(moment: dt.datetime) -> dt.datetime:
-    """SQLite hands back naive datetimes (stored as UTC): make them say so."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
-
-
 async def _marked(conn: AsyncConnection, ids: Sequence[int]) -> set[int]:
     """Which of these runners hold an ``engine`` or ``boost`` mark in force now (read in
     the race's transaction, the runners locked: a mark and a race of one player happen
@@ -576,7 +572,18 @@ class RatingsStore:
             ).first()
             if marked is not None:  # the page says that, and nothing of the account
                 return PlayerStats(
-                    str(player.name), None, True, None, 0, 0, (), 0, 0, (), True, bool(player.bot)
+                    name=str(player.name),
+                    rating=None,
+                    provisional=True,
+                    deviation=None,
+                    races=0,
+                    wins=0,
+                    best=(),
+                    streak=0,
+                    best_streak=0,
+                    ratings=(),
+                    broke_rules=True,
+                    bot=bool(player.bot),
                 )
             r = _results.c
             races, wins = (
